@@ -1,0 +1,12 @@
+"""Development and the embedded first run: DEBUG on, a throwaway secret key."""
+
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = env.bool("DEBUG", default=True)
+SECRET_KEY = env("SECRET_KEY", default="django-insecure-local-development-only")
+
+if not DEBUG and SECRET_KEY.startswith("django-insecure"):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured("DEBUG is off: set SECRET_KEY to a long random value.")

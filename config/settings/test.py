@@ -1,0 +1,14 @@
+"""The test suite. DATABASE_URL and CELERY_BROKER_URL come from the environment
+(.ci/run points them at PostgreSQL and Redis); tests that need the broker skip
+with a reason when it is absent."""
+
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = False
+SECRET_KEY = env("SECRET_KEY", default="test-only-secret-key-not-for-production")
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

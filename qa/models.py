@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from rubrics.models import Criterion, Rubric
+
+
+class Recording(models.Model):
+    """One call (or chat, or email thread) with its verbatim transcript."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", _("Received")
+        QUEUED = "queued", _("Queued")
+        JUDGING = "judging", _("Judging")
+        JUDGED = "judged", _("Judged")
+        IN_REVIEW = "in_review", _("In review")
+        REVIEWED = "reviewed", _("Reviewed")
+        FAILED = "failed", _("Failed")
+
+    class Channel(models.TextChoices):
+        VOICE = "voice", _("Voice")
+        CHAT = "chat", _("Chat")
+        EMAIL = "email", _("Email")
+
+    class TranscriptSource(models.TextChoices):
+        ASR = "asr", _("Speech recognition")
+        HUMAN = "human", _("Human transcription")
+        IMPORT = "import", _("Import")
+
+    class ReviewReason(models.TextChoices):
+        UNVERIFIED_EVIDENCE = "unverified_evidence", _("Unverified evidence")
+        LOW_CONFIDENCE = "low_confidence", _("Low confidence")
+        RANDOM_AUDIT = "random_audit", _("Random audit")
+
+    external_id = models.CharField(_("external id"), max_length=200)
+    source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
+    agent_id = models.CharField(_("agent id"), max_length=100, blank=True, db_index=True)
+    agent_name = models.CharField(_("agent name"), max_length=200, blank=True)
+    team = models.CharField(_("team"), max_length=100, blank=True, db_index=True)
+    channel = models.CharField(_("channel"), max_length=10, choices=Channel.choices, default=Channel.VOICE)
+    language = models.CharField(_("language"), max_length=10, blank=True)
+    occurred_at = models.DateTimeField(_("occurred at"), null=True, blank=True)
+    duration_seconds = models.PositiveIntegerField(_("duration (s)"), null=True, blank=True)
+    transcript = models.TextField(_("transcript"), help_text=_("Verbatim, one 'SPEAKER: text' line per turn."))
+    turns = models.JSONField(
+        _("turns"), null=True, blank=True, help_text=_("Structured turns: speaker, text, start_ms, end_ms.")
+    )
+    transcript_source = models.CharField(
+        _("transcript provenance"), max_length=10, choices=TranscriptSource.choices, default=TranscriptSource.IMPORT
+    )
+    content_hash = models.CharField(
+        max_length=64, help_text=_("Hash of the posted content, to tell a retry from a conflicting resend.")
+    )
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="recordings")
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.RECEIVED)
+    failure_reason = models.TextField(_("failure reason"), blank=True)
+    # The run whose scores are the recording's current result (the latest
+    # successful one); kept here so lists and the queue need no subquery.
+    current_run = models.ForeignKey(
+        "JudgeRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    needs_review = models.BooleanField(_("needs review"), default=False)
+    review_reasons = models.JSONField(_("review reasons"), default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("recording")
+        verbose_name_plural = _("recordings")
+        constraints = [
+            models.UniqueConstraint(fields=["source", "external_id"], name="recording_external_id_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "created_at"]),
+            models.Index(fields=["needs_review", "status"]),
+            models.Index(fields=["rubric", "occurred_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}/{self.external_id}"
+
+
+class JudgeRun(models.Model):
+    """One LLM judgment of one recording. Re-judging adds a run; none is ever rewritten."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="runs")
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="runs")
+    backend = models.CharField(_("backend"), max_length=50, blank=True)
+    model = models.CharField(_("model"), max_length=200, blank=True)
+    prompt_version = models.CharField(_("prompt version"), max_length=64, blank=True)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    llm_duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    raw_output = models.TextField(_("raw model output"), blank=True)
+    error = models.TextField(_("error"), blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("judge run")
+        verbose_name_plural = _("judge runs")
+        constraints = [
+            # A duplicated or redelivered task can never start a second
+            # concurrent judgment of the same recording.
+            models.UniqueConstraint(
+                fields=["recording"], condition=Q(status__in=["pending", "running"]), name="one_active_run_per_recording"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} of {self.recording_id} ({self.status})"
+
+    @property
+    def total_tokens(self) -> int:
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+
+class Score(models.Model):
+    """The judge's answer for one criterion, after its evidence was verified."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="scores")
+    value = models.SmallIntegerField(_("value"))
+    confidence = models.FloatField(_("confidence"), help_text=_("After verification: 0 when the quote is not verified."))
+    model_confidence = models.FloatField(_("model's confidence"))
+    evidence = models.TextField(_("evidence"), blank=True, help_text=_("Exactly as the model returned it."))
+    evidence_verified = models.BooleanField(_("evidence verified"), default=False)
+    verification_status = models.CharField(_("verification status"), max_length=20)
+    verification_spans = models.JSONField(_("matched spans"), default=list, blank=True)
+    verification_closest = models.JSONField(_("closest passage"), null=True, blank=True)
+    verifier_version = models.CharField(_("verifier version"), max_length=20)
+    rationale = models.TextField(_("rationale"), blank=True)
+
+    class Meta:
+        ordering = ["criterion__order", "criterion_id"]
+        verbose_name = _("score")
+        verbose_name_plural = _("scores")
+        constraints = [
+            models.UniqueConstraint(fields=["run", "criterion"], name="score_one_per_criterion_per_run"),
+            models.CheckConstraint(condition=Q(confidence__gte=0, confidence__lte=1), name="score_confidence_unit"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion.key}={self.value} ({self.confidence:.2f})"
+
+
+class ApiKey(models.Model):
+    """A key an external system uses for the REST API. Only a hash is stored."""
+
+    PREFIX_LENGTH = 8
+
+    name = models.CharField(_("name"), max_length=100, unique=True, help_text=_("The external system."))
+    prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    can_review = models.BooleanField(_("can post reviews"), default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
+
+    def __str__(self) -> str:
+        return self.name
+
+    @staticmethod
+    def hash(key: str) -> str:
+        # Keys are 256 random bits, so a fast hash is enough: there is nothing to brute-force.
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def generate(cls) -> tuple[str, str]:
+        """A new (prefix, full key) pair; the prefix finds the row, the rest proves possession."""
+        prefix = secrets.token_hex(cls.PREFIX_LENGTH // 2)
+        return prefix, f"{prefix}.{secrets.token_urlsafe(32)}"
+
+    @property
+    def is_active(self) -> bool:
+        now = timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from qa.models import ApiKey, JudgeRun, Recording
+from rubrics.models import Criterion
+
+
+class Review(models.Model):
+    """A supervisor's decision on a judged recording. Append-only: a later
+    review supersedes an earlier one for reporting, and all are kept."""
+
+    class Decision(models.TextChoices):
+        APPROVE = "approve", _("Approve")
+        REJECT = "reject", _("Reject")
+        NEEDS_REVIEW = "needs_review", _("Needs review")
+
+    recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="reviews")
+    run = models.ForeignKey(JudgeRun, on_delete=models.PROTECT, related_name="reviews")
+    reviewer = models.CharField(_("reviewer"), max_length=150)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True)
+    api_key = models.ForeignKey(ApiKey, on_delete=models.PROTECT, null=True, blank=True)
+    decision = models.CharField(_("decision"), max_length=20, choices=Decision.choices)
+    adjusted_mean = models.FloatField(_("adjusted mean"), null=True, blank=True)
+    comment = models.TextField(_("comment"), blank=True)
+    blind = models.BooleanField(
+        _("blind audit"), default=False, help_text=_("The reviewer entered values before seeing the model's.")
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("review")
+        verbose_name_plural = _("reviews")
+        indexes = [models.Index(fields=["recording", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_decision_display()} by {self.reviewer} on {self.recording_id}"
+
+
+class CriterionReview(models.Model):
+    """The supervisor's value for one criterion (None: the model's value stands)."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="criteria")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="reviews")
+    adjusted_value = models.SmallIntegerField(_("adjusted value"), null=True, blank=True)
+    rejected = models.BooleanField(_("rejected"), default=False, help_text=_("The judge got this criterion wrong."))
+    comment = models.TextField(_("comment"), blank=True)
+
+    class Meta:
+        ordering = ["criterion__order", "criterion_id"]
+        verbose_name = _("criterion review")
+        verbose_name_plural = _("criterion reviews")
+        constraints = [
+            models.UniqueConstraint(fields=["review", "criterion"], name="criterion_review_once_per_review"),
+        ]
+
+
+class ReviewClaim(models.Model):
+    """A supervisor working on a recording, so two don't review the same call at once."""
+
+    recording = models.OneToOneField(Recording, on_delete=models.CASCADE, related_name="claim")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_claims")
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = _("review claim")
+        verbose_name_plural = _("review claims")

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+
+class RubricFrozenError(ValidationError):
+    """Raised on any attempt to change a rubric version that is no longer a draft.
+
+    Every score points at the exact rubric version it was judged with, so a
+    published version must never change underneath those scores.
+    """
+
+
+class Rubric(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", _("Draft")
+        PUBLISHED = "published", _("Published")
+        ARCHIVED = "archived", _("Archived")
+
+    name = models.CharField(_("name"), max_length=200)
+    slug = models.SlugField(_("slug"), max_length=100)
+    language = models.CharField(_("language"), max_length=10, default="es")
+    version = models.PositiveIntegerField(_("version"), default=1)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.DRAFT)
+    description = models.TextField(_("description"), blank=True)
+    review_confidence_threshold = models.FloatField(
+        _("review confidence threshold"),
+        default=0.75,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("Scores with a confidence below this go to the review queue."),
+    )
+    audit_rate = models.FloatField(
+        _("random audit rate"),
+        default=0.20,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text=_("Share of the other judged recordings sent to review as a random audit."),
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["slug", "-version"]
+        verbose_name = _("rubric")
+        verbose_name_plural = _("rubrics")
+        constraints = [
+            models.UniqueConstraint(fields=["slug", "version"], name="rubric_slug_version_unique"),
+            models.UniqueConstraint(
+                fields=["slug"], condition=Q(status="draft"), name="rubric_one_draft_per_slug"
+            ),
+            models.CheckConstraint(
+                condition=Q(review_confidence_threshold__gte=0, review_confidence_threshold__lte=1),
+                name="rubric_threshold_in_unit_interval",
+            ),
+            models.CheckConstraint(
+                condition=Q(audit_rate__gte=0, audit_rate__lte=1), name="rubric_audit_rate_in_unit_interval"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version} ({self.get_status_display()})"
+
+    @property
+    def is_draft(self) -> bool:
+        return self.status == self.Status.DRAFT
+
+    def ensure_editable(self) -> None:
+        """Refuse changes unless the stored row is still a draft.
+
+        Read from the database, not from this instance, so that a stale
+        in-memory copy cannot overwrite a version published meanwhile.
+        """
+        if self.pk is None:
+            return
+        stored = Rubric.objects.filter(pk=self.pk).values_list("status", flat=True).first()
+        if stored is not None and stored != self.Status.DRAFT:
+            raise RubricFrozenError(
+                _("Rubric %(slug)s v%(version)s is %(status)s and cannot be changed; create a new version.")
+                % {"slug": self.slug, "version": self.version, "status": stored}
+            )
+
+    # Saving and deleting are guarded here, not in a service, because the
+    # invariant must hold for every code path (admin, shell, imports).
+    def save(self, *args, **kwargs) -> None:
+        self.ensure_editable()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        self.ensure_editable()
+        return super().delete(*args, **kwargs)
+
+
+class Criterion(models.Model):
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="criteria")
+    key = models.SlugField(_("key"), max_length=64, help_text=_("Stable identifier, unique in its rubric."))
+    title = models.CharField(_("title"), max_length=200)
+    description = models.TextField(_("description"), help_text=_("One observable behaviour."))
+    evidence_guidance = models.TextField(_("evidence guidance"), blank=True, help_text=_("What to quote."))
+    scale_min = models.SmallIntegerField(_("scale minimum"), default=1)
+    scale_max = models.SmallIntegerField(_("scale maximum"), default=5)
+    weight = models.FloatField(_("weight"), default=1.0, validators=[MinValueValidator(0.0)])
+    order = models.PositiveIntegerField(_("order"), default=0)
+
+    class Meta:
+        ordering = ["order", "id"]
+        verbose_name = _("criterion")
+        verbose_name_plural = _("criteria")
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "key"], name="criterion_key_unique_in_rubric"),
+            models.CheckConstraint(condition=Q(scale_min__lt=models.F("scale_max")), name="criterion_scale_ordered"),
+            models.CheckConstraint(condition=Q(weight__gte=0), name="criterion_weight_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.title}"
+
+    def clean(self) -> None:
+        if self.scale_min is not None and self.scale_max is not None and self.scale_min >= self.scale_max:
+            raise ValidationError({"scale_max": _("The scale maximum must be greater than the minimum.")})
+
+    def in_scale(self, value: float) -> bool:
+        return self.scale_min <= value <= self.scale_max
+
+    def save(self, *args, **kwargs) -> None:
+        self.rubric.ensure_editable()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        self.rubric.ensure_editable()
+        return super().delete(*args, **kwargs)
+
+
+class CriterionException(models.Model):
+    class Outcome(models.TextChoices):
+        NOT_APPLICABLE = "not_applicable", _("Not applicable")
+        MET = "met", _("Counts as met")
+        NOT_MET = "not_met", _("Counts as not met")
+
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="exceptions")
+    text = models.TextField(_("when"), help_text=_("The situation, e.g. 'the agent transfers the call'."))
+    outcome = models.CharField(_("outcome"), max_length=20, choices=Outcome.choices)
+    order = models.PositiveIntegerField(_("order"), default=0)
+
+    class Meta:
+        ordering = ["order", "id"]
+        verbose_name = _("criterion exception")
+        verbose_name_plural = _("criterion exceptions")
+
+    def __str__(self) -> str:
+        return f"{self.text} → {self.get_outcome_display()}"
+
+    def save(self, *args, **kwargs) -> None:
+        self.criterion.rubric.ensure_editable()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        self.criterion.rubric.ensure_editable()
+        return super().delete(*args, **kwargs)
