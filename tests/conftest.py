@@ -1,0 +1,19 @@
+import pytest
+
+from tests.factories import UserFactory, published_rubric
+
+
+@pytest.fixture
+def rubric(db):
+    """A published rubric with criteria c1, c2, c3 (scale 1–5)."""
+    return published_rubric()
+
+
+@pytest.fixture
+def supervisor(db):
+    return UserFactory(username="supervisor", groups=["Supervisors"])
+
+
+@pytest.fixture
+def rubric_owner(db):
+    return UserFactory(username="owner", groups=["Rubric owners"])
