@@ -120,6 +120,24 @@ QA_JUDGE_MODEL = env("QA_JUDGE_MODEL", default="")
 QA_LOCAL_MODEL_PATH = env("QA_LOCAL_MODEL_PATH", default="")
 QA_REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL)
 
+# --- REST API (section owned by the API) ---
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Veredicto API",
+    "DESCRIPTION": "Post recordings, read verified scores, post supervisors' reviews.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+# --- end REST API ---
+
+# --- Judge pipeline (section owned by the judge) ---
+# --- end judge pipeline ---
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
