@@ -104,7 +104,7 @@ class ScoreFactory(factory.django.DjangoModelFactory):
 
 def judged_recording(*, values: dict[str, int] | None = None, confidence: float = 0.9, **fields) -> Recording:
     """A recording with one succeeded run scoring every criterion of its rubric."""
-    recording = RecordingFactory(status=Recording.Status.JUDGED, **fields)
+    recording = RecordingFactory(**{"status": Recording.Status.JUDGED, **fields})
     run = JudgeRunFactory(recording=recording)
     for criterion in recording.rubric.criteria.all():
         value = (values or {}).get(criterion.key, 4)

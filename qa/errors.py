@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from typing import Any
+
+
+class InvalidInputError(Exception):
+    """Input refused before anything was written.
+
+    `errors` maps each bad field to its message, or, for a list field, to a
+    dict of {position: message}; the API returns it as the 400 body and the
+    review form shows each message at its field.
+    """
+
+    def __init__(self, errors: dict[str, Any]) -> None:
+        super().__init__(errors)
+        self.errors = errors

@@ -1,0 +1,167 @@
+"""Writes for recordings: ingest. Judging lives in qa.judging."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from qa.errors import InvalidInputError
+from qa.models import Recording
+from rubrics.models import Rubric
+
+# A verbatim line starts with a short speaker label: "AGENTE: ...", "Customer: ...".
+SPEAKER_LINE = re.compile(r"^\s*([^\W\d_][\w .'-]{0,39}?)\s*:\s*\S", re.UNICODE)
+
+
+class RecordingConflictError(Exception):
+    """The same external id was sent before with different content."""
+
+    def __init__(self, recording: Recording) -> None:
+        super().__init__(
+            _("Recording %(source)s/%(external_id)s already exists with different content.")
+            % {"source": recording.source, "external_id": recording.external_id}
+        )
+        self.recording = recording
+
+
+@dataclass(frozen=True)
+class Turn:
+    speaker: str
+    text: str
+    start_ms: int | None = None
+    end_ms: int | None = None
+
+
+def turns_render(turns: list[Turn]) -> str:
+    """The canonical verbatim text of structured turns: one `SPEAKER: text` line each.
+
+    Evidence is verified against this text, so it must stay stable.
+    """
+    return "\n".join(f"{turn.speaker}: {turn.text}" for turn in turns) + "\n"
+
+
+def transcript_check_verbatim(transcript: str) -> None:
+    """Refuse a text that is not a turn-by-turn record (a summary, a note)."""
+    lines = [line for line in transcript.splitlines() if line.strip()]
+    if not lines:
+        raise InvalidInputError({"transcript": _("The transcript is empty.")})
+    if not SPEAKER_LINE.match(lines[0]):
+        raise InvalidInputError(
+            {
+                "transcript": _(
+                    "The transcript has no speaker turns: each turn must be a line 'SPEAKER: text' "
+                    "(a summary is not a verbatim record)."
+                )
+            }
+        )
+
+
+def turns_check(turns: list[Turn]) -> None:
+    if not turns:
+        raise InvalidInputError({"turns": _("At least one turn is needed.")})
+    errors = {}
+    for index, turn in enumerate(turns):
+        if not turn.speaker.strip() or ":" in turn.speaker or "\n" in turn.speaker:
+            errors[str(index)] = _("Each turn needs a speaker without ':' or line breaks.")
+        elif not turn.text.strip():
+            errors[str(index)] = _("Each turn needs a non-empty text.")
+        elif turn.start_ms is not None and turn.end_ms is not None and turn.end_ms < turn.start_ms:
+            errors[str(index)] = _("end_ms is before start_ms.")
+    if errors:
+        raise InvalidInputError({"turns": errors})
+
+
+def _content_hash(fields: dict) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@transaction.atomic
+def recording_ingest(
+    *,
+    external_id: str,
+    source: str,
+    rubric: Rubric,
+    transcript: str | None = None,
+    turns: list[Turn] | None = None,
+    agent_id: str = "",
+    agent_name: str = "",
+    team: str = "",
+    channel: str = Recording.Channel.VOICE,
+    language: str = "",
+    occurred_at: datetime | None = None,
+    duration_seconds: int | None = None,
+    transcript_source: str = Recording.TranscriptSource.IMPORT,
+) -> tuple[Recording, bool]:
+    """Store a recording and enqueue its judgment; return it and whether it is new.
+
+    Idempotent on (source, external_id): the same content again returns the
+    stored recording; different content raises RecordingConflictError.
+    """
+    from qa.judging import recording_enqueue_judging  # the judge imports models that import us
+
+    if not external_id.strip():
+        raise InvalidInputError({"external_id": _("This field may not be blank.")})
+    if (transcript is None) == (turns is None):
+        raise InvalidInputError({"transcript": _("Send either 'transcript' or 'turns', not both and not neither.")})
+    if turns is not None:
+        turns_check(turns)
+        transcript = turns_render(turns)
+    transcript_check_verbatim(transcript)
+    if rubric.status != Rubric.Status.PUBLISHED:
+        raise InvalidInputError({"rubric": _("Rubric %(slug)s has no published version.") % {"slug": rubric.slug}})
+    if occurred_at is not None and occurred_at > timezone.now():
+        raise InvalidInputError({"occurred_at": _("occurred_at is in the future.")})
+
+    content = {
+        "transcript": transcript,
+        "rubric": [rubric.slug, rubric.version],
+        "agent": [agent_id, agent_name],
+        "team": team,
+        "channel": channel,
+        "language": language,
+        "occurred_at": occurred_at.isoformat() if occurred_at else None,
+        "duration_seconds": duration_seconds,
+    }
+    content_hash = _content_hash(content)
+    existing = Recording.objects.filter(source=source, external_id=external_id).first()
+    if existing is not None:
+        return _same_or_conflict(existing, content_hash), False
+
+    try:
+        # A savepoint, so that losing a race to a concurrent identical post
+        # leaves this transaction usable for the lookup below.
+        with transaction.atomic():
+            recording = Recording.objects.create(
+                external_id=external_id,
+                source=source,
+                rubric=rubric,
+                transcript=transcript,
+                turns=[vars(turn) for turn in turns] if turns is not None else None,
+                agent_id=agent_id,
+                agent_name=agent_name,
+                team=team,
+                channel=channel,
+                language=language or rubric.language,
+                occurred_at=occurred_at,
+                duration_seconds=duration_seconds,
+                transcript_source=transcript_source,
+                content_hash=content_hash,
+            )
+    except IntegrityError:
+        existing = Recording.objects.get(source=source, external_id=external_id)
+        return _same_or_conflict(existing, content_hash), False
+    recording_enqueue_judging(recording=recording)
+    return recording, True
+
+
+def _same_or_conflict(existing: Recording, content_hash: str) -> Recording:
+    if existing.content_hash != content_hash:
+        raise RecordingConflictError(existing)
+    return existing

@@ -1,0 +1,143 @@
+"""Writes for reviews. The review page, the API and the admin all go through here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from qa.errors import InvalidInputError
+from qa.models import ApiKey, Recording
+from reviews.models import CriterionReview, Review, ReviewClaim
+
+REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)
+
+
+class RecordingNotJudgedError(Exception):
+    """A review can only be given on a recording that has a judgment to review."""
+
+
+@dataclass(frozen=True)
+class CriterionAdjustment:
+    criterion_key: str
+    adjusted_value: int | None = None
+    comment: str = ""
+    rejected: bool = False
+
+
+@transaction.atomic
+def review_create(
+    *,
+    recording: Recording,
+    decision: str,
+    reviewer: str,
+    user: AbstractBaseUser | None = None,
+    api_key: ApiKey | None = None,
+    adjusted_mean: float | None = None,
+    comment: str = "",
+    criteria: list[CriterionAdjustment] | tuple[CriterionAdjustment, ...] = (),
+    blind: bool = False,
+) -> Review:
+    """Record a supervisor's decision on the recording's current judgment.
+
+    Raises InvalidInputError (keyed by field, with one entry per bad criterion)
+    before anything is written, so a rejected review leaves no trace.
+    """
+    # Lock the row: two reviews of one recording are serialized, never interleaved.
+    recording = Recording.objects.select_for_update().get(pk=recording.pk)
+    if recording.status not in REVIEWABLE_STATUSES or recording.current_run_id is None:
+        raise RecordingNotJudgedError(
+            _("Recording %(id)s is %(status)s: only a judged recording can be reviewed.")
+            % {"id": recording.pk, "status": recording.status}
+        )
+    errors: dict = {}
+    if decision not in Review.Decision.values:
+        errors["decision"] = _("Unknown decision '%(decision)s'; use one of: %(choices)s.") % {
+            "decision": decision,
+            "choices": ", ".join(Review.Decision.values),
+        }
+    if not reviewer.strip():
+        errors["reviewer"] = _("Say who reviewed.")
+
+    criteria_by_key = {criterion.key: criterion for criterion in recording.rubric.criteria.all()}
+    if adjusted_mean is not None and criteria_by_key:
+        low = min(criterion.scale_min for criterion in criteria_by_key.values())
+        high = max(criterion.scale_max for criterion in criteria_by_key.values())
+        if not low <= adjusted_mean <= high:
+            errors["adjusted_mean"] = _("adjusted_mean must be between %(low)s and %(high)s.") % {
+                "low": low,
+                "high": high,
+            }
+
+    model_values = dict(recording.current_run.scores.values_list("criterion__key", "value"))
+    criterion_errors = _criteria_errors(criteria, criteria_by_key, model_values, blind=blind)
+    if criterion_errors:
+        errors["criteria"] = criterion_errors
+    if errors:
+        raise InvalidInputError(errors)
+
+    review = Review.objects.create(
+        recording=recording,
+        run=recording.current_run,
+        reviewer=reviewer.strip(),
+        user=user,
+        api_key=api_key,
+        decision=decision,
+        adjusted_mean=adjusted_mean,
+        comment=comment,
+        blind=blind,
+    )
+    CriterionReview.objects.bulk_create(
+        CriterionReview(
+            review=review,
+            criterion=criteria_by_key[item.criterion_key],
+            adjusted_value=item.adjusted_value,
+            comment=item.comment,
+            rejected=item.rejected,
+        )
+        for item in criteria
+    )
+    # "Needs review" sends the recording on: it stays in the queue for someone else.
+    recording.status = Recording.Status.IN_REVIEW if decision == Review.Decision.NEEDS_REVIEW else Recording.Status.REVIEWED
+    recording.save(update_fields=["status", "updated_at"])
+    ReviewClaim.objects.filter(recording=recording).delete()
+    return review
+
+
+def _criteria_errors(
+    criteria: list[CriterionAdjustment] | tuple[CriterionAdjustment, ...],
+    criteria_by_key: dict,
+    model_values: dict[str, int],
+    *,
+    blind: bool,
+) -> dict[str, str]:
+    """One message per bad criterion entry, keyed by its position in the list.
+
+    A changed value needs a comment, except in a blind audit: there the
+    supervisor has not seen the model's value, so nothing was "changed".
+    """
+    errors: dict[str, str] = {}
+    seen: set[str] = set()
+    for index, item in enumerate(criteria):
+        criterion = criteria_by_key.get(item.criterion_key)
+        if criterion is None:
+            errors[str(index)] = _("Unknown criterion '%(key)s' for this rubric.") % {"key": item.criterion_key}
+        elif item.criterion_key in seen:
+            errors[str(index)] = _("Criterion '%(key)s' appears twice.") % {"key": item.criterion_key}
+        elif item.adjusted_value is not None and not criterion.in_scale(item.adjusted_value):
+            errors[str(index)] = _("'%(key)s' must be between %(low)s and %(high)s.") % {
+                "key": item.criterion_key,
+                "low": criterion.scale_min,
+                "high": criterion.scale_max,
+            }
+        elif (
+            item.adjusted_value is not None
+            and not blind
+            and item.adjusted_value != model_values.get(item.criterion_key)
+            and not item.comment.strip()
+        ):
+            errors[str(index)] = _("Changing '%(key)s' needs a comment saying why.") % {"key": item.criterion_key}
+        seen.add(item.criterion_key)
+    return errors
