@@ -1,0 +1,442 @@
+"""Check that a judge's evidence quote is literally in the call transcript.
+
+Pure module (no Django, no database). ``verify_evidence(evidence, transcript)`` returns an
+``EvidenceCheck``; store ``check.to_dict()`` (it carries ``VERIFIER_VERSION``) with the score.
+
+What counts as literal
+    Words are compared, not characters. A word is a run of letters/digits; inner apostrophes join
+    (``don't`` -> ``dont``), hyphens split (``e-mail`` -> ``e mail``), digits are words (``18`` is not
+    ``17``). Case, accents/diacritics, punctuation, quote marks, whitespace and line breaks are
+    ignored. Bracketed ASR tags (``[noise]``, ``<unk>``) are not words, in quote and transcript alike.
+    The words must be contiguous and in order.
+
+Fragments and speaker labels
+    Ellipses (``...``, ``…``, ``[...]``, ``(...)``) split the quote into fragments, which must all be
+    found, in the given order, without overlap. Labels are the transcript's own (``AGENTE``, ``agent``,
+    ``Speaker 2``...), recognised in the quote when followed by a colon, in any case. A label at the
+    start of a fragment requires the fragment's words to lie in turns of that speaker; a label inside a
+    fragment must stand where the transcript opens a turn of that speaker; a label alone before an
+    ellipsis attributes the next fragment. Unlabelled words are not attributed to anyone.
+
+Too short
+    A fragment of one word, fewer than 3 words in all (labels not counted), or a quote of only labels,
+    ellipses or punctuation cannot be located reliably and is never verified.
+
+Status precedence (first that applies wins)
+    ``empty`` (None or blank) > ``too_short`` > ``verified`` > ``wrong_speaker`` (a fragment's words
+    exist, but only where the quote's labels don't hold) > ``out_of_order`` (every fragment found, but
+    not in the given order without overlap) > ``partial`` (some fragments found, not all) >
+    ``paraphrase`` (no fragment found; the closest passage has similarity >= ``PARAPHRASE_THRESHOLD``)
+    > ``not_found``.
+
+Spans and closest
+    ``spans`` has one ``(start, end)`` per fragment found, offsets into the transcript as given, so
+    ``transcript[start:end]`` is the quoted passage. For an unverified quote they show what was found
+    (possibly with the wrong speaker or order) and must not be highlighted as evidence. ``closest`` is
+    computed only when a fragment is missing: the passage nearest to the first missing fragment, with a
+    word-level difflib ratio as similarity.
+
+A transcript is prepared (turns, normalised words, speakers, word index) once and kept in a bounded
+LRU cache keyed by the transcript string, so the quotes of one call share that work.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import functools
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+VERIFIER_VERSION = "2026.11.1"
+
+MIN_WORDS = 3
+MIN_FRAGMENT_WORDS = 2
+# Word-level difflib ratio from which an unfound quote is called a paraphrase: a quote with one word
+# changed in eight scores 0.875; a description of the call usually shares a few loose words (< 0.5).
+PARAPHRASE_THRESHOLD = 0.6
+
+_PREPARED_CACHE_SIZE = 64
+# Bounds on the closest-passage search, so an unverified quote costs about the same on any transcript.
+_SEED_BUDGET = 2000  # occurrences of the quote's rarest words that may vote for a window start
+_CANDIDATE_WINDOWS = 5  # best-voted windows compared word by word with difflib
+
+# A turn label: 1-3 words, the first starting with a letter, before the line's first colon
+# ("AGENTE:", "Speaker 2:"); "10:30" is not a label.
+_LABEL_LINE = re.compile(r"[ \t]*([^\W\d_][^\W_]*(?:[ \t]+[^\W_]+){0,2})[ \t]*:")
+# Letters, digits and combining marks (text may come decomposed, NFD), joined across inner apostrophes.
+_WORD = r"[^\W_](?:[^\W_]|[\u0300-\u036f])*(?:['’ʼ´](?:[^\W_]|[\u0300-\u036f])+)*"
+# Bracketed ASR tags are matched (and then skipped) so the words inside them never count.
+_TAG = r"\[[^\]\n]*\]|<[^>\n]*>"
+_TOKEN = re.compile(rf"{_TAG}|({_WORD})")
+_QUOTE_TOKEN = re.compile(rf"{_TAG}|({_WORD})|(:)")
+_ELLIPSIS = re.compile(r"[\[(]\s*(?:\.{3,}|…)\s*[\])]|\.{3,}|…")
+_APOSTROPHES = str.maketrans("", "", "'’ʼ´")
+
+
+class Status(StrEnum):
+    VERIFIED = "verified"
+    EMPTY = "empty"
+    TOO_SHORT = "too_short"
+    WRONG_SPEAKER = "wrong_speaker"
+    OUT_OF_ORDER = "out_of_order"
+    PARTIAL = "partial"
+    PARAPHRASE = "paraphrase"
+    NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One speaker turn; ``transcript[start:end] == text`` (the label is not part of it)."""
+
+    speaker: str | None
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Closest:
+    """The transcript passage nearest to an unfound quote: what the judge probably meant."""
+
+    text: str
+    start: int
+    end: int
+    similarity: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "start": self.start, "end": self.end, "similarity": self.similarity}
+
+
+@dataclass(frozen=True)
+class EvidenceCheck:
+    status: Status
+    spans: tuple[tuple[int, int], ...] = ()
+    closest: Closest | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.status is Status.VERIFIED
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form to store next to the score."""
+        return {
+            "status": self.status.value,
+            "verified": self.verified,
+            "spans": [list(span) for span in self.spans],
+            "closest": self.closest.to_dict() if self.closest else None,
+            "version": VERIFIER_VERSION,
+        }
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """Words of a fragment attributed to one label (None: not attributed)."""
+
+    label: str | None
+    words: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Fragment:
+    segments: tuple[_Segment, ...]
+
+    @functools.cached_property
+    def words(self) -> tuple[str, ...]:
+        return tuple(word for segment in self.segments for word in segment.words)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A transcript ready for searching; parallel tuples indexed by word position."""
+
+    transcript: str
+    words: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+    speakers: tuple[str | None, ...]
+    turn_starts: tuple[int, ...]  # ascending positions of the first word of each turn
+    index: dict[str, list[int]]  # word -> ascending positions
+    labels: frozenset[str]  # normalised speaker labels
+
+
+def verify_evidence(evidence: str | None, transcript: str) -> EvidenceCheck:
+    """Check one evidence quote against a transcript of ``SPEAKER: text`` lines."""
+    if evidence is not None and not isinstance(evidence, str):
+        raise TypeError(f"evidence must be str or None, not {type(evidence).__name__}")
+    if not isinstance(transcript, str):
+        raise TypeError(f"transcript must be str, not {type(transcript).__name__}")
+    if evidence is None or not evidence.strip():
+        return EvidenceCheck(Status.EMPTY)
+    prepared = _prepare(transcript)
+    fragments = _parse_quote(evidence, prepared.labels)
+    if _too_short(fragments):
+        return EvidenceCheck(Status.TOO_SHORT)
+    return _locate(fragments, prepared)
+
+
+def parse_turns(transcript: str) -> list[Turn]:
+    """Split ``SPEAKER: text`` lines into turns; a line without a label continues the previous turn."""
+    turns: list[Turn] = []
+    speaker: str | None = None
+    start = end = -1  # character range of the current turn's text; -1 while it has none
+    offset = 0
+    for line in transcript.splitlines(keepends=True):
+        label = _LABEL_LINE.match(line)
+        body = offset + label.end() if label else offset
+        if label:
+            _close_turn(turns, transcript, speaker, start, end)
+            speaker, start, end = " ".join(label.group(1).split()), -1, -1
+        content = transcript[body : offset + len(line)]
+        if content.strip():
+            if start < 0:
+                start = body + len(content) - len(content.lstrip())
+            end = body + len(content.rstrip())
+        offset += len(line)
+    _close_turn(turns, transcript, speaker, start, end)
+    return turns
+
+
+def _close_turn(turns: list[Turn], transcript: str, speaker: str | None, start: int, end: int) -> None:
+    if start >= 0:
+        turns.append(Turn(speaker, transcript[start:end], start, end))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalize_word(word: str) -> str:
+    # casefold before NFKD: casefolding can itself produce decomposable characters.
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    stripped = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return stripped.translate(_APOSTROPHES)
+
+
+def _label_key(label: str) -> str:
+    """How a speaker label is compared: its normalised words."""
+    return " ".join(_normalize_word(word) for word in re.findall(_WORD, label))
+
+
+@functools.lru_cache(maxsize=_PREPARED_CACHE_SIZE)
+def _prepare(transcript: str) -> _Prepared:
+    words: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    speakers: list[str | None] = []
+    turn_starts: list[int] = []
+    index: dict[str, list[int]] = {}
+    labels: set[str] = set()
+    for turn in parse_turns(transcript):
+        key = _label_key(turn.speaker) if turn.speaker else None
+        if key:
+            labels.add(key)
+        if not turn_starts or turn_starts[-1] != len(words):  # a turn of only ASR tags has no word
+            turn_starts.append(len(words))
+        for match in _TOKEN.finditer(transcript, turn.start, turn.end):
+            word = match.group(1)
+            if word is None:  # an ASR tag
+                continue
+            normalized = _normalize_word(word)
+            index.setdefault(normalized, []).append(len(words))
+            words.append(normalized)
+            starts.append(match.start())
+            ends.append(match.end())
+            speakers.append(key)
+    return _Prepared(
+        transcript=transcript,
+        words=tuple(words),
+        starts=tuple(starts),
+        ends=tuple(ends),
+        speakers=tuple(speakers),
+        turn_starts=tuple(turn_starts),
+        index=index,
+        labels=frozenset(labels),
+    )
+
+
+def _parse_quote(evidence: str, labels: frozenset[str]) -> list[_Fragment]:
+    fragments: list[_Fragment] = []
+    pending: str | None = None  # a label left alone before an ellipsis attributes the next fragment
+    for piece in _ELLIPSIS.split(evidence):
+        segments = _segments(piece, labels)
+        if segments and segments[0].label is None and pending:
+            segments[0] = _Segment(pending, segments[0].words)
+        pending = None
+        if segments and not segments[-1].words:
+            pending = segments.pop().label
+        if segments:
+            fragments.append(_Fragment(tuple(segments)))
+    return fragments
+
+
+def _segments(piece: str, labels: frozenset[str]) -> list[_Segment]:
+    """Words of one fragment, cut where a label of the transcript followed by a colon stands."""
+    cuts: list[tuple[str | None, list[str]]] = [(None, [])]
+    for match in _QUOTE_TOKEN.finditer(piece):
+        word, colon = match.groups()
+        if word:
+            cuts[-1][1].append(_normalize_word(word))
+        elif colon:
+            label = _pop_label(cuts[-1][1], labels)
+            if label:
+                cuts.append((label, []))
+    segments = [_Segment(label, tuple(words)) for label, words in cuts if words]
+    last_label, last_words = cuts[-1]
+    if last_label and not last_words:
+        segments.append(_Segment(last_label, ()))
+    return segments
+
+
+def _pop_label(words: list[str], labels: frozenset[str]) -> str | None:
+    """If the words just before a colon are a speaker label, remove them and return it (longest first)."""
+    for size in (3, 2, 1):
+        key = " ".join(words[-size:])
+        if len(words) >= size and key in labels:
+            del words[-size:]
+            return key
+    return None
+
+
+def _too_short(fragments: list[_Fragment]) -> bool:
+    total = sum(len(fragment.words) for fragment in fragments)
+    return total < MIN_WORDS or any(len(fragment.words) < MIN_FRAGMENT_WORDS for fragment in fragments)
+
+
+def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
+    literal = [_occurrences(fragment.words, prepared) for fragment in fragments]
+    attributed = [
+        [start for start in starts if _speakers_hold(fragment, start, prepared)]
+        for fragment, starts in zip(fragments, literal)
+    ]
+    chain = _ordered_chain(fragments, attributed)
+    if chain is not None:
+        return EvidenceCheck(Status.VERIFIED, _spans(fragments, chain, prepared))
+
+    # Show what exists (preferring a correctly attributed occurrence) for the reviewer.
+    found = [(fragment, (good or starts)[0]) for fragment, starts, good in zip(fragments, literal, attributed) if starts]
+    spans = _spans([fragment for fragment, _ in found], [start for _, start in found], prepared)
+    missing = next((fragment for fragment, starts in zip(fragments, literal) if not starts), None)
+    closest = _closest(missing.words, prepared) if missing else None
+
+    if any(starts and not good for starts, good in zip(literal, attributed)):
+        status = Status.WRONG_SPEAKER
+    elif all(attributed):
+        status = Status.OUT_OF_ORDER
+    elif any(attributed):
+        status = Status.PARTIAL
+    elif closest and closest.similarity >= PARAPHRASE_THRESHOLD:
+        status = Status.PARAPHRASE
+    else:
+        status = Status.NOT_FOUND
+    return EvidenceCheck(status, spans, closest)
+
+
+def _occurrences(words: tuple[str, ...], prepared: _Prepared) -> list[int]:
+    """Ascending start positions where the words occur contiguously, seeded by the rarest word."""
+    count, offset = min((len(prepared.index.get(word, ())), offset) for offset, word in enumerate(words))
+    if count == 0:
+        return []
+    size = len(words)
+    candidates = (position - offset for position in prepared.index[words[offset]])
+    return [start for start in candidates if start >= 0 and prepared.words[start : start + size] == words]
+
+
+def _speakers_hold(fragment: _Fragment, start: int, prepared: _Prepared) -> bool:
+    """Does the occurrence at ``start`` satisfy the fragment's labels?"""
+    position = start
+    for number, segment in enumerate(fragment.segments):
+        end = position + len(segment.words)
+        if segment.label is not None:
+            if number > 0 and not _opens_turn(position, prepared):  # an inner label marks a turn change
+                return False
+            if any(speaker != segment.label for speaker in prepared.speakers[position:end]):
+                return False
+        position = end
+    return True
+
+
+def _opens_turn(position: int, prepared: _Prepared) -> bool:
+    at = bisect.bisect_left(prepared.turn_starts, position)
+    return at < len(prepared.turn_starts) and prepared.turn_starts[at] == position
+
+
+def _turn_bounds(position: int, prepared: _Prepared) -> tuple[int, int]:
+    """Word positions [first, past-the-end) of the turn holding ``position``."""
+    at = bisect.bisect_right(prepared.turn_starts, position)
+    end = prepared.turn_starts[at] if at < len(prepared.turn_starts) else len(prepared.words)
+    return prepared.turn_starts[at - 1], end
+
+
+def _ordered_chain(fragments: list[_Fragment], attributed: list[list[int]]) -> list[int] | None:
+    """Earliest non-overlapping occurrence of each fragment in order; greedy is enough for existence."""
+    chain: list[int] = []
+    position = 0
+    for fragment, starts in zip(fragments, attributed):
+        at = bisect.bisect_left(starts, position)
+        if at == len(starts):
+            return None
+        chain.append(starts[at])
+        position = starts[at] + len(fragment.words)
+    return chain
+
+
+def _spans(fragments: list[_Fragment], starts: list[int], prepared: _Prepared) -> tuple[tuple[int, int], ...]:
+    return tuple(
+        (prepared.starts[start], prepared.ends[start + len(fragment.words) - 1])
+        for fragment, start in zip(fragments, starts)
+    )
+
+
+def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
+    """Nearest passage to ``words``: windows voted for by the quote's rarer words, scored by difflib."""
+    votes: Counter[int] = Counter()
+    for offset, word in _seeds(words, prepared):
+        votes.update(position - offset for position in prepared.index[word])
+    slack = len(words) // 2 + 2  # room for words the quote dropped or added
+    best: Closest | None = None
+    tried: list[int] = []
+    for start, _ in votes.most_common():
+        if len(tried) == _CANDIDATE_WINDOWS:
+            break
+        if any(abs(start - other) <= slack for other in tried):
+            continue  # nearly the same window as one already scored
+        tried.append(start)
+        candidate = _score_window(words, prepared, max(0, start - slack), start + len(words) + slack)
+        if best is None or candidate.similarity > best.similarity:
+            best = candidate
+    return best
+
+
+def _seeds(words: tuple[str, ...], prepared: _Prepared) -> list[tuple[int, str]]:
+    """(offset, word) pairs of the quote's rarest words, up to ``_SEED_BUDGET`` transcript occurrences."""
+    present = sorted(
+        (len(prepared.index[word]), offset, word) for offset, word in enumerate(words) if word in prepared.index
+    )
+    seeds: list[tuple[int, str]] = []
+    spent = 0
+    for count, offset, word in present:
+        if seeds and spent + count > _SEED_BUDGET:
+            break
+        seeds.append((offset, word))
+        spent += count
+    return seeds
+
+
+def _score_window(words: tuple[str, ...], prepared: _Prepared, low: int, high: int) -> Closest:
+    window = prepared.words[low:high]
+    matcher = difflib.SequenceMatcher(None, words, window, autojunk=False)
+    blocks = [block for block in matcher.get_matching_blocks() if block.size]
+    first, last = blocks[0], blocks[-1]  # a voted window always shares at least its seed word
+    # Stretch the passage over the quote's unmatched head and tail ("... las 17" meant "... las 18"),
+    # within the turns of the matched words (a neighbour's words are not what the judge meant) but
+    # beyond the window if need be: a cut-off window must not score better.
+    head_turn, _ = _turn_bounds(low + first.b, prepared)
+    _, tail_turn = _turn_bounds(low + last.b + last.size - 1, prepared)
+    start = max(head_turn, low + first.b - first.a)
+    end = min(tail_turn, low + last.b + len(words) - last.a)
+    matched = sum(block.size for block in blocks)
+    similarity = round(2 * matched / (len(words) + end - start), 3)
+    char_start, char_end = prepared.starts[start], prepared.ends[end - 1]
+    return Closest(prepared.transcript[char_start:char_end], char_start, char_end, similarity)
