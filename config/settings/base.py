@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "nested_admin",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
