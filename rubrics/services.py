@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from rubrics.models import CriterionException, Rubric, RubricFrozenError
+from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError
+from rubrics.rubric_file import RubricSpec
 
 
 @transaction.atomic
@@ -34,7 +36,7 @@ def rubric_new_version(*, rubric: Rubric) -> Rubric:
         raise RubricFrozenError(_("This version is still a draft: edit it instead."))
     if Rubric.objects.filter(slug=rubric.slug, status=Rubric.Status.DRAFT).exists():
         raise RubricFrozenError(_("A draft of %(slug)s already exists.") % {"slug": rubric.slug})
-    last_version = Rubric.objects.filter(slug=rubric.slug).order_by("-version").values_list("version", flat=True)[0]
+    last_version = Rubric.objects.filter(slug=rubric.slug).aggregate(last=Max("version"))["last"]
     draft = Rubric.objects.create(
         name=rubric.name,
         slug=rubric.slug,
@@ -54,3 +56,42 @@ def rubric_new_version(*, rubric: Rubric) -> Rubric:
                 criterion=criterion, text=exception.text, outcome=exception.outcome, order=exception.order
             )
     return draft
+
+
+@transaction.atomic
+def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
+    """Create the next version of `spec.slug` from a parsed rubric file.
+
+    All or nothing: a database error on any criterion leaves no trace.
+    """
+    if Rubric.objects.filter(slug=spec.slug, status=Rubric.Status.DRAFT).exists():
+        raise RubricFrozenError(
+            _("A draft of %(slug)s already exists: publish or delete it before importing.") % {"slug": spec.slug}
+        )
+    last_version = Rubric.objects.filter(slug=spec.slug).aggregate(last=Max("version"))["last"] or 0
+    rubric = Rubric.objects.create(
+        slug=spec.slug,
+        name=spec.name,
+        language=spec.language,
+        version=last_version + 1,
+        description=spec.description,
+        review_confidence_threshold=spec.review_confidence_threshold,
+        audit_rate=spec.audit_rate,
+    )
+    for order, item in enumerate(spec.criteria, start=1):
+        criterion = Criterion.objects.create(
+            rubric=rubric,
+            key=item.key,
+            title=item.title,
+            description=item.description,
+            evidence_guidance=item.evidence_guidance,
+            scale_min=item.scale_min,
+            scale_max=item.scale_max,
+            weight=item.weight,
+            order=order,
+        )
+        CriterionException.objects.bulk_create(
+            CriterionException(criterion=criterion, text=exception.when, outcome=exception.outcome, order=position)
+            for position, exception in enumerate(item.exceptions, start=1)
+        )
+    return rubric_publish(rubric=rubric) if publish else rubric

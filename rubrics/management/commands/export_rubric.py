@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from rubrics.models import Rubric
+from rubrics.rubric_file import rubric_spec_dump
+
+
+class Command(BaseCommand):
+    help = "Print a rubric as YAML (the latest published version, or --rubric-version N)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--rubric-version", type=int, help="Export this version instead.")
+
+    def handle(self, *args, slug: str, rubric_version: int | None, **options) -> None:
+        versions = Rubric.objects.filter(slug=slug)
+        if rubric_version is not None:
+            rubric = versions.filter(version=rubric_version).first()
+        else:
+            rubric = versions.filter(status=Rubric.Status.PUBLISHED).first() or versions.order_by("-version").first()
+        if rubric is None:
+            raise CommandError(f"No rubric {slug!r}" + (f" version {rubric_version}" if rubric_version else "") + ".")
+        self.stdout.write(rubric_spec_dump(rubric), ending="")

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from rubrics.models import RubricFrozenError
+from rubrics.rubric_file import RubricFileError, rubric_spec_parse
+from rubrics.services import rubric_import
+
+
+class Command(BaseCommand):
+    help = "Import a rubric from a YAML file as its next version (a draft, unless --publish)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--publish", action="store_true", help="Publish the imported version at once.")
+
+    def handle(self, *args, file: Path, publish: bool, **options) -> None:
+        try:
+            spec = rubric_spec_parse(file.read_text(encoding="utf-8"))
+            rubric = rubric_import(spec=spec, publish=publish)
+        except OSError as error:
+            raise CommandError(f"{file}: {error.strerror}") from error
+        except RubricFileError as error:
+            raise CommandError(f"{file}: {error}") from error
+        except RubricFrozenError as error:
+            raise CommandError(f"{file}: {' '.join(error.messages)}") from error
+        self.stdout.write(self.style.SUCCESS(f"Imported {rubric} with {len(spec.criteria)} criteria."))

@@ -1,0 +1,217 @@
+"""Rubrics as code: read a rubric from YAML with errors that name the field
+and line, and write one back so that export → import round-trips."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from django.utils.text import slugify
+
+from rubrics.models import CriterionException, Rubric
+
+RUBRIC_FIELDS = {"slug", "name", "language", "description", "review_confidence_threshold", "audit_rate", "criteria"}
+CRITERION_FIELDS = {"key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "exceptions"}
+EXCEPTION_FIELDS = {"when", "outcome"}
+
+
+class RubricFileError(ValueError):
+    def __init__(self, message: str, node: yaml.Node | None = None) -> None:
+        line = f"line {node.start_mark.line + 1}: " if node is not None else ""
+        super().__init__(f"{line}{message}")
+
+
+@dataclass
+class ExceptionSpec:
+    when: str
+    outcome: str
+
+
+@dataclass
+class CriterionSpec:
+    key: str
+    title: str
+    description: str
+    evidence_guidance: str = ""
+    scale_min: int = 1
+    scale_max: int = 5
+    weight: float = 1.0
+    exceptions: list[ExceptionSpec] = field(default_factory=list)
+
+
+@dataclass
+class RubricSpec:
+    slug: str
+    name: str
+    language: str = "es"
+    description: str = ""
+    review_confidence_threshold: float = 0.75
+    audit_rate: float = 0.20
+    criteria: list[CriterionSpec] = field(default_factory=list)
+
+
+def rubric_spec_parse(text: str) -> RubricSpec:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise RubricFileError(f"not valid YAML: {error}") from error
+    fields = _mapping(root, "the rubric", RUBRIC_FIELDS)
+    slug = _text(fields, "slug", "the rubric")
+    if slug != slugify(slug):
+        raise RubricFileError(f"'slug' must be a slug (lowercase letters, digits, hyphens), got {slug!r}", fields["slug"][0])
+    spec = RubricSpec(
+        slug=slug,
+        name=_text(fields, "name", "the rubric"),
+        language=_text(fields, "language", "the rubric", default="es"),
+        description=_text(fields, "description", "the rubric", default=""),
+        review_confidence_threshold=_unit(fields, "review_confidence_threshold", default=0.75),
+        audit_rate=_unit(fields, "audit_rate", default=0.20),
+    )
+    if "criteria" not in fields:
+        raise RubricFileError("the rubric has no 'criteria'", root)
+    criteria_node = fields["criteria"][1]
+    if not isinstance(criteria_node, yaml.SequenceNode) or not criteria_node.value:
+        raise RubricFileError("'criteria' must be a non-empty list", criteria_node)
+    seen: dict[str, int] = {}
+    for node in criteria_node.value:
+        criterion = _criterion(node)
+        if criterion.key in seen:
+            raise RubricFileError(
+                f"duplicate criterion key '{criterion.key}' (first at line {seen[criterion.key]})", node
+            )
+        seen[criterion.key] = node.start_mark.line + 1
+        spec.criteria.append(criterion)
+    return spec
+
+
+def _criterion(node: yaml.Node) -> CriterionSpec:
+    fields = _mapping(node, "a criterion", CRITERION_FIELDS)
+    key = _text(fields, "key", "a criterion")
+    where = f"criterion '{key}'"
+    if key != slugify(key):
+        raise RubricFileError(f"{where}: 'key' must be a slug", fields["key"][0])
+    criterion = CriterionSpec(
+        key=key,
+        title=_text(fields, "title", where),
+        description=_text(fields, "description", where),
+        evidence_guidance=_text(fields, "evidence_guidance", where, default=""),
+        scale_min=_integer(fields, "scale_min", where, default=1),
+        scale_max=_integer(fields, "scale_max", where, default=5),
+        weight=_number(fields, "weight", where, default=1.0),
+    )
+    if criterion.scale_min >= criterion.scale_max:
+        anchor = fields.get("scale_min", fields.get("scale_max", (node,)))[0]  # type: ignore[arg-type]
+        raise RubricFileError(f"{where}: scale_min ({criterion.scale_min}) must be below scale_max ({criterion.scale_max})", anchor)
+    if criterion.weight < 0:
+        raise RubricFileError(f"{where}: 'weight' must not be negative", fields["weight"][0])
+    if "exceptions" in fields:
+        exceptions_node = fields["exceptions"][1]
+        if not isinstance(exceptions_node, yaml.SequenceNode):
+            raise RubricFileError(f"{where}: 'exceptions' must be a list", exceptions_node)
+        criterion.exceptions = [_exception(item, where) for item in exceptions_node.value]
+    return criterion
+
+
+def _exception(node: yaml.Node, where: str) -> ExceptionSpec:
+    fields = _mapping(node, f"an exception of {where}", EXCEPTION_FIELDS)
+    outcome = _text(fields, "outcome", f"an exception of {where}")
+    if outcome not in CriterionException.Outcome.values:
+        choices = ", ".join(CriterionException.Outcome.values)
+        raise RubricFileError(f"{where}: unknown exception outcome '{outcome}' (use one of: {choices})", fields["outcome"][0])
+    return ExceptionSpec(when=_text(fields, "when", f"an exception of {where}"), outcome=outcome)
+
+
+class Fields(dict[str, tuple[yaml.Node, yaml.Node]]):
+    """A mapping's fields as {name: (key node, value node)}, remembering the mapping's own node."""
+
+    def __init__(self, node: yaml.Node) -> None:
+        super().__init__()
+        self.node = node
+
+
+def _mapping(node: yaml.Node, what: str, allowed: set[str]) -> Fields:
+    """Read a mapping, refusing unknown and repeated fields."""
+    if not isinstance(node, yaml.MappingNode):
+        raise RubricFileError(f"{what} must be a mapping of fields", node)
+    fields = Fields(node)
+    for key_node, value_node in node.value:
+        name = key_node.value
+        if name not in allowed:
+            raise RubricFileError(f"unknown field '{name}' in {what} (allowed: {', '.join(sorted(allowed))})", key_node)
+        if name in fields:
+            raise RubricFileError(f"field '{name}' given twice in {what}", key_node)
+        fields[name] = (key_node, value_node)
+    return fields
+
+
+_MISSING: Any = object()
+
+
+def _scalar(fields: Fields, name: str, where: str, default: Any) -> tuple[yaml.Node | None, Any]:
+    if name not in fields:
+        if default is _MISSING:
+            raise RubricFileError(f"{where}: '{name}' is required", fields.node)
+        return None, default
+    node = fields[name][1]
+    if not isinstance(node, yaml.ScalarNode):
+        raise RubricFileError(f"{where}: '{name}' must be a single value", node)
+    return node, yaml.safe_load(yaml.serialize(node))
+
+
+def _text(fields: Fields, name: str, where: str, default: Any = _MISSING) -> str:
+    node, value = _scalar(fields, name, where, default)
+    if node is None:
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise RubricFileError(f"{where}: '{name}' must be non-empty text", node)
+    return value.strip()
+
+
+def _number(fields: Fields, name: str, where: str, default: float) -> float:
+    node, value = _scalar(fields, name, where, default)
+    if node is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise RubricFileError(f"{where}: '{name}' must be a number", node)
+    return float(value)
+
+
+def _integer(fields: Fields, name: str, where: str, default: int) -> int:
+    node, value = _scalar(fields, name, where, default)
+    if node is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise RubricFileError(f"{where}: '{name}' must be a whole number", node)
+    return value
+
+
+def _unit(fields: Fields, name: str, default: float) -> float:
+    value = _number(fields, name, "the rubric", default)
+    if not 0 <= value <= 1:
+        raise RubricFileError(f"'{name}' must be between 0 and 1, got {value}", fields[name][1])
+    return value
+
+
+def rubric_spec_dump(rubric: Rubric) -> str:
+    """The YAML of one rubric version, in the shape rubric_spec_parse reads."""
+    data = {
+        "slug": rubric.slug,
+        "name": rubric.name,
+        "language": rubric.language,
+        "description": rubric.description,
+        "review_confidence_threshold": rubric.review_confidence_threshold,
+        "audit_rate": rubric.audit_rate,
+        "criteria": [
+            {
+                "key": criterion.key,
+                "title": criterion.title,
+                "description": criterion.description,
+                "evidence_guidance": criterion.evidence_guidance,
+                "scale_min": criterion.scale_min,
+                "scale_max": criterion.scale_max,
+                "weight": criterion.weight,
+                "exceptions": [{"when": e.text, "outcome": e.outcome} for e in criterion.exceptions.all()],
+            }
+            for criterion in rubric.criteria.prefetch_related("exceptions")
+        ],
+    }
+    if not rubric.description:
+        del data["description"]
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)

@@ -1,0 +1,129 @@
+"""A smoke test for every ModelAdmin, and the rubric owner's workflow in the admin."""
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import Group
+from django.db.models import Model
+from django.urls import reverse
+
+from qa.models import ApiKey, JudgeRun, Recording, Score
+from reviews.models import Review
+from reviews.services import review_create
+from rubrics.models import Rubric
+from tests.factories import CriterionExceptionFactory, CriterionFactory, RubricFactory, UserFactory, judged_recording
+
+
+def _review() -> Review:
+    return review_create(recording=judged_recording(), decision="approve", reviewer="s1")
+
+
+def _api_key() -> ApiKey:
+    prefix, key = ApiKey.generate()
+    return ApiKey.objects.create(name="crm", prefix=prefix, key_hash=ApiKey.hash(key))
+
+
+# One way to make an instance of every model the admin shows. A new
+# ModelAdmin without an entry here fails the smoke test until it has one.
+INSTANCES: dict[type[Model], Callable[[], Model]] = {
+    Rubric: lambda: CriterionExceptionFactory().criterion.rubric,
+    Recording: judged_recording,
+    JudgeRun: lambda: judged_recording().current_run,
+    Score: lambda: judged_recording().current_run.scores.first(),
+    Review: _review,
+    ApiKey: _api_key,
+    Group: lambda: Group.objects.get(name="Supervisors"),
+}
+
+
+@pytest.fixture
+def superuser_client(client, django_user_model):
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw"))
+    return client
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", list(admin.site._registry), ids=lambda m: m._meta.label)
+def test_every_model_admin_lists_searches_and_opens(model, superuser_client, django_user_model):
+    model_admin = admin.site._registry[model]
+    make = INSTANCES.get(model, lambda: UserFactory() if model is django_user_model else None)
+    instance = make()
+    assert instance is not None, f"add a way to make a {model._meta.label} to INSTANCES"
+    info = model._meta.app_label, model._meta.model_name
+
+    changelist = superuser_client.get(reverse("admin:%s_%s_changelist" % info))
+    assert changelist.status_code == 200
+    assert str(instance) in changelist.content.decode() or changelist.context["cl"].result_count >= 1
+    if model_admin.search_fields:
+        assert superuser_client.get(reverse("admin:%s_%s_changelist" % info), {"q": "x"}).status_code == 200
+
+    change = superuser_client.get(reverse("admin:%s_%s_change" % info, args=[instance.pk]))
+    assert change.status_code == 200
+    add = superuser_client.get(reverse("admin:%s_%s_add" % info))
+    assert add.status_code == (200 if model_admin.has_add_permission(change.wsgi_request) else 403)
+
+
+def owner_client(client):
+    client.force_login(UserFactory(is_staff=True, groups=["Rubric owners"]))
+    return client
+
+
+def rubric_form(rubric: Rubric, **changes) -> dict:
+    """The admin change form of a draft with its nested inlines, as a browser posts it."""
+    criterion = rubric.criteria.get()
+    exception = criterion.exceptions.first()
+    prefix = "criteria"
+    nested = f"{prefix}-0-exceptions"
+    data = {
+        "name": rubric.name, "slug": rubric.slug, "language": rubric.language, "version": rubric.version,
+        "description": "", "review_confidence_threshold": 0.75, "audit_rate": 0.2,
+        f"{prefix}-TOTAL_FORMS": 1, f"{prefix}-INITIAL_FORMS": 1,
+        f"{prefix}-0-id": criterion.pk, f"{prefix}-0-rubric": rubric.pk, f"{prefix}-0-key": criterion.key,
+        f"{prefix}-0-title": criterion.title, f"{prefix}-0-description": criterion.description,
+        f"{prefix}-0-evidence_guidance": "", f"{prefix}-0-scale_min": 1, f"{prefix}-0-scale_max": 5,
+        f"{prefix}-0-weight": 1, f"{prefix}-0-order": 1,
+        f"{nested}-TOTAL_FORMS": 2, f"{nested}-INITIAL_FORMS": 1,
+        f"{nested}-0-id": exception.pk, f"{nested}-0-criterion": criterion.pk,
+        f"{nested}-0-text": exception.text, f"{nested}-0-outcome": exception.outcome, f"{nested}-0-order": 0,
+        f"{nested}-1-text": "The customer hangs up.", f"{nested}-1-outcome": "not_applicable", f"{nested}-1-order": 1,
+    }
+    data.update(changes)
+    return data
+
+
+@pytest.mark.django_db
+def test_rubric_owner_edits_a_draft_with_nested_exceptions_then_publishes_it(client):
+    client = owner_client(client)
+    rubric = CriterionExceptionFactory(criterion=CriterionFactory(rubric=RubricFactory(slug="care"))).criterion.rubric
+    url = reverse("admin:rubrics_rubric_change", args=[rubric.pk])
+
+    response = client.post(url, rubric_form(rubric, **{"criteria-0-title": "Greets warmly"}))
+    assert response.status_code == 302, response.context["errors"] if response.context else response
+    criterion = rubric.criteria.get()
+    assert criterion.title == "Greets warmly"
+    assert criterion.exceptions.count() == 2
+
+    changelist = reverse("admin:rubrics_rubric_changelist")
+    client.post(changelist, {"action": "publish", "_selected_action": [rubric.pk]})
+    rubric.refresh_from_db()
+    assert rubric.status == Rubric.Status.PUBLISHED
+
+    # Published: the page is read-only and a forged post changes nothing.
+    page = client.get(url).content.decode()
+    assert 'name="_save"' not in page
+    assert client.post(url, rubric_form(rubric, **{"criteria-0-title": "Sneaky"})).status_code == 403
+    assert rubric.criteria.get().title == "Greets warmly"
+
+    client.post(changelist, {"action": "new_version", "_selected_action": [rubric.pk]})
+    draft = Rubric.objects.get(slug="care", version=2)
+    assert draft.status == Rubric.Status.DRAFT and draft.criteria.get().exceptions.count() == 2
+
+
+@pytest.mark.django_db
+def test_supervisors_can_browse_results_but_not_edit_rubrics(client):
+    client.force_login(UserFactory(is_staff=True, groups=["Supervisors"]))
+    rubric = judged_recording().rubric
+    assert client.get(reverse("admin:qa_recording_changelist")).status_code == 200
+    assert client.get(reverse("admin:rubrics_rubric_change", args=[rubric.pk])).status_code == 200
+    assert client.get(reverse("admin:rubrics_rubric_add")).status_code == 403
