@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -13,12 +12,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from qa.errors import InvalidInputError
+from qa.evidence import parse_turns
 from qa.models import Recording
 from rubrics.models import Rubric
-
-# A verbatim line starts with a short speaker label: "AGENTE: ...", "Customer: ...".
-SPEAKER_LINE = re.compile(r"^\s*([^\W\d_][\w .'-]{0,39}?)\s*:\s*\S", re.UNICODE)
-
 
 class RecordingConflictError(Exception):
     """The same external id was sent before with different content."""
@@ -48,11 +44,15 @@ def turns_render(turns: list[Turn]) -> str:
 
 
 def transcript_check_verbatim(transcript: str) -> None:
-    """Refuse a text that is not a turn-by-turn record (a summary, a note)."""
-    lines = [line for line in transcript.splitlines() if line.strip()]
-    if not lines:
+    """Refuse a text that is not a turn-by-turn record (a summary, a note).
+
+    Uses the verifier's own parser, so what is accepted here is exactly what
+    quotes will later be attributed against.
+    """
+    turns = parse_turns(transcript)
+    if not turns:
         raise InvalidInputError({"transcript": _("The transcript is empty.")})
-    if not SPEAKER_LINE.match(lines[0]):
+    if turns[0].speaker is None:
         raise InvalidInputError(
             {
                 "transcript": _(
@@ -98,8 +98,12 @@ def recording_ingest(
     occurred_at: datetime | None = None,
     duration_seconds: int | None = None,
     transcript_source: str = Recording.TranscriptSource.IMPORT,
+    judge: bool = True,
 ) -> tuple[Recording, bool]:
-    """Store a recording and enqueue its judgment; return it and whether it is new.
+    """Store a recording and (unless judge=False) enqueue its judgment; return it and whether it is new.
+
+    judge=False leaves it `received`, for `manage.py judge --pending` or the
+    periodic sweep to pick up (the sample loader uses it to keep a first run short).
 
     Idempotent on (source, external_id): the same content again returns the
     stored recording; different content raises RecordingConflictError.
@@ -107,7 +111,7 @@ def recording_ingest(
     from qa.judging import recording_enqueue_judging  # the judge imports models that import us
 
     if not external_id.strip():
-        raise InvalidInputError({"external_id": _("This field may not be blank.")})
+        raise InvalidInputError({"external_id": _("external_id may not be blank.")})
     if (transcript is None) == (turns is None):
         raise InvalidInputError({"transcript": _("Send either 'transcript' or 'turns', not both and not neither.")})
     if turns is not None:
@@ -157,7 +161,8 @@ def recording_ingest(
     except IntegrityError:
         existing = Recording.objects.get(source=source, external_id=external_id)
         return _same_or_conflict(existing, content_hash), False
-    recording_enqueue_judging(recording=recording)
+    if judge:
+        recording_enqueue_judging(recording=recording)
     return recording, True
 
 
