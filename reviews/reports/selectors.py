@@ -1,0 +1,399 @@
+"""Reads for the deviation and evidence-quality reports.
+
+Each report is one GROUP BY query (plus one small count for deviation) whose
+result has at most a few thousand rows, whatever the number of scores; the
+figures are derived from those counts in `stats`. Works on PostgreSQL and
+SQLite: no database-specific functions.
+
+Which scores count
+    Deviation: the scores of the run that each recording's latest review
+    judged (`Review.run`), when that review is final (approve or reject). A
+    latest review asking for another review (`needs_review`) is not a human
+    judgement yet: its recording counts in no figure, only in `needs_review`.
+    Evidence quality: the scores of every succeeded run, not only current
+    runs. A re-judged recording then counts once per judgement; that is the
+    point, since the rate measures the judge's quoting per model and prompt
+    version, and comparing an old prompt with its replacement needs both runs.
+
+The human value of a criterion
+    The latest final review's adjusted value if set; else the model's value
+    when the review approves and did not mark the criterion rejected (a
+    supervisor who flags a criterion as wrong does not agree with it); else
+    none. Rejection counts every final review with a score for the criterion
+    whose decision is reject or whose criterion entry is marked rejected.
+
+Groups
+    `random_audit`: the recording's review reasons include random_audit (the
+    unbiased sample). `flagged`: they include low_confidence or
+    unverified_evidence. `all`: every reviewed recording, including ones in
+    neither group. A recording the router put in both is counted in both.
+
+Filters
+    Rubric version (each criterion belongs to one version), the call's date
+    (`Recording.occurred_at`, whole days in the current time zone), team and
+    agent id. Evidence weeks are the weeks the run was made (`JudgeRun.created_at`,
+    Monday first), because the trend follows changes of model and prompt.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from enum import StrEnum
+from functools import reduce
+
+from django.db.models import (
+    Avg,
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    F,
+    FilteredRelation,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+    When,
+)
+from django.db.models.functions import Abs, Cast, TruncWeek
+from django.db.models.lookups import Contains
+from django.utils import timezone
+
+from qa.models import JudgeRun, Recording, Score
+from reviews.models import CriterionReview, Review
+from reviews.reports.stats import Agreement, PairCount, Tally, agreement
+from rubrics.models import Criterion, Rubric
+
+FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
+
+
+class Group(StrEnum):
+    RANDOM_AUDIT = "random_audit"
+    FLAGGED = "flagged"
+    ALL = "all"
+
+
+GROUP_REASONS: dict[Group, tuple[str, ...]] = {
+    Group.RANDOM_AUDIT: (Recording.ReviewReason.RANDOM_AUDIT,),
+    Group.FLAGGED: (Recording.ReviewReason.LOW_CONFIDENCE, Recording.ReviewReason.UNVERIFIED_EVIDENCE),
+}
+
+
+@dataclass(frozen=True)
+class ReportFilters:
+    rubric: Rubric
+    date_from: date | None = None
+    date_to: date | None = None
+    team: str = ""
+    agent: str = ""
+
+
+@dataclass(frozen=True)
+class CriterionDeviation:
+    criterion: Criterion
+    agreement: Agreement
+
+
+@dataclass(frozen=True)
+class DeviationGroup:
+    recordings: int  # with a final latest review
+    needs_review: int  # latest review is needs_review: not counted in the figures
+    criteria: list[CriterionDeviation]
+
+
+@dataclass(frozen=True)
+class DeviationReport:
+    rubric: Rubric
+    groups: dict[Group, DeviationGroup]
+
+
+@dataclass(frozen=True)
+class WeekTally:
+    week: date
+    tally: Tally
+
+
+@dataclass(frozen=True)
+class CriterionEvidence:
+    criterion: Criterion
+    tally: Tally
+    statuses: dict[str, int]  # verification status -> scores
+
+
+@dataclass(frozen=True)
+class ModelEvidence:
+    model: str
+    prompt_version: str
+    tally: Tally
+    weeks: list[WeekTally]
+
+
+@dataclass(frozen=True)
+class EvidenceReport:
+    rubric: Rubric
+    overall: Tally
+    criteria: list[CriterionEvidence]
+    models: list[ModelEvidence]
+    weeks: list[WeekTally]
+
+
+@dataclass(frozen=True)
+class EvidenceCell:
+    """Narrows the evidence drill-down to one cell of the report; blank fields don't narrow."""
+
+    criterion: Criterion | None = None
+    model: str = ""
+    prompt_version: str = ""
+    week: date | None = None
+    unverified_only: bool = False
+
+
+def _start_of(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def _run_q(filters: ReportFilters, prefix: str) -> Q:
+    """The filters as conditions on the JudgeRun reached through `prefix`."""
+    q = Q(**{f"{prefix}rubric": filters.rubric})
+    if filters.date_from:
+        q &= Q(**{f"{prefix}recording__occurred_at__gte": _start_of(filters.date_from)})
+    if filters.date_to:
+        q &= Q(**{f"{prefix}recording__occurred_at__lt": _start_of(filters.date_to + timedelta(days=1))})
+    if filters.team:
+        q &= Q(**{f"{prefix}recording__team": filters.team})
+    if filters.agent:
+        q &= Q(**{f"{prefix}recording__agent_id": filters.agent})
+    return q
+
+
+def _has_reason(reasons_path: str, reasons: tuple[str, ...]) -> Q:
+    # JSON containment is not available on SQLite; the serialized list holds
+    # each reason as a quoted token on both databases, so a LIKE on the quoted
+    # reason matches exactly that reason.
+    text = Cast(reasons_path, TextField())
+    return reduce(operator.or_, (Q(Contains(text, f'"{reason}"')) for reason in reasons))
+
+
+def _group_q(group: Group, reasons_path: str) -> Q:
+    return Q() if group == Group.ALL else _has_reason(reasons_path, GROUP_REASONS[group])
+
+
+def _group_flags(reasons_path: str) -> dict[str, Case]:
+    """Membership of the two overlapping groups, to GROUP BY: counts stay additive."""
+    return {
+        f"in_{group}": Case(When(_has_reason(reasons_path, reasons), then=True), default=False, output_field=BooleanField())
+        for group, reasons in GROUP_REASONS.items()
+    }
+
+
+def _groups_of(row: dict) -> list[Group]:
+    return [Group.ALL, *(group for group in GROUP_REASONS if row[f"in_{group}"])]
+
+
+def latest_reviews() -> QuerySet[Review]:
+    """Each recording's latest review (ties on created_at go to the higher id)."""
+    later = Review.objects.filter(recording_id=OuterRef("recording_id")).filter(
+        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), pk__gt=OuterRef("pk"))
+    )
+    return Review.objects.filter(~Exists(later))
+
+
+# Both read the annotations review_decision, cr_adjusted and cr_rejected, which
+# the aggregate query takes from joins and the row lists from subqueries.
+HUMAN_VALUE = Case(
+    When(cr_adjusted__isnull=False, then=F("cr_adjusted")),
+    When(
+        Q(review_decision=Review.Decision.APPROVE) & (Q(cr_rejected__isnull=True) | Q(cr_rejected=False)),
+        then=F("value"),
+    ),
+    default=None,
+    output_field=IntegerField(),
+)
+IS_REJECTED = Case(
+    When(Q(review_decision=Review.Decision.REJECT) | Q(cr_rejected=True), then=True),
+    default=False,
+    output_field=BooleanField(),
+)
+
+
+def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
+    """Scores of the runs judged by each recording's latest final review.
+
+    One filter() call, so the join to the review is made once and reused.
+    """
+    final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
+    return Score.objects.filter(_run_q(filters, "run__"), run__reviews__in=final_reviews)
+
+
+def deviation_report(filters: ReportFilters) -> DeviationReport:
+    cube = (
+        _reviewed_scores(filters)
+        .alias(
+            cr=FilteredRelation(
+                "run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))
+            ),
+            review_decision=F("run__reviews__decision"),
+            cr_adjusted=F("cr__adjusted_value"),
+            cr_rejected=F("cr__rejected"),
+        )
+        .values(
+            "criterion_id",
+            "value",
+            human=HUMAN_VALUE,
+            rejected=IS_REJECTED,
+            **_group_flags("run__recording__review_reasons"),
+        )
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    pairs: defaultdict[tuple[Group, int], list[PairCount]] = defaultdict(list)
+    for row in cube:
+        pair = PairCount(model=row["value"], human=row["human"], rejected=bool(row["rejected"]), count=row["count"])
+        for group in _groups_of(row):
+            pairs[(group, row["criterion_id"])].append(pair)
+
+    recordings = (
+        latest_reviews()
+        .filter(_run_q(filters, "run__"))
+        .values(**_group_flags("recording__review_reasons"))
+        .annotate(
+            final=Count("pk", filter=Q(decision__in=FINAL_DECISIONS)),
+            pending=Count("pk", filter=Q(decision=Review.Decision.NEEDS_REVIEW)),
+        )
+        .order_by()
+    )
+    final: Counter[Group] = Counter()
+    pending: Counter[Group] = Counter()
+    for row in recordings:
+        for group in _groups_of(row):
+            final[group] += row["final"]
+            pending[group] += row["pending"]
+
+    criteria = list(filters.rubric.criteria.all())
+    return DeviationReport(
+        rubric=filters.rubric,
+        groups={
+            group: DeviationGroup(
+                recordings=final[group],
+                needs_review=pending[group],
+                criteria=[CriterionDeviation(criterion, agreement(pairs[(group, criterion.pk)])) for criterion in criteria],
+            )
+            for group in Group
+        },
+    )
+
+
+def deviation_recordings(filters: ReportFilters, group: Group) -> QuerySet[Review]:
+    """Per reviewed recording: the model's mean over the reviewed run against the
+    supervisor's adjusted mean, largest disagreement first."""
+    return (
+        latest_reviews()
+        .filter(_run_q(filters, "run__"), _group_q(group, "recording__review_reasons"), decision__in=FINAL_DECISIONS)
+        .annotate(model_mean=Avg("run__scores__value"))
+        .annotate(difference=F("model_mean") - F("adjusted_mean"))
+        .select_related("recording")
+        .order_by(Abs("difference").desc(nulls_last=True), "-created_at", "-pk")
+    )
+
+
+def _score_rows(scores: QuerySet[Score]) -> QuerySet[Score]:
+    """Scores with their latest final review's values, when that review judged their run."""
+    review = latest_reviews().filter(decision__in=FINAL_DECISIONS, run_id=OuterRef("run_id"))
+    entry = CriterionReview.objects.filter(review_id=OuterRef("review_id"), criterion_id=OuterRef("criterion_id"))
+    return (
+        scores.annotate(
+            review_id=Subquery(review.values("pk")[:1]),
+            review_decision=Subquery(review.values("decision")[:1]),
+            review_comment=Subquery(review.values("comment")[:1]),
+            cr_adjusted=Subquery(entry.values("adjusted_value")[:1]),
+            cr_rejected=Subquery(entry.values("rejected")[:1]),
+            cr_comment=Subquery(entry.values("comment")[:1]),
+        )
+        .annotate(human_value=HUMAN_VALUE, is_rejected=IS_REJECTED)
+        .select_related("run__recording", "criterion")
+        # Newest judgement first: follows the run id index, no sort of the whole set.
+        .order_by("-run_id", "criterion__order", "criterion_id")
+    )
+
+
+def deviation_scores(filters: ReportFilters, group: Group, criterion: Criterion | None = None) -> QuerySet[Score]:
+    """The rows behind a deviation cell."""
+    scores = _reviewed_scores(filters).filter(_group_q(group, "run__recording__review_reasons"))
+    if criterion is not None:
+        scores = scores.filter(criterion=criterion)
+    return _score_rows(scores)
+
+
+def _judged_scores(filters: ReportFilters) -> QuerySet[Score]:
+    return Score.objects.filter(_run_q(filters, "run__"), run__status=JudgeRun.Status.SUCCEEDED)
+
+
+def evidence_report(filters: ReportFilters) -> EvidenceReport:
+    cube = (
+        _judged_scores(filters)
+        .values(
+            "criterion_id",
+            "verification_status",
+            "evidence_verified",
+            model=F("run__model"),
+            prompt_version=F("run__prompt_version"),
+            week=TruncWeek("run__created_at"),
+        )
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    by_criterion: defaultdict[int, Tally] = defaultdict(Tally)
+    statuses: defaultdict[int, Counter[str]] = defaultdict(Counter)
+    by_model: defaultdict[tuple[str, str], Tally] = defaultdict(Tally)
+    by_week: defaultdict[date, Tally] = defaultdict(Tally)
+    by_model_week: defaultdict[tuple[str, str], defaultdict[date, Tally]] = defaultdict(lambda: defaultdict(Tally))
+    for row in cube:
+        tally = Tally(total=row["count"], unverified=0 if row["evidence_verified"] else row["count"])
+        model = (row["model"], row["prompt_version"])
+        week = row["week"].date()  # truncated in the current time zone already
+        by_criterion[row["criterion_id"]] += tally
+        statuses[row["criterion_id"]][row["verification_status"]] += row["count"]
+        by_model[model] += tally
+        by_week[week] += tally
+        by_model_week[model][week] += tally
+
+    return EvidenceReport(
+        rubric=filters.rubric,
+        overall=sum(by_criterion.values(), Tally()),
+        criteria=[
+            CriterionEvidence(criterion, by_criterion[criterion.pk], dict(statuses[criterion.pk].most_common()))
+            for criterion in filters.rubric.criteria.all()
+        ],
+        models=[
+            ModelEvidence(model, prompt_version, tally, _weekly(by_model_week[(model, prompt_version)]))
+            for (model, prompt_version), tally in sorted(by_model.items())
+        ],
+        weeks=_weekly(by_week),
+    )
+
+
+def _weekly(tallies: dict[date, Tally]) -> list[WeekTally]:
+    return [WeekTally(week, tally) for week, tally in sorted(tallies.items())]
+
+
+def evidence_scores(filters: ReportFilters, cell: EvidenceCell) -> QuerySet[Score]:
+    """The rows behind an evidence-quality cell."""
+    scores = _judged_scores(filters)
+    if cell.criterion is not None:
+        scores = scores.filter(criterion=cell.criterion)
+    if cell.model:
+        scores = scores.filter(run__model=cell.model)
+    if cell.prompt_version:
+        scores = scores.filter(run__prompt_version=cell.prompt_version)
+    if cell.week:
+        scores = scores.filter(
+            run__created_at__gte=_start_of(cell.week), run__created_at__lt=_start_of(cell.week + timedelta(days=7))
+        )
+    if cell.unverified_only:
+        scores = scores.filter(evidence_verified=False)
+    return _score_rows(scores)
