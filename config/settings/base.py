@@ -137,6 +137,31 @@ SPECTACULAR_SETTINGS = {
 # --- end REST API ---
 
 # --- Judge pipeline (section owned by the judge) ---
+# One LLM call's timeout; the task's time limits leave room around it.
+QA_LLM_TIMEOUT = env.float("QA_LLM_TIMEOUT", default=120.0)
+QA_JUDGE_SOFT_TIME_LIMIT = env.int("QA_JUDGE_SOFT_TIME_LIMIT", default=int(QA_LLM_TIMEOUT) + 60)
+QA_JUDGE_TIME_LIMIT = env.int("QA_JUDGE_TIME_LIMIT", default=QA_JUDGE_SOFT_TIME_LIMIT + 30)
+# Transient failures (429, 5xx, timeouts) are retried with exponential backoff
+# and jitter, never sooner than the server's Retry-After, up to this many attempts.
+QA_JUDGE_MAX_ATTEMPTS = env.int("QA_JUDGE_MAX_ATTEMPTS", default=5)
+QA_JUDGE_RETRY_BASE = env.float("QA_JUDGE_RETRY_BASE", default=2.0)
+QA_JUDGE_RETRY_MAX_DELAY = env.float("QA_JUDGE_RETRY_MAX_DELAY", default=600.0)
+# One quota for every worker, kept in Redis (0 = no limit).
+QA_LLM_REQUESTS_PER_MINUTE = env.int("QA_LLM_REQUESTS_PER_MINUTE", default=500)
+QA_LLM_TOKENS_PER_MINUTE = env.int("QA_LLM_TOKENS_PER_MINUTE", default=0)
+# Waits for the shared quota up to this long in the worker, longer ones are rescheduled.
+QA_LLM_RATE_LIMIT_MAX_WAIT = env.float("QA_LLM_RATE_LIMIT_MAX_WAIT", default=10.0)
+# The sweep re-enqueues runs left pending (broker down at ingest) or stuck running.
+QA_JUDGE_SWEEP_INTERVAL = env.int("QA_JUDGE_SWEEP_INTERVAL", default=60)
+# The bundled local model's loopback server.
+QA_LOCAL_MODEL_PORT = env.int("QA_LOCAL_MODEL_PORT", default=8737)
+QA_LOCAL_MODEL_CONTEXT = env.int("QA_LOCAL_MODEL_CONTEXT", default=8192)
+QA_LOCAL_MODEL_THREADS = env.int("QA_LOCAL_MODEL_THREADS", default=0)
+CELERY_BEAT_SCHEDULE = {
+    "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
+}
+# A down broker must not hold an ingest request for long: the sweep enqueues later.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # --- end judge pipeline ---
 
 LOGGING = {

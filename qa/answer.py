@@ -1,0 +1,154 @@
+"""The judge's answer contract: the JSON schema sent with every request, and the
+validation every answer passes before anything is stored.
+
+The schema is keyed: `scores` is an object with one required property per
+criterion key, so a schema-following decoder cannot repeat or omit a criterion.
+Validation still checks everything, because not every server enforces schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rubrics.models import Criterion
+
+# Bounds on the free-text fields: without them a small local model under a
+# grammar can loop inside a string until the token limit.
+EVIDENCE_MAX_CHARS = 400
+RATIONALE_MAX_CHARS = 600
+# Generous token budget per criterion: both strings at their bound (a token is
+# rarely under 2.5 characters) plus the JSON around them.
+_TOKENS_PER_CRITERION = (EVIDENCE_MAX_CHARS + RATIONALE_MAX_CHARS) * 2 // 5 + 60
+
+FIELDS = ("evidence", "rationale", "value", "confidence")
+
+
+class InvalidAnswerError(Exception):
+    """The model's answer breaks the contract; nothing of it may be stored."""
+
+
+@dataclass(frozen=True)
+class CriterionAnswer:
+    criterion: Criterion
+    value: int
+    confidence: float
+    evidence: str
+    rationale: str
+
+
+def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) -> dict[str, Any]:
+    """The strict JSON schema for one judgment of all `criteria`.
+
+    Evidence and rationale come before value and confidence so that a model
+    writing in schema order commits to its quote before its score.
+    `bound_strings` adds maxLength, which OpenAI's strict mode does not accept
+    but llama.cpp and vLLM need to stop a runaway string.
+    """
+
+    def text(limit: int) -> dict[str, Any]:
+        return {"type": "string", "maxLength": limit} if bound_strings else {"type": "string"}
+
+    def criterion_schema(criterion: Criterion) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "evidence": text(EVIDENCE_MAX_CHARS),
+                "rationale": text(RATIONALE_MAX_CHARS),
+                "value": {"type": "integer", "enum": list(range(criterion.scale_min, criterion.scale_max + 1))},
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            },
+            "required": list(FIELDS),
+            "additionalProperties": False,
+        }
+
+    keys = [criterion.key for criterion in criteria]
+    return {
+        "type": "object",
+        "properties": {
+            "scores": {
+                "type": "object",
+                "properties": {criterion.key: criterion_schema(criterion) for criterion in criteria},
+                "required": keys,
+                "additionalProperties": False,
+            }
+        },
+        "required": ["scores"],
+        "additionalProperties": False,
+    }
+
+
+def answer_max_tokens(*, criteria: Sequence[Criterion]) -> int:
+    """The completion budget: enough for every criterion at its string bounds, no more."""
+    return 100 + _TOKENS_PER_CRITERION * len(criteria)
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads would silently keep the last of two equal keys, hiding a
+    # criterion judged twice.
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise InvalidAnswerError(f"Key {key!r} appears twice.")
+        seen[key] = value
+    return seen
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _criterion_errors(criterion: Criterion, item: Any) -> list[str]:
+    if not isinstance(item, dict):
+        return ["is not an object"]
+    errors = []
+    if missing := [field for field in FIELDS if field not in item]:
+        errors.append(f"lacks {', '.join(missing)}")
+    if unknown := sorted(set(item) - set(FIELDS)):
+        errors.append(f"has unknown fields {', '.join(unknown)}")
+    value = item.get("value")
+    if "value" in item and not (_is_number(value) and value == int(value) and criterion.in_scale(value)):
+        errors.append(f"value {value!r} is not an integer in {criterion.scale_min}..{criterion.scale_max}")
+    confidence = item.get("confidence")
+    if "confidence" in item and not (_is_number(confidence) and 0 <= confidence <= 1):
+        errors.append(f"confidence {confidence!r} is not a number in 0..1")
+    for field in ("evidence", "rationale"):
+        if field in item and not isinstance(item[field], str):
+            errors.append(f"{field} is not a string")
+    return errors
+
+
+def answer_parse(*, content: str, criteria: Sequence[Criterion]) -> list[CriterionAnswer]:
+    """Validate the model's raw answer; return one answer per criterion, in rubric order.
+
+    Raises InvalidAnswerError naming every problem found, so a failed run says
+    exactly what was wrong.
+    """
+    try:
+        answer = json.loads(content, object_pairs_hook=_reject_duplicate_keys)
+    except json.JSONDecodeError as error:
+        raise InvalidAnswerError(f"The answer is not valid JSON: {error}.") from error
+    if not isinstance(answer, dict) or set(answer) != {"scores"} or not isinstance(answer["scores"], dict):
+        raise InvalidAnswerError('The answer must be an object with only a "scores" object.')
+    scores: dict[str, Any] = answer["scores"]
+    by_key = {criterion.key: criterion for criterion in criteria}
+    errors = [f"missing criterion {key}" for key in by_key if key not in scores]
+    errors += [f"unknown criterion {key}" for key in scores if key not in by_key]
+    for key, criterion in by_key.items():
+        if key in scores:
+            errors += [f"{key}: {problem}" for problem in _criterion_errors(criterion, scores[key])]
+    if errors:
+        raise InvalidAnswerError("Invalid answer: " + "; ".join(errors) + ".")
+    return [
+        CriterionAnswer(
+            criterion=criterion,
+            value=int(scores[key]["value"]),
+            confidence=float(scores[key]["confidence"]),
+            evidence=scores[key]["evidence"],
+            rationale=scores[key]["rationale"],
+        )
+        for key, criterion in by_key.items()
+    ]

@@ -1,0 +1,273 @@
+"""Judging a recording: enqueue, claim, ask the LLM, verify, store, route.
+
+A run moves pending -> running -> succeeded | failed, each step a conditional
+UPDATE, so a duplicated or redelivered task finds nothing to do and a run is
+only ever finished by the worker that holds its claim. Scores, the run's
+success and the recording's routing are written in one transaction: a worker
+killed mid-judgment leaves a running run that the sweep hands out again,
+never a half-written one.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from enum import StrEnum
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from qa.answer import CriterionAnswer, InvalidAnswerError, answer_max_tokens, answer_parse, answer_schema
+from qa.evidence import VERIFIER_VERSION, verify_evidence
+from qa.llm import Backend, Completion, LLMError, backend_get, llm_complete
+from qa.models import JudgeRun, Recording, Score
+from qa.prompt import Prompt, prompt_build
+from qa.rate_limit import quota_acquire, quota_settle
+from qa.routing import recording_route
+from rubrics.models import Criterion
+
+logger = logging.getLogger(__name__)
+
+ACTIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+
+
+class Outcome(StrEnum):
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    RETRY = "retry"  # transient failure or no quota: try again after `delay`
+    SKIPPED = "skipped"  # nothing to do: another worker has it, or it is finished
+
+
+@dataclass(frozen=True)
+class Result:
+    outcome: Outcome
+    delay: float = 0.0
+
+
+# --- Enqueueing ---------------------------------------------------------------
+
+
+@transaction.atomic
+def recording_enqueue_judging(*, recording: Recording) -> JudgeRun:
+    """Create a pending run for `recording` (or return its active one) and
+    enqueue it once the transaction commits.
+
+    If the broker is unreachable, the recording stays received with its run
+    pending, and the sweep enqueues it when the broker is back.
+    """
+    # Lock the recording so two callers cannot both find no active run.
+    Recording.objects.select_for_update().filter(pk=recording.pk).first()
+    active = JudgeRun.objects.filter(recording=recording, status__in=ACTIVE).first()
+    if active is not None:
+        return active
+    run = JudgeRun.objects.create(recording=recording, rubric=recording.rubric)
+    Recording.objects.filter(pk=recording.pk).update(status=Recording.Status.QUEUED, updated_at=timezone.now())
+    recording.status = Recording.Status.QUEUED
+    transaction.on_commit(lambda: judge_run_publish(run=run))
+    return run
+
+
+def judge_run_publish(*, run: JudgeRun, countdown: float = 0.0) -> bool:
+    """Hand the run to a worker; False (and the recording back to received) if the broker is down."""
+    from qa.tasks import judge_run  # the task module imports this one
+
+    try:
+        judge_run.apply_async(args=[run.pk], countdown=countdown or None)
+    except OperationalError:
+        logger.warning("Broker unreachable: run %s stays pending for the sweep.", run.pk, exc_info=True)
+        Recording.objects.filter(pk=run.recording_id, status=Recording.Status.QUEUED).update(
+            status=Recording.Status.RECEIVED, updated_at=timezone.now()
+        )
+        return False
+    return True
+
+
+def runs_sweep() -> int:
+    """Hand out again what was lost: runs stuck running past the time limit
+    (their worker died), and pending runs that are due. Returns how many were
+    published. Duplicates are harmless: the claim lets one through."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 30)
+    JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, started_at__lt=stale).update(status=JudgeRun.Status.PENDING)
+    # A run published a moment ago is still on its way, and one waiting for a
+    # retry has a message due later: only runs older than that are lost.
+    settled = now - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL)
+    retry_lost = settled - timedelta(seconds=settings.QA_JUDGE_RETRY_MAX_DELAY + settings.QA_JUDGE_TIME_LIMIT)
+    due = JudgeRun.objects.filter(status=JudgeRun.Status.PENDING).filter(
+        Q(attempts=0, created_at__lt=settled) | Q(attempts__gt=0, started_at__lt=retry_lost)
+    )
+    published = 0
+    for run in due.only("pk", "recording_id"):
+        Recording.objects.filter(pk=run.recording_id, status=Recording.Status.RECEIVED).update(
+            status=Recording.Status.QUEUED, updated_at=now
+        )
+        published += judge_run_publish(run=run)
+    return published
+
+
+# --- Judging ------------------------------------------------------------------
+
+
+def retry_delay(*, attempt: int, retry_after: float | None) -> float:
+    """Exponential backoff with full jitter, never sooner than the server's Retry-After."""
+    backoff = random.uniform(0, settings.QA_JUDGE_RETRY_BASE * 2 ** max(attempt - 1, 0))
+    return min(max(backoff, retry_after or 0.0), settings.QA_JUDGE_RETRY_MAX_DELAY)
+
+
+def _claim(run: JudgeRun) -> bool:
+    """Take the run: pending -> running, one attempt more. Only one caller wins."""
+    now = timezone.now()
+    claimed = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.PENDING).update(
+        status=JudgeRun.Status.RUNNING, attempts=F("attempts") + 1, started_at=now
+    )
+    if not claimed:
+        return False
+    run.refresh_from_db(fields=["status", "attempts", "started_at"])
+    Recording.objects.filter(pk=run.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)
+    return True
+
+
+def _held(run: JudgeRun):
+    """The run, only while this worker's claim on it still stands."""
+    return JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING, attempts=run.attempts)
+
+
+@transaction.atomic
+def _fail(run: JudgeRun, error: str, completion: Completion | None = None) -> Result:
+    usage = _usage(completion)
+    if not _held(run).update(status=JudgeRun.Status.FAILED, finished_at=timezone.now(), error=error, **usage):
+        return Result(Outcome.SKIPPED)
+    Recording.objects.filter(pk=run.recording_id).update(
+        status=Recording.Status.FAILED, failure_reason=error, updated_at=timezone.now()
+    )
+    return Result(Outcome.FAILED)
+
+
+def _release(run: JudgeRun, error: LLMError) -> Result:
+    """Give a transiently failed run back, to be claimed again after a delay."""
+    if run.attempts >= settings.QA_JUDGE_MAX_ATTEMPTS:
+        return _fail(run, f"Gave up after {run.attempts} attempts: {error}")
+    delay = retry_delay(attempt=run.attempts, retry_after=error.retry_after)
+    if not _held(run).update(status=JudgeRun.Status.PENDING, error=f"Will retry in {delay:.0f} s: {error}"):
+        return Result(Outcome.SKIPPED)
+    Recording.objects.filter(pk=run.recording_id).update(status=Recording.Status.QUEUED, updated_at=timezone.now())
+    return Result(Outcome.RETRY, delay)
+
+
+def _usage(completion: Completion | None) -> dict[str, int | str | None]:
+    if completion is None:
+        return {}
+    return {
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "llm_duration_ms": completion.duration_ms,
+        "raw_output": completion.content or completion.refusal or "",
+    }
+
+
+def _answer_problem(completion: Completion) -> str | None:
+    """Why a completion cannot be a judgment even before it is parsed."""
+    if completion.refusal:
+        return f"The model refused to judge: {completion.refusal}"
+    if completion.finish_reason == "length":
+        return "The answer was cut off by the token limit."
+    if completion.finish_reason == "content_filter":
+        return "The provider's content filter stopped the answer."
+    if not completion.content:
+        return "The model returned an empty answer."
+    return None
+
+
+def _score(run: JudgeRun, answer: CriterionAnswer, transcript: str) -> Score:
+    check = verify_evidence(answer.evidence, transcript)
+    return Score(
+        run=run,
+        criterion=answer.criterion,
+        value=answer.value,
+        # An unverified quote supports nothing, whatever the model felt.
+        confidence=answer.confidence if check.verified else 0.0,
+        model_confidence=answer.confidence,
+        evidence=answer.evidence,
+        evidence_verified=check.verified,
+        verification_status=check.status.value,
+        verification_spans=[list(span) for span in check.spans],
+        verification_closest=check.closest.to_dict() if check.closest else None,
+        verifier_version=VERIFIER_VERSION,
+        rationale=answer.rationale,
+    )
+
+
+@transaction.atomic
+def _store(run: JudgeRun, recording: Recording, scores: list[Score], completion: Completion) -> Result:
+    if not _held(run).update(status=JudgeRun.Status.SUCCEEDED, finished_at=timezone.now(), error="", **_usage(completion)):
+        return Result(Outcome.SKIPPED)
+    Score.objects.bulk_create(scores)
+    recording.refresh_from_db(fields=["status"])
+    recording.current_run = run
+    recording.failure_reason = ""
+    recording.save(update_fields=["current_run", "failure_reason", "updated_at"])
+    recording_route(recording=recording, rubric=run.rubric, scores=scores)
+    return Result(Outcome.SUCCEEDED)
+
+
+def _prepare(run: JudgeRun, backend: Backend) -> tuple[list[Criterion], dict, Prompt]:
+    criteria = list(run.rubric.criteria.prefetch_related("exceptions"))
+    schema = answer_schema(criteria=criteria, bound_strings=backend.bound_strings)
+    prompt = prompt_build(rubric=run.rubric, criteria=criteria, transcript=run.recording.transcript, schema=schema)
+    return criteria, schema, prompt
+
+
+def judge_run_execute(*, run_id: int) -> Result:
+    """Judge one run if it can be claimed. Safe to call any number of times."""
+    run = JudgeRun.objects.select_related("recording", "rubric").filter(pk=run_id, status=JudgeRun.Status.PENDING).first()
+    if run is None:
+        return Result(Outcome.SKIPPED)
+    try:
+        backend = backend_get()
+    except LLMError as error:
+        if not _claim(run):
+            return Result(Outcome.SKIPPED)
+        return _release(run, error) if error.transient else _fail(run, str(error))
+    criteria, schema, prompt = _prepare(run, backend)
+    max_tokens = answer_max_tokens(criteria=criteria)
+    # Reserve the quota before claiming, so a run waiting for quota is not an attempt.
+    reserved = sum(len(message["content"]) for message in prompt.messages) // 4 + max_tokens
+    if wait := quota_acquire(tokens=reserved):
+        return Result(Outcome.RETRY, wait)
+    if not _claim(run):
+        return Result(Outcome.SKIPPED)
+    if run.attempts > settings.QA_JUDGE_MAX_ATTEMPTS:
+        # Claimed again and again without finishing: its worker keeps dying.
+        return _fail(run, f"Gave up: the judgment was interrupted {run.attempts - 1} times.")
+    JudgeRun.objects.filter(pk=run.pk).update(backend=backend.name, model=backend.model, prompt_version=prompt.version)
+    try:
+        completion = llm_complete(backend=backend, messages=prompt.messages, schema=schema, max_tokens=max_tokens)
+    except LLMError as error:
+        return _release(run, error) if error.transient else _fail(run, str(error))
+    except SoftTimeLimitExceeded:
+        return _release(run, LLMError("The judgment ran out of time.", transient=True))
+    quota_settle(reserved=reserved, used=(completion.prompt_tokens or 0) + (completion.completion_tokens or 0))
+    if problem := _answer_problem(completion):
+        return _fail(run, problem, completion)
+    try:
+        answers = answer_parse(content=completion.content or "", criteria=criteria)
+    except InvalidAnswerError as error:
+        return _fail(run, str(error), completion)
+    scores = [_score(run, answer, run.recording.transcript) for answer in answers]
+    return _store(run, run.recording, scores, completion)
+
+
+def judge_run_until_done(*, run_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:
+    """Judge in this process, waiting out transient failures (the management
+    command's path; workers reschedule instead of sleeping)."""
+    while (result := judge_run_execute(run_id=run_id)).outcome is Outcome.RETRY:
+        sleep(result.delay)
+    return result

