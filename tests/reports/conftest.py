@@ -43,10 +43,12 @@ def add_review(
     run: JudgeRun | None = None,
     entries: dict[str, dict] | None = None,
     comment: str = "",
+    adjusted_mean: float | None = None,
 ) -> Review:
     """A review with explicit time (created_at is auto_now_add, so it is set after)."""
     review = Review.objects.create(
-        recording=recording, run=run or recording.current_run, reviewer="sup", decision=decision, comment=comment
+        recording=recording, run=run or recording.current_run, reviewer="sup", decision=decision, comment=comment,
+        adjusted_mean=adjusted_mean,
     )
     Review.objects.filter(pk=review.pk).update(created_at=when)
     criteria = {criterion.key: criterion for criterion in recording.rubric.criteria.all()}
@@ -69,15 +71,19 @@ def deviation_data(care_rubric: Rubric) -> dict[str, Recording]:
     r7    none               approve       (5, 5, -)     (3, 1, -)*
     r8    audit              not reviewed
     r9    audit              approve       (3, 3, -)     (1, 1, -)      reviewed run A; run B (5, 3) is current
-    * adjusted value
+    * adjusted value; adjusted means: r2 3.0 (model mean 2.0), r7 3.5 (model mean 4.0)
     """
     def judged(values: dict[str, int], reasons: list[str], external_id: str) -> Recording:
-        return judged_recording(rubric=care_rubric, values=values, review_reasons=reasons, external_id=external_id)
+        return judged_recording(
+            rubric=care_rubric, values=values, review_reasons=reasons, external_id=external_id, occurred_at=at(1, 9)
+        )
 
     r1 = judged({"c1": 4, "c2": 2}, [AUDIT], "r1")
     add_review(r1, APPROVE, when=at(10))
     r2 = judged({"c1": 3, "c2": 1}, [AUDIT], "r2")
-    add_review(r2, APPROVE, when=at(10), entries={"c1": {"adjusted_value": 2, "comment": "No name used."}})
+    add_review(
+        r2, APPROVE, when=at(10), entries={"c1": {"adjusted_value": 2, "comment": "No name used."}}, adjusted_mean=3.0
+    )
     r3 = judged({"c1": 5, "c2": 0}, [AUDIT, LOW], "r3")
     add_review(r3, REJECT, when=at(10), entries={"c1": {"adjusted_value": 3, "comment": "Half."}}, comment="Wrong call.")
     r4 = judged({"c1": 2, "c2": 3}, [LOW], "r4")
@@ -89,7 +95,9 @@ def deviation_data(care_rubric: Rubric) -> dict[str, Recording]:
     add_review(r6, APPROVE, when=at(10))
     add_review(r6, NEEDS_REVIEW, when=at(11))
     r7 = judged({"c1": 5, "c2": 3}, [], "r7")
-    add_review(r7, APPROVE, when=at(10), entries={"c2": {"adjusted_value": 1, "comment": "Did not confirm."}})
+    add_review(
+        r7, APPROVE, when=at(10), entries={"c2": {"adjusted_value": 1, "comment": "Did not confirm."}}, adjusted_mean=3.5
+    )
     r8 = judged({"c1": 1, "c2": 0}, [AUDIT], "r8")
     r9 = judged({"c1": 3, "c2": 1}, [AUDIT], "r9")
     add_review(r9, APPROVE, when=at(10))

@@ -4,12 +4,14 @@ computation gives them; Python's float division rounds them the same way."""
 
 from __future__ import annotations
 
+from datetime import date
 from fractions import Fraction
 
-import pytest
-
-from reviews.reports.selectors import Group, ReportFilters, deviation_report
+from reviews.reports.selectors import Group, ReportFilters, deviation_recordings, deviation_report, deviation_scores
 from reviews.reports.stats import Agreement
+from rubrics.services import rubric_new_version, rubric_publish
+from tests.factories import judged_recording
+from tests.reports.conftest import APPROVE, AUDIT, add_review, at
 
 
 def figures(filters: ReportFilters) -> dict[tuple[Group, str], Agreement]:
@@ -50,3 +52,54 @@ def test_recordings_and_needs_review_per_group(care_rubric, deviation_data):
         Group.FLAGGED: (3, 1),  # r3 r4 r5, and r6 waiting for another review
         Group.ALL: (7, 1),
     }
+
+
+def test_filters_by_team_agent_call_date_and_rubric_version(care_rubric, deviation_data):
+    # r10: another team and agent, called late on 20 March (UTC): only it matches those filters.
+    r10 = judged_recording(
+        rubric=care_rubric, values={"c1": 1, "c2": 0}, review_reasons=[AUDIT], team="sales", agent_id="a2",
+        occurred_at=at(20, 23),
+    )
+    add_review(r10, APPROVE, when=at(21), entries={"c1": {"adjusted_value": 2, "comment": "Partly."}})
+
+    def all_c1(**narrowing) -> tuple[int, float | None]:
+        result = figures(ReportFilters(rubric=care_rubric, **narrowing))[(Group.ALL, "c1")]
+        return result.n, result.human_mean
+
+    assert all_c1() == (8, 25 / 8)
+    assert all_c1(team="sales") == all_c1(agent="a2") == (1, 2.0)
+    assert all_c1(team="support") == (7, 23 / 7)
+    assert all_c1(date_from=date(2026, 3, 20), date_to=date(2026, 3, 20)) == (1, 2.0)
+    assert all_c1(date_from=date(2026, 3, 21)) == (0, None)
+    assert all_c1(date_to=date(2026, 3, 19)) == (7, 23 / 7)  # the fixture's calls are on 1 March
+    # A newer version of the rubric has its own criteria and no reviews yet.
+    newer = rubric_publish(rubric=rubric_new_version(rubric=care_rubric))
+    assert figures(ReportFilters(rubric=newer))[(Group.ALL, "c1")].n == 0
+
+
+def test_drilldown_rows_carry_human_values_and_comments(care_rubric, deviation_data):
+    c1 = care_rubric.criteria.get(key="c1")
+    rows = deviation_scores(ReportFilters(rubric=care_rubric), Group.FLAGGED, c1)
+    got = {
+        row.run.recording.external_id: (row.value, row.human_value, row.is_rejected, row.cr_comment, row.review_comment)
+        for row in rows
+    }
+    assert got == {
+        "r3": (5, 3, True, "Half.", "Wrong call."),
+        "r4": (2, 2, False, None, ""),
+        "r5": (1, 4, False, "Greeted after all.", ""),  # the latest review, not the first
+    }
+
+
+def test_recordings_list_compares_model_mean_of_the_reviewed_run_with_adjusted_mean(care_rubric, deviation_data):
+    rows = list(deviation_recordings(ReportFilters(rubric=care_rubric), Group.ALL))
+    assert [(row.recording.external_id, row.model_mean, row.adjusted_mean) for row in rows[:2]] == [
+        ("r2", 2.0, 3.0),  # |2.0 - 3.0| = 1 first
+        ("r7", 4.0, 3.5),
+    ]
+    assert all(row.adjusted_mean is None for row in rows[2:])
+    assert {row.recording.external_id: row.model_mean for row in rows}["r9"] == 2.0  # run A (3, 1), not current (5, 3)
+    # r6 (latest review needs_review) and r8 (not reviewed) are not listed.
+    assert {row.recording.external_id for row in rows} == {"r1", "r2", "r3", "r4", "r5", "r7", "r9"}
+    audited = deviation_recordings(ReportFilters(rubric=care_rubric), Group.RANDOM_AUDIT)
+    assert {row.recording.external_id for row in audited} == {"r1", "r2", "r3", "r9"}
