@@ -95,14 +95,17 @@ def runs_sweep() -> int:
     (their worker died), and pending runs that are due. Returns how many were
     published. Duplicates are harmless: the claim lets one through."""
     now = timezone.now()
-    stale = now - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 30)
-    JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, started_at__lt=stale).update(status=JudgeRun.Status.PENDING)
+    stale = JudgeRun.objects.filter(
+        status=JudgeRun.Status.RUNNING, started_at__lt=now - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 30)
+    )
+    stale_ids = list(stale.values_list("pk", flat=True))
+    stale.filter(pk__in=stale_ids).update(status=JudgeRun.Status.PENDING)
     # A run published a moment ago is still on its way, and one waiting for a
     # retry has a message due later: only runs older than that are lost.
     settled = now - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL)
     retry_lost = settled - timedelta(seconds=settings.QA_JUDGE_RETRY_MAX_DELAY + settings.QA_JUDGE_TIME_LIMIT)
     due = JudgeRun.objects.filter(status=JudgeRun.Status.PENDING).filter(
-        Q(attempts=0, created_at__lt=settled) | Q(attempts__gt=0, started_at__lt=retry_lost)
+        Q(pk__in=stale_ids) | Q(attempts=0, created_at__lt=settled) | Q(attempts__gt=0, started_at__lt=retry_lost)
     )
     published = 0
     for run in due.only("pk", "recording_id"):

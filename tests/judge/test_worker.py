@@ -1,0 +1,93 @@
+"""A real `celery worker` on the Redis broker, judging rows of the test
+PostgreSQL database through the fake LLM server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from qa.judging import recording_enqueue_judging
+from qa.models import JudgeRun, Recording, Score
+from qa.tasks import judge_run
+from tests.factories import RecordingFactory
+from tests.judge.conftest import judge_rubric
+from tests.support.fake_openai import error
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+DONE = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.FAILED)
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker(fake_llm):
+    if not settings.CELERY_BROKER_URL:
+        pytest.skip("No broker configured: set CELERY_BROKER_URL to run a real worker.")
+    if connection.vendor != "postgresql":
+        pytest.skip("The worker must share the test database: set DATABASE_URL to PostgreSQL.")
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": _database_url(),
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "OPENAI_BASE_URL": fake_llm.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "QA_JUDGE_MODEL": "fake-judge",
+        "QA_JUDGE_RETRY_BASE": "0.2",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=WARNING", "--concurrency=2",
+         "--without-gossip", "--without-mingle", "--without-heartbeat"],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+    )
+    yield process
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _wait_until_done(recordings: list[Recording], worker: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    ids = [recording.pk for recording in recordings]
+    while Recording.objects.filter(pk__in=ids).exclude(status__in=DONE).exists():
+        assert worker.poll() is None, "the worker exited"
+        assert time.monotonic() < deadline, "the worker did not finish in time"
+        time.sleep(0.2)
+
+
+def test_worker_judges_retries_and_ignores_duplicates(worker, fake_llm):
+    rubric = judge_rubric()
+    fake_llm.script(error(429, "slow down", headers={"Retry-After": "1"}))
+    recordings = [RecordingFactory(rubric=rubric) for _ in range(3)]
+
+    runs = [recording_enqueue_judging(recording=recording) for recording in recordings]  # on commit: to Redis
+    judge_run.delay(runs[0].pk)  # a duplicated message
+    _wait_until_done(recordings, worker)
+
+    assert JudgeRun.objects.count() == 3
+    assert set(JudgeRun.objects.values_list("status", flat=True)) == {JudgeRun.Status.SUCCEEDED}
+    assert Score.objects.count() == 3 * 2
+    assert JudgeRun.objects.filter(attempts=2).count() == 1  # the one that met the 429
+    assert len(fake_llm.requests) == 4
+    for recording in Recording.objects.filter(pk__in=[r.pk for r in recordings]):
+        assert recording.status == Recording.Status.JUDGED
+        assert recording.current_run.backend == "openai-compatible"
