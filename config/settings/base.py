@@ -124,15 +124,49 @@ QA_REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL)
 # --- REST API (section owned by the API) ---
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The key first: its WWW-Authenticate header makes a request without
+    # credentials a 401 (the session alone would answer 403). A key request
+    # skips the session, and so CSRF; a session request keeps DRF's CSRF check.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "qa.api.authentication.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["qa.api.permissions.IsApiKeyOrStaff"],
+    "DEFAULT_PAGINATION_CLASS": "qa.api.pagination.ApiPagination",
+    "PAGE_SIZE": env.int("QA_API_PAGE_SIZE", default=50),
+    "DEFAULT_THROTTLE_CLASSES": ["qa.api.throttling.ApiKeyRateThrottle"],
+    # Per key (or per staff user); DRF's "N/s|min|hour|day" notation. Answers 429 with Retry-After.
+    "DEFAULT_THROTTLE_RATES": {"api_key": env("QA_API_THROTTLE_RATE", default="600/min")},
+    "EXCEPTION_HANDLER": "qa.api.exceptions.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Veredicto API",
-    "DESCRIPTION": "Post recordings, read verified scores, post supervisors' reviews.",
+    "DESCRIPTION": (
+        "Post recordings, read verified scores, post supervisors' reviews. "
+        "Authenticate with `Authorization: Api-Key <key>`. "
+        "A 400 body maps each bad field to one message (a list or object field maps each bad position "
+        "or sub-field to its own error); every other error is `{\"detail\": message}`."
+    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "RecordingStatusEnum": "qa.models.Recording.Status",
+        "JudgeRunStatusEnum": "qa.models.JudgeRun.Status",
+        "RubricStatusEnum": "rubrics.models.Rubric.Status",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "qa.api.schema.add_common_errors",
+    ],
 }
 # --- end REST API ---
 

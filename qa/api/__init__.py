@@ -1,0 +1,1 @@
+"""The REST API for external systems (issue 5)."""

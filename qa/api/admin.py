@@ -1,0 +1,62 @@
+"""API keys in the admin: created with a generated key that is shown once, revocable, expirable.
+
+Registered on import: qa/admin.py imports this module.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+
+from qa.api.services import api_key_create, api_key_revoke
+from qa.models import ApiKey
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["name", "prefix", "can_review", "active", "created_at", "expires_at", "revoked_at", "last_used_at"]
+    list_filter = ["can_review", "revoked_at"]
+    search_fields = ["name", "prefix"]
+    actions = ["revoke"]
+
+    def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        if obj is None:
+            return ["name", "can_review", "expires_at"]
+        return ["name", "prefix", "can_review", "created_at", "expires_at", "revoked_at", "last_used_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        if obj is None:
+            return []
+        # The name is the default `source` of what the key posts: renaming it
+        # would make a resend look like a new recording.
+        return ["name", "prefix", "created_at", "last_used_at"]
+
+    def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        created, key = api_key_create(name=obj.name, can_review=obj.can_review, expires_at=obj.expires_at)
+        # The admin logs and redirects with `obj`: make it the stored row.
+        obj.pk = created.pk
+        obj.refresh_from_db()
+        messages.success(
+            request,
+            format_html(
+                _("The key for {name} is <code>{key}</code>. Copy it now: only its hash is stored, it cannot be shown again."),
+                name=obj.name,
+                key=key,
+            ),
+        )
+
+    @admin.display(description=_("active"), boolean=True)
+    def active(self, api_key: ApiKey) -> bool:
+        return api_key.is_active
+
+    @admin.action(description=_("Revoke the selected keys now"), permissions=["change"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        for api_key in queryset:
+            api_key_revoke(api_key=api_key)
+        self.message_user(request, _("%(count)d keys revoked.") % {"count": len(queryset)}, messages.SUCCESS)

@@ -1,0 +1,365 @@
+"""Parse requests into service arguments and shape responses; no decisions here.
+
+Validation that needs the database or the domain (a rubric's status, a
+transcript's speaker turns, a score's scale) happens in the services, which
+raise InvalidInputError with the same per-field shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.reverse import reverse
+
+from qa.models import JudgeRun, Recording, Score
+from qa.selectors import RecordingFilters
+from qa.services import Turn
+from reviews.models import CriterionReview, Review
+from reviews.services import CriterionAdjustment
+from rubrics.models import Criterion, CriterionException, Rubric
+from rubrics.selectors import rubric_latest_published
+
+# Bounds of the columns the values go to: a longer value must be a 400, not a database error.
+INT32_MAX = 2**31 - 1
+
+
+
+# --- Input -------------------------------------------------------------------
+
+
+class AgentInputSerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=100)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "minLength": 1, "maxLength": 100, "description": "The agent's id."},
+            {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "minLength": 1, "maxLength": 100},
+                    "name": {"type": "string", "maxLength": 200},
+                },
+                "required": ["id"],
+            },
+        ]
+    }
+)
+class AgentField(serializers.Field):
+    """`{"id": ..., "name": ...}` or just the id as a string; parsed to (id, name)."""
+
+    default_error_messages = {"invalid": _('Send the agent as {"id": ..., "name": ...} or as a string id.')}
+
+    def to_internal_value(self, data: Any) -> tuple[str, str]:
+        if isinstance(data, str):
+            data = {"id": data}
+        elif not isinstance(data, dict):
+            self.fail("invalid")
+        agent = AgentInputSerializer(data=data)
+        agent.is_valid(raise_exception=True)
+        return agent.validated_data["id"], agent.validated_data["name"]
+
+    def to_representation(self, value: tuple[str, str]) -> dict[str, str]:
+        return {"id": value[0], "name": value[1]}
+
+
+class TurnSerializer(serializers.Serializer):
+    speaker = serializers.CharField(max_length=100)
+    text = serializers.CharField(trim_whitespace=False)
+    start_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+    end_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
+
+    def to_internal_value(self, data: Any) -> Turn:
+        return Turn(**super().to_internal_value(data))
+
+
+class RecordingIngestSerializer(serializers.Serializer):
+    external_id = serializers.CharField(max_length=200, help_text=_("Your id for the call; unique per source."))
+    source = serializers.CharField(
+        max_length=100,
+        required=False,
+        help_text=_("The sending system. Defaults to the API key's name ('web' for a browser session)."),
+    )
+    rubric = serializers.SlugField(max_length=100, help_text=_("Rubric slug; its latest published version is used."))
+    agent = AgentField(required=False)
+    team = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    channel = serializers.ChoiceField(choices=Recording.Channel.choices, required=False)
+    language = serializers.CharField(max_length=10, required=False, allow_blank=True)
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True)
+    duration_seconds = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True)
+    transcript = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,  # verbatim: evidence offsets point into this exact text
+        help_text=_("Verbatim text, one 'SPEAKER: text' line per turn. Send this or `turns`."),
+    )
+    turns = TurnSerializer(many=True, required=False, allow_empty=True, help_text=_("Send this or `transcript`."))
+    transcript_source = serializers.ChoiceField(choices=Recording.TranscriptSource.choices, required=False)
+
+    def validate_rubric(self, slug: str) -> Rubric:
+        rubric = rubric_latest_published(slug=slug)
+        if rubric is None:
+            raise serializers.ValidationError(_("No published rubric '%(slug)s'.") % {"slug": slug})
+        return rubric
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        """The keyword arguments of `recording_ingest`, except `source` when not sent."""
+        values = super().to_internal_value(data)
+        if "agent" in values:
+            values["agent_id"], values["agent_name"] = values.pop("agent")
+        return values
+
+
+class ReviewCriterionSerializer(serializers.Serializer):
+    criterion_key = serializers.CharField(max_length=64)
+    adjusted_value = serializers.IntegerField(required=False, allow_null=True)
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    rejected = serializers.BooleanField(required=False, default=False, help_text=_("The judge got this criterion wrong."))
+
+    def to_internal_value(self, data: Any) -> CriterionAdjustment:
+        return CriterionAdjustment(**super().to_internal_value(data))
+
+
+class ReviewInputSerializer(serializers.Serializer):
+    reviewer = serializers.CharField(
+        max_length=150,
+        required=False,
+        help_text=_("Who reviewed. Required with an API key; with a session, the logged-in user is the reviewer."),
+    )
+    decision = serializers.ChoiceField(choices=Review.Decision.choices)
+    adjusted_mean = serializers.FloatField(required=False, allow_null=True)
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    criteria = ReviewCriterionSerializer(many=True, required=False, default=list)
+
+    def validate(self, values: dict[str, Any]) -> dict[str, Any]:
+        # A key speaks for a system, so the person must be named; a session already names them.
+        if self.context.get("reviewer_required") and not values.get("reviewer"):
+            raise serializers.ValidationError({"reviewer": _("Say who reviewed: with an API key, 'reviewer' is required.")})
+        return values
+
+
+class RecordingFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Recording.Status.choices, required=False)
+    rubric = serializers.SlugField(required=False, help_text=_("Rubric slug (any version)."))
+    agent = serializers.CharField(required=False, help_text=_("Agent id."))
+    team = serializers.CharField(required=False)
+    needs_review = serializers.BooleanField(required=False, allow_null=True, default=None)
+    source = serializers.CharField(required=False)
+    external_id = serializers.CharField(required=False)
+    occurred_after = serializers.DateTimeField(required=False, help_text=_("occurred_at on or after."))
+    occurred_before = serializers.DateTimeField(required=False, help_text=_("occurred_at before."))
+
+    def to_internal_value(self, data: Any) -> RecordingFilters:
+        return RecordingFilters(**super().to_internal_value(data))
+
+
+class RubricQuerySerializer(serializers.Serializer):
+    version = serializers.IntegerField(
+        min_value=1, max_value=INT32_MAX, required=False, help_text=_("A version number; default: the latest published.")
+    )
+
+
+# --- Output ------------------------------------------------------------------
+
+
+class AgentSerializer(serializers.Serializer):
+    id = serializers.CharField(source="agent_id")
+    name = serializers.CharField(source="agent_name")
+
+
+class RecordingLinksSerializer(serializers.Serializer):
+    self = serializers.URLField()
+    rejudge = serializers.URLField()
+    review = serializers.URLField()
+
+
+class RecordingSerializer(serializers.ModelSerializer):
+    """A recording as listed and as returned by ingest."""
+
+    rubric = serializers.CharField(source="rubric.slug")
+    rubric_version = serializers.IntegerField(source="rubric.version")
+    agent = AgentSerializer(source="*")
+    links = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Recording
+        fields = [
+            "id",
+            "external_id",
+            "source",
+            "status",
+            "rubric",
+            "rubric_version",
+            "agent",
+            "team",
+            "channel",
+            "language",
+            "occurred_at",
+            "duration_seconds",
+            "needs_review",
+            "created_at",
+            "updated_at",
+            "links",
+        ]
+
+    @extend_schema_field(RecordingLinksSerializer)
+    def get_links(self, recording: Recording) -> dict[str, str]:
+        request: Request = self.context["request"]
+        kwargs = {"pk": recording.pk}
+        return {
+            "self": reverse("api:recording-detail", kwargs=kwargs, request=request),
+            "rejudge": reverse("api:recording-rejudge", kwargs=kwargs, request=request),
+            "review": reverse("api:recording-review", kwargs=kwargs, request=request),
+        }
+
+
+class JudgeRunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = JudgeRun
+        fields = ["id", "status", "backend", "model", "prompt_version", "error", "created_at", "started_at", "finished_at"]
+
+
+class VerificationSerializer(serializers.Serializer):
+    status = serializers.CharField(source="verification_status")
+    spans = serializers.ListField(
+        source="verification_spans",
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        help_text=_("[start, end) offsets into the transcript of each quoted fragment found."),
+    )
+
+
+class ScoreSerializer(serializers.ModelSerializer):
+    criterion_key = serializers.CharField(source="criterion.key")
+    evidence_verified = serializers.BooleanField(
+        help_text=_("False: the quote was not found as said in the transcript; show it marked 'NO VERIFICADA / NOT VERIFIED'.")
+    )
+    verification = VerificationSerializer(source="*")
+
+    class Meta:
+        model = Score
+        fields = [
+            "criterion_key",
+            "value",
+            "confidence",
+            "model_confidence",
+            "evidence",
+            "evidence_verified",
+            "verification",
+            "rationale",
+        ]
+
+
+class CriterionReviewSerializer(serializers.ModelSerializer):
+    criterion_key = serializers.CharField(source="criterion.key")
+
+    class Meta:
+        model = CriterionReview
+        fields = ["criterion_key", "adjusted_value", "rejected", "comment"]
+
+
+class ReviewSerializer(serializers.ModelSerializer):
+    api_key = serializers.CharField(source="api_key.name", allow_null=True, help_text=_("The key that posted it, if any."))
+    criteria = CriterionReviewSerializer(many=True)
+
+    class Meta:
+        model = Review
+        fields = ["id", "run", "reviewer", "api_key", "decision", "adjusted_mean", "comment", "blind", "criteria", "created_at"]
+
+
+class RecordingDetailSerializer(RecordingSerializer):
+    latest_run = serializers.SerializerMethodField(help_text=_("The most recent run, whatever its status."))
+    scores = serializers.SerializerMethodField(help_text=_("The scores of the latest successful run."))
+    reviews = ReviewSerializer(many=True)
+
+    class Meta(RecordingSerializer.Meta):
+        fields = [
+            *RecordingSerializer.Meta.fields,
+            "transcript_source",
+            "transcript",
+            "failure_reason",
+            "latest_run",
+            "scores",
+            "review_reasons",
+            "reviews",
+        ]
+
+    @extend_schema_field(JudgeRunSerializer(allow_null=True))
+    def get_latest_run(self, recording: Recording) -> dict | None:
+        runs = recording.latest_runs
+        return JudgeRunSerializer(runs[0]).data if runs else None
+
+    @extend_schema_field(ScoreSerializer(many=True))
+    def get_scores(self, recording: Recording) -> list[dict]:
+        # Only a succeeded run becomes the current one: a failed run's partial answers never show.
+        if recording.current_run is None:
+            return []
+        return ScoreSerializer(recording.current_run.scores.all(), many=True).data
+
+
+class CriterionExceptionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = CriterionException
+        fields = ["text", "outcome"]
+
+
+class CriterionSerializer(serializers.ModelSerializer):
+    exceptions = CriterionExceptionSerializer(many=True)
+
+    class Meta:
+        model = Criterion
+        fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "exceptions"]
+
+
+class RubricSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Rubric
+        fields = ["slug", "name", "language", "version", "status", "published_at"]
+
+
+class RubricVersionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Rubric
+        fields = ["version", "status", "published_at"]
+
+
+class RubricDetailSerializer(RubricSerializer):
+    criteria = CriterionSerializer(many=True)
+    versions = RubricVersionSerializer(source="all_versions", many=True)
+
+    class Meta(RubricSerializer.Meta):
+        fields = [*RubricSerializer.Meta.fields, "description", "criteria", "versions"]
+
+
+# --- Errors (for the schema) ---------------------------------------------------
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class RecordingRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+
+
+class ConflictSerializer(ErrorSerializer):
+    recording = RecordingRefSerializer()
+
+
+class RejudgeConflictSerializer(ErrorSerializer):
+    run = JudgeRunSerializer()
+
+
+VALIDATION_ERROR_SCHEMA = {
+    "type": "object",
+    "description": "One message per bad field; a list or object field maps each bad position or sub-field "
+    "to its own error in the same shape.",
+    "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "object"}]},
+    "example": {"transcript": "The transcript has no speaker turns.", "turns": {"2": "Each turn needs a non-empty text."}},
+}

@@ -1,0 +1,39 @@
+"""Writes for API keys. The admin and `manage.py create_api_key` both go through here."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from qa.models import ApiKey
+
+# Recording every request would turn each read into a write; a minute is
+# precise enough to tell a key in use from an abandoned one.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def api_key_create(*, name: str, can_review: bool = False, expires_at: datetime | None = None) -> tuple[ApiKey, str]:
+    """Store a new key for the external system `name`; return it with the full key.
+
+    The full key is returned once and never stored: only its hash is kept.
+    """
+    prefix, key = ApiKey.generate()
+    api_key = ApiKey.objects.create(
+        name=name, prefix=prefix, key_hash=ApiKey.hash(key), can_review=can_review, expires_at=expires_at
+    )
+    return api_key, key
+
+
+def api_key_revoke(*, api_key: ApiKey) -> None:
+    """Stop accepting the key from now on; revoking twice keeps the first date."""
+    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def api_key_touch(*, api_key: ApiKey) -> None:
+    """Note that the key was used, at most once per LAST_USED_RESOLUTION."""
+    now = timezone.now()
+    if api_key.last_used_at is not None and now - api_key.last_used_at < LAST_USED_RESOLUTION:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now

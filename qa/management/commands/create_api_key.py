@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from argparse import ArgumentParser
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from qa.api.services import api_key_create
+from qa.models import ApiKey
+
+
+class Command(BaseCommand):
+    help = "Create an API key for an external system and print it (only its hash is stored)."
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("name", help="The external system; also the default `source` of what it posts.")
+        parser.add_argument("--can-review", action="store_true", help="Allow the key to post supervisors' reviews.")
+        parser.add_argument("--expires-at", help="ISO 8601 date and time after which the key is refused.")
+
+    def handle(self, *args, name: str, can_review: bool, expires_at: str | None, **options) -> None:
+        if ApiKey.objects.filter(name=name).exists():
+            raise CommandError(f"A key named {name!r} already exists; revoke it in the admin or pick another name.")
+        expiry = None
+        if expires_at:
+            try:
+                expiry = parse_datetime(expires_at)
+            except ValueError:  # well formed but impossible, e.g. month 13
+                expiry = None
+            if expiry is None:
+                raise CommandError(f"--expires-at {expires_at!r} is not an ISO 8601 date and time.")
+            if timezone.is_naive(expiry):
+                expiry = timezone.make_aware(expiry)
+        api_key, key = api_key_create(name=name, can_review=can_review, expires_at=expiry)
+        # The key alone on stdout, so that KEY=$(manage.py create_api_key NAME) works.
+        self.stdout.write(key)
+        rights = "post and read recordings, post reviews" if can_review else "post and read recordings"
+        self.stderr.write(f"Key {api_key.prefix} for {name} ({rights}). Store it now: it cannot be shown again.")

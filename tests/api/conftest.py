@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from qa.api.services import api_key_create
+from qa.models import ApiKey
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts():
+    # Throttle counts live in the cache, which outlives each test's transaction.
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def key_client(key: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
+    return client
+
+
+def new_key(name: str, **fields) -> tuple[ApiKey, str]:
+    api_key, key = api_key_create(name=name, **fields)
+    # Marked as just used, so no request in a test spends a query noting it.
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=timezone.now())
+    api_key.refresh_from_db()
+    return api_key, key
+
+
+@pytest.fixture
+def api_key(db) -> tuple[ApiKey, str]:
+    return new_key("ccaas")
+
+
+@pytest.fixture
+def api(api_key) -> APIClient:
+    """A client sending the `ccaas` key, which may post and read recordings but not review."""
+    return key_client(api_key[1])
+
+
+@pytest.fixture
+def review_key(db) -> tuple[ApiKey, str]:
+    return new_key("qa-tool", can_review=True)
+
+
+@pytest.fixture
+def review_api(review_key) -> APIClient:
+    return key_client(review_key[1])
