@@ -37,6 +37,13 @@ from rubrics.models import Criterion
 logger = logging.getLogger(__name__)
 
 ACTIVE = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+VERIFICATION_FIELDS = (
+    "evidence_verified",
+    "verification_status",
+    "verification_spans",
+    "verification_closest",
+    "verifier_version",
+)
 
 
 class Outcome(StrEnum):
@@ -56,6 +63,20 @@ class Result:
 
 
 @transaction.atomic
+def judge_run_create(*, recording: Recording) -> tuple[JudgeRun, bool]:
+    """A pending run for `recording`, or its active one; and whether it is new."""
+    # Lock the recording so two callers cannot both find no active run.
+    Recording.objects.select_for_update().filter(pk=recording.pk).first()
+    active = JudgeRun.objects.filter(recording=recording, status__in=ACTIVE).first()
+    if active is not None:
+        return active, False
+    run = JudgeRun.objects.create(recording=recording, rubric=recording.rubric)
+    Recording.objects.filter(pk=recording.pk).update(status=Recording.Status.QUEUED, updated_at=timezone.now())
+    recording.status = Recording.Status.QUEUED
+    return run, True
+
+
+@transaction.atomic
 def recording_enqueue_judging(*, recording: Recording) -> JudgeRun:
     """Create a pending run for `recording` (or return its active one) and
     enqueue it once the transaction commits.
@@ -63,15 +84,9 @@ def recording_enqueue_judging(*, recording: Recording) -> JudgeRun:
     If the broker is unreachable, the recording stays received with its run
     pending, and the sweep enqueues it when the broker is back.
     """
-    # Lock the recording so two callers cannot both find no active run.
-    Recording.objects.select_for_update().filter(pk=recording.pk).first()
-    active = JudgeRun.objects.filter(recording=recording, status__in=ACTIVE).first()
-    if active is not None:
-        return active
-    run = JudgeRun.objects.create(recording=recording, rubric=recording.rubric)
-    Recording.objects.filter(pk=recording.pk).update(status=Recording.Status.QUEUED, updated_at=timezone.now())
-    recording.status = Recording.Status.QUEUED
-    transaction.on_commit(lambda: judge_run_publish(run=run))
+    run, created = judge_run_create(recording=recording)
+    if created:
+        transaction.on_commit(lambda: judge_run_publish(run=run))
     return run
 
 
@@ -189,22 +204,29 @@ def _answer_problem(completion: Completion) -> str | None:
     return None
 
 
+def verification_fields(*, evidence: str, transcript: str, model_confidence: float) -> dict[str, object]:
+    """A score's verification and the confidence it leaves: an unverified
+    quote supports nothing, whatever the model felt."""
+    check = verify_evidence(evidence, transcript)
+    return {
+        "confidence": model_confidence if check.verified else 0.0,
+        "evidence_verified": check.verified,
+        "verification_status": check.status.value,
+        "verification_spans": [list(span) for span in check.spans],
+        "verification_closest": check.closest.to_dict() if check.closest else None,
+        "verifier_version": VERIFIER_VERSION,
+    }
+
+
 def _score(run: JudgeRun, answer: CriterionAnswer, transcript: str) -> Score:
-    check = verify_evidence(answer.evidence, transcript)
     return Score(
         run=run,
         criterion=answer.criterion,
         value=answer.value,
-        # An unverified quote supports nothing, whatever the model felt.
-        confidence=answer.confidence if check.verified else 0.0,
         model_confidence=answer.confidence,
         evidence=answer.evidence,
-        evidence_verified=check.verified,
-        verification_status=check.status.value,
-        verification_spans=[list(span) for span in check.spans],
-        verification_closest=check.closest.to_dict() if check.closest else None,
-        verifier_version=VERIFIER_VERSION,
         rationale=answer.rationale,
+        **verification_fields(evidence=answer.evidence, transcript=transcript, model_confidence=answer.confidence),
     )
 
 
@@ -274,3 +296,26 @@ def judge_run_until_done(*, run_id: int, sleep: Callable[[float], None] = time.s
     while (result := judge_run_execute(run_id=run_id)).outcome is Outcome.RETRY:
         sleep(result.delay)
     return result
+
+
+@transaction.atomic
+def judge_run_reverify(*, run: JudgeRun) -> int:
+    """Verify the stored scores of a succeeded run again (a new verifier, say),
+    without another LLM call; re-route its recording if a confidence changed
+    and the run is the recording's current one. Returns how many scores changed."""
+    scores = list(run.scores.select_for_update())
+    fields = ["confidence", *VERIFICATION_FIELDS]
+    changed, confidence_changed = 0, False
+    for score in scores:
+        before = {field: getattr(score, field) for field in fields}
+        for field, value in verification_fields(
+            evidence=score.evidence, transcript=run.recording.transcript, model_confidence=score.model_confidence
+        ).items():
+            setattr(score, field, value)
+        if before != {field: getattr(score, field) for field in fields}:
+            changed += 1
+            confidence_changed |= before["confidence"] != score.confidence
+    Score.objects.bulk_update(scores, fields)
+    if confidence_changed and run.recording.current_run_id == run.pk:
+        recording_route(recording=run.recording, rubric=run.rubric, scores=scores)
+    return changed

@@ -1,0 +1,91 @@
+"""Judge recordings in this process, with a progress bar and a summary.
+
+    python manage.py judge                      # every pending recording
+    python manage.py judge --recording 12 14    # (re-)judge these
+    python manage.py judge --rubric soporte --limit 3
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import QuerySet
+
+from qa.judging import judge_run_create, judge_run_until_done
+from qa.models import JudgeRun, Recording, Score
+
+BAR_WIDTH = 30
+
+
+class Command(BaseCommand):
+    help = "Judge recordings with the configured LLM (the bundled local model by default) and summarise."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--recording", type=int, nargs="+", default=[], help="ids to judge (again)")
+        parser.add_argument("--pending", action="store_true", help="recordings waiting for a judgment (the default)")
+        parser.add_argument("--rubric", help="only recordings judged with this rubric slug")
+        parser.add_argument("--limit", type=int, help="judge at most this many")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        runs = self._runs(options)
+        if not runs:
+            self.stdout.write("Nothing to judge.")
+            return
+        started = time.monotonic()
+        for index, run in enumerate(runs, start=1):
+            self._progress(index - 1, len(runs), run.recording)
+            judge_run_until_done(run_id=run.pk, sleep=self._wait)
+        self._progress(len(runs), len(runs), None)
+        self.stderr.write("")
+        self._summary(JudgeRun.objects.filter(pk__in=[run.pk for run in runs]), time.monotonic() - started)
+
+    def _recordings(self, options: dict[str, Any]) -> QuerySet[Recording]:
+        if options["recording"]:
+            recordings = Recording.objects.filter(pk__in=options["recording"])
+            if missing := set(options["recording"]) - set(recordings.values_list("pk", flat=True)):
+                raise CommandError(f"No recording with id {', '.join(map(str, sorted(missing)))}.")
+        else:
+            recordings = Recording.objects.filter(runs__status=JudgeRun.Status.PENDING)
+        if options["rubric"]:
+            recordings = recordings.filter(rubric__slug=options["rubric"])
+        return recordings.order_by("created_at", "pk").distinct()
+
+    def _runs(self, options: dict[str, Any]) -> list[JudgeRun]:
+        recordings = self._recordings(options)[: options["limit"]]
+        # Creating the runs here (not through the queue) keeps the judgment in
+        # this process; a worker that sees the same run finds it claimed.
+        return [judge_run_create(recording=recording)[0] for recording in recordings]
+
+    def _wait(self, seconds: float) -> None:
+        self.stderr.write(f"\n  transient failure: retrying in {seconds:.1f} s")
+        time.sleep(seconds)
+
+    def _progress(self, done: int, total: int, recording: Recording | None) -> None:
+        filled = BAR_WIDTH * done // total
+        label = f"judging {recording}" if recording else "done"
+        self.stderr.write(f"\r[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done}/{total} {label:<40}", ending="")
+        self.stderr.flush()
+
+    def _summary(self, runs: QuerySet[JudgeRun], seconds: float) -> None:
+        succeeded = runs.filter(status=JudgeRun.Status.SUCCEEDED).select_related("recording")
+        failed = runs.filter(status=JudgeRun.Status.FAILED)
+        reasons = Counter(reason for run in succeeded for reason in run.recording.review_reasons)
+        in_review = sum(1 for run in succeeded if run.recording.needs_review)
+        scores = Score.objects.filter(run__in=succeeded)
+        unverified = scores.filter(evidence_verified=False).count()
+        total_scores = scores.count()
+        prompt = sum(run.prompt_tokens or 0 for run in runs)
+        completion = sum(run.completion_tokens or 0 for run in runs)
+        backends = sorted({f"{run.backend} {run.model}" for run in runs if run.backend})
+        write = self.stdout.write
+        write(f"Judged: {succeeded.count()}   failed: {failed.count()}   time: {seconds:.1f} s")
+        write(f"Model: {', '.join(backends) or '-'}")
+        write(f"Routed to review: {in_review}" + "".join(f"   {reason}: {count}" for reason, count in sorted(reasons.items())))
+        rate = f"{unverified / total_scores:.0%}" if total_scores else "-"
+        write(f"Unverified quotes: {unverified} of {total_scores} ({rate})")
+        write(f"Tokens: {prompt} prompt + {completion} completion")
+        for run in failed:
+            write(self.style.ERROR(f"  failed {run.recording_id}: {run.error[:200]}"))

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from qa.evidence import VERIFIER_VERSION
+from qa.judging import judge_run_create
+from qa.models import JudgeRun, Recording, Score
+from tests.factories import RecordingFactory, judged_recording
+from tests.support.fake_openai import answer_for, completion
+
+pytestmark = pytest.mark.django_db
+
+
+def judge(*args: str) -> str:
+    out = StringIO()
+    call_command("judge", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_judge_pending_prints_a_summary(fake_llm, rubric):
+    for _ in range(2):
+        judge_run_create(recording=RecordingFactory(rubric=rubric))
+    paraphrase = "AGENTE: le habla Marta, de la empresa Telco Sur"
+    fake_llm.script(lambda request: completion(answer_for(request, evidence=paraphrase)))
+
+    output = judge("--pending")
+
+    assert "Judged: 2   failed: 0" in output
+    assert "Model: openai-compatible fake-judge" in output
+    assert "Routed to review: 1   unverified_evidence: 1" in output
+    assert "Unverified quotes: 2 of 4 (50%)" in output
+    assert "Tokens: 1800 prompt + 600 completion" in output
+    assert not JudgeRun.objects.exclude(status=JudgeRun.Status.SUCCEEDED).exists()
+
+
+def test_judge_recording_adds_a_run_and_honours_limit_and_rubric(fake_llm, rubric, recording):
+    RecordingFactory()  # another rubric
+
+    judge("--recording", str(recording.pk), "--rubric", rubric.slug)
+    judge("--recording", str(recording.pk), "--limit", "1")
+
+    assert recording.runs.filter(status=JudgeRun.Status.SUCCEEDED).count() == 2
+    assert JudgeRun.objects.count() == 2
+
+
+def test_judge_unknown_recording_is_an_error(fake_llm):
+    with pytest.raises(CommandError, match="No recording with id 999999"):
+        judge("--recording", "999999")
+
+
+def test_reverify_updates_verification_and_routing_without_the_llm(fake_llm, rubric):
+    values = {"saludo": 4, "compromiso": 2}
+    fixed = judged_recording(values=values, confidence=0.9, rubric=rubric)  # its quote is in the transcript
+    Score.objects.filter(run=fixed.current_run).update(
+        evidence_verified=False, verification_status="not_found", confidence=0.0, verifier_version="old"
+    )
+    Recording.objects.filter(pk=fixed.pk).update(
+        status=Recording.Status.IN_REVIEW, needs_review=True, review_reasons=["unverified_evidence"]
+    )
+    broken = judged_recording(values=values, confidence=0.9, rubric=rubric)
+    Score.objects.filter(run=broken.current_run).update(evidence="El agente promete llamar mañana sin falta")
+    out = StringIO()
+
+    call_command("reverify", "--since", "2000-01-01", stdout=out)
+
+    assert "2 runs checked" in out.getvalue()
+    fixed.refresh_from_db()
+    broken.refresh_from_db()
+    assert fixed.status == Recording.Status.JUDGED and fixed.review_reasons == []
+    assert broken.status == Recording.Status.IN_REVIEW and broken.review_reasons == ["unverified_evidence"]
+    for score in Score.objects.filter(run=fixed.current_run):
+        assert score.evidence_verified and score.confidence == 0.9 and score.verifier_version == VERIFIER_VERSION
+    for score in Score.objects.filter(run=broken.current_run):
+        assert not score.evidence_verified and score.confidence == 0.0 and score.model_confidence == 0.9
+    assert fake_llm.requests == []
+
+
+def test_reverify_refuses_a_bad_date():
+    with pytest.raises(CommandError, match="not a date"):
+        call_command("reverify", "--since", "yesterday")

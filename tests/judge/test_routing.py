@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from qa.routing import audit_draw, review_reasons
+
+
+def test_the_audit_draw_is_reproducible_and_keeps_the_rate():
+    draws = [audit_draw(source="crm", external_id=f"call-{n}", rubric_slug="soporte", rubric_version=3) for n in range(20000)]
+
+    assert draws[:50] == [audit_draw(source="crm", external_id=f"call-{n}", rubric_slug="soporte", rubric_version=3) for n in range(50)]
+    assert all(0 <= draw < 1 for draw in draws)
+    for rate in (0.05, 0.2, 0.5):
+        assert sum(draw < rate for draw in draws) / len(draws) == pytest.approx(rate, abs=0.01)
+    # A new rubric version is a new draw.
+    assert audit_draw(source="crm", external_id="call-0", rubric_slug="soporte", rubric_version=4) != draws[0]
+
+
+def _score(confidence: float, verified: bool = True) -> SimpleNamespace:
+    return SimpleNamespace(confidence=confidence, evidence_verified=verified)
+
+
+@pytest.mark.parametrize(
+    ("scores", "audit_rate", "expected"),
+    [
+        ([_score(0.9), _score(0.8)], 0.0, []),
+        ([_score(0.9), _score(0.74)], 0.0, ["low_confidence"]),
+        ([_score(0.0, verified=False), _score(0.9)], 0.0, ["unverified_evidence"]),
+        ([_score(0.0, verified=False), _score(0.5)], 1.0, ["unverified_evidence", "low_confidence"]),
+        ([_score(0.9), _score(0.9)], 1.0, ["random_audit"]),
+    ],
+)
+def test_review_reasons(scores, audit_rate, expected):
+    recording = SimpleNamespace(source="crm", external_id="call-1")
+    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=audit_rate)
+
+    assert review_reasons(recording=recording, rubric=rubric, scores=scores) == expected
