@@ -54,7 +54,8 @@ class AgentInputSerializer(serializers.Serializer):
 class AgentField(serializers.Field):
     """`{"id": ..., "name": ...}` or just the id as a string; parsed to (id, name)."""
 
-    default_error_messages = {"invalid": _('Send the agent as {"id": ..., "name": ...} or as a string id.')}
+    # Braces doubled: DRF formats error messages with str.format.
+    default_error_messages = {"invalid": _('Send the agent as {{"id": ..., "name": ...}} or as a string id.')}
 
     def to_internal_value(self, data: Any) -> tuple[str, str]:
         if isinstance(data, str):
