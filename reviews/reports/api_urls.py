@@ -1,1 +1,10 @@
-urlpatterns: list = []
+from django.urls import path
+
+from reviews.reports import api
+
+app_name = "reports-api"
+
+urlpatterns = [
+    path("deviation/", api.DeviationReportView.as_view(), name="deviation"),
+    path("evidence/", api.EvidenceReportView.as_view(), name="evidence"),
+]

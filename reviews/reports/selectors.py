@@ -136,7 +136,7 @@ class ModelEvidence:
 @dataclass(frozen=True)
 class EvidenceReport:
     rubric: Rubric
-    overall: Tally
+    tally: Tally  # over all the scores
     criteria: list[CriterionEvidence]
     models: list[ModelEvidence]
     weeks: list[WeekTally]
@@ -364,7 +364,7 @@ def evidence_report(filters: ReportFilters) -> EvidenceReport:
 
     return EvidenceReport(
         rubric=filters.rubric,
-        overall=sum(by_criterion.values(), Tally()),
+        tally=sum(by_criterion.values(), Tally()),
         criteria=[
             CriterionEvidence(criterion, by_criterion[criterion.pk], dict(statuses[criterion.pk].most_common()))
             for criterion in filters.rubric.criteria.all()

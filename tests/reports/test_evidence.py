@@ -14,8 +14,8 @@ def test_rates_overall_per_criterion_model_and_week(care_rubric, evidence_data, 
     with django_assert_max_num_queries(2):
         report = evidence_report(ReportFilters(rubric=care_rubric))
     # Runs a-d count (e failed, f is another rubric): 8 scores, 4 unverified.
-    assert report.overall == Tally(8, 4)
-    assert report.overall.rate == 0.5
+    assert report.tally == Tally(8, 4)
+    assert report.tally.rate == 0.5
     assert [(row.criterion.key, row.tally, row.statuses) for row in report.criteria] == [
         ("c1", Tally(4, 1), {"verified": 3, "paraphrase": 1}),
         ("c2", Tally(4, 3), {"not_found": 1, "empty": 1, "verified": 1, "too_short": 1}),

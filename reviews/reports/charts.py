@@ -1,0 +1,129 @@
+"""Charts drawn on the server as inline SVG: no JavaScript, nothing fetched from
+a CDN (the machines have no internet), and they print as they look."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+PALETTE = ("#1f5fbf", "#b54708", "#067647", "#7a2e9e", "#b42318", "#5b6475")
+LABEL_WIDTH, PLOT_WIDTH, VALUE_WIDTH = 190, 380, 70
+BAR, BAR_GAP, ROW_GAP = 11, 2, 10
+LEGEND_PER_ROW, LEGEND_ROW, LEGEND_ITEM = 4, 18, 160
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    values: Sequence[float | None]  # one per category (bars) or per point (lines); None: nothing to draw
+
+
+def _svg(width: int, height: int, title: str, parts: list[SafeString]) -> SafeString:
+    return format_html(
+        '<svg class="chart" role="img" viewBox="0 0 {} {}" width="100%" style="max-width:{}px">'
+        "<title>{}</title>{}</svg>",
+        width,
+        height,
+        width,
+        title,
+        mark_safe("".join(parts)),
+    )
+
+
+def _legend(series: Sequence[Series]) -> tuple[list[SafeString], int]:
+    """The legend's parts and its height: rows of LEGEND_PER_ROW names."""
+    parts = [
+        format_html(
+            '<rect x="{}" y="{}" width="10" height="10" fill="{}"/><text x="{}" y="{}" font-size="11">{}</text>',
+            (index % LEGEND_PER_ROW) * LEGEND_ITEM,
+            (index // LEGEND_PER_ROW) * LEGEND_ROW + 4,
+            PALETTE[index % len(PALETTE)],
+            (index % LEGEND_PER_ROW) * LEGEND_ITEM + 14,
+            (index // LEGEND_PER_ROW) * LEGEND_ROW + 13,
+            item.name,
+        )
+        for index, item in enumerate(series)
+    ]
+    return parts, (len(series) + LEGEND_PER_ROW - 1) // LEGEND_PER_ROW * LEGEND_ROW + 6
+
+
+def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]) -> SafeString:
+    """Horizontal bars, one cluster per category; negative values extend left of zero."""
+    values = [value for item in series for value in item.values if value is not None]
+    low, high = min([0.0, *values]), max([0.0, *values])
+    span = (high - low) or 1.0
+
+    def x(value: float) -> float:
+        return LABEL_WIDTH + (value - low) / span * PLOT_WIDTH
+
+    row_height = len(series) * (BAR + BAR_GAP) + ROW_GAP
+    parts, legend = _legend(series)
+    for row, category in enumerate(categories):
+        top = legend + row * row_height
+        parts.append(format_html('<text x="0" y="{}" font-size="12">{}</text>', top + BAR, category))
+        for index, item in enumerate(series):
+            value = item.values[row]
+            if value is None:
+                continue
+            y = top + index * (BAR + BAR_GAP)
+            left, right = sorted((x(0.0), x(value)))
+            parts.append(
+                format_html(
+                    '<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{} · {}: {}</title></rect>'
+                    '<text x="{}" y="{}" font-size="10">{}</text>',
+                    round(left, 1), y, round(max(right - left, 1.0), 1), BAR, PALETTE[index % len(PALETTE)],
+                    category, item.name, fmt(value),
+                    LABEL_WIDTH + PLOT_WIDTH + 4, y + BAR - 1, fmt(value),
+                )
+            )
+    height = legend + len(categories) * row_height
+    parts.append(format_html('<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#5b6475"/>', round(x(0.0), 1), legend, height))
+    return _svg(LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH, height, title, parts)
+
+
+def line_chart(labels: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]) -> SafeString:
+    """Lines over evenly spaced points (weeks) from zero up; a None breaks the line."""
+    parts, legend = _legend(series)
+    width, height, left, top, bottom = LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH, 220 + legend, 56, legend + 6, 28
+    values = [value for item in series for value in item.values if value is not None]
+    high = max([*values, 0.0]) or 1.0
+    step = (width - left - 10) / max(len(labels) - 1, 1)
+
+    def point(index: int, value: float) -> tuple[float, float]:
+        # Rounded here: format_html escapes its arguments to strings, so no format specs there.
+        return round(left + index * step, 1), round(height - bottom - value / high * (height - top - bottom), 1)
+
+    for fraction in (0.0, 0.5, 1.0):
+        _, y = point(0, high * fraction)
+        parts.append(
+            format_html(
+                '<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#d9dde5"/>'
+                '<text x="0" y="{}" font-size="10">{}</text>',
+                left, width - 10, y, y, y + 3, fmt(high * fraction),
+            )
+        )
+    shown = {0, len(labels) // 2, len(labels) - 1} if labels else set()
+    parts.extend(
+        format_html('<text x="{}" y="{}" font-size="10" text-anchor="middle">{}</text>', point(i, 0)[0], height - 8, labels[i])
+        for i in sorted(shown)
+    )
+    for index, item in enumerate(series):
+        color = PALETTE[index % len(PALETTE)]
+        segment: list[tuple[float, float]] = []
+        for i, value in enumerate([*item.values, None]):
+            if value is not None:
+                segment.append(point(i, value))
+                parts.append(
+                    format_html(
+                        '<circle cx="{}" cy="{}" r="3" fill="{}"><title>{} · {}: {}</title></circle>',
+                        *segment[-1], color, item.name, labels[i], fmt(value),
+                    )
+                )
+            elif segment:
+                coords = format_html_join(" ", "{},{}", segment)
+                parts.append(format_html('<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>', color, coords))
+                segment = []
+    return _svg(width, height, title, parts)

@@ -1,0 +1,113 @@
+"""Filters of the report pages and API, validated once for both."""
+
+from __future__ import annotations
+
+from django import forms
+from django.db.models import Case, When
+from django.utils.translation import gettext_lazy as _
+
+from reviews.reports.selectors import EvidenceCell, Group, ReportFilters
+from rubrics.models import Criterion, Rubric
+
+GROUP_LABELS = {
+    Group.RANDOM_AUDIT: _("Random audit"),
+    Group.FLAGGED: _("Flagged"),
+    Group.ALL: _("All reviewed"),
+}
+
+
+def rubric_choices() -> list[tuple[str, str]]:
+    """One entry per rubric slug that has results (drafts have none), named as its latest version."""
+    names: dict[str, str] = {}
+    for slug, name in Rubric.objects.exclude(status=Rubric.Status.DRAFT).order_by("slug", "-version").values_list(
+        "slug", "name"
+    ):
+        names.setdefault(slug, name)
+    return list(names.items())
+
+
+class ReportFilterForm(forms.Form):
+    rubric = forms.ChoiceField(label=_("Rubric"))
+    version = forms.IntegerField(
+        label=_("Version"), required=False, min_value=1, help_text=_("Empty: the published version.")
+    )
+    date_from = forms.DateField(label=_("Calls from"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(label=_("Calls to"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    team = forms.CharField(label=_("Team"), required=False, max_length=100)
+    agent = forms.CharField(label=_("Agent id"), required=False, max_length=100)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["rubric"].choices = rubric_choices()
+
+    def clean(self) -> dict:
+        data = super().clean()
+        date_from, date_to = data.get("date_from"), data.get("date_to")
+        if date_from and date_to and date_from > date_to:
+            self.add_error("date_to", _("The end date is before the start date."))
+        if data.get("rubric"):
+            data["rubric_version"] = self._rubric_version(data["rubric"], data.get("version"))
+        return data
+
+    def _rubric_version(self, slug: str, version: int | None) -> Rubric | None:
+        versions = Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT)
+        if version is not None:
+            found = versions.filter(version=version).first()
+            if found is None:
+                self.add_error("version", _("This rubric has no published version %(version)s.") % {"version": version})
+            return found
+        # The published version; once archived (a newer one replaced it), the latest.
+        return versions.order_by(
+            Case(When(status=Rubric.Status.PUBLISHED, then=0), default=1), "-version"
+        ).first()
+
+    def filters(self) -> ReportFilters:
+        data = self.cleaned_data
+        return ReportFilters(
+            rubric=data["rubric_version"],
+            date_from=data["date_from"],
+            date_to=data["date_to"],
+            team=data["team"],
+            agent=data["agent"],
+        )
+
+
+class GroupFilterForm(ReportFilterForm):
+    group = forms.TypedChoiceField(
+        label=_("Group"), choices=list(GROUP_LABELS.items()), coerce=Group, required=False, empty_value=Group.ALL
+    )
+
+
+class CriterionFieldMixin(forms.Form):
+    criterion = forms.SlugField(label=_("Criterion"), required=False)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        key, rubric = data.get("criterion"), data.get("rubric_version")
+        data["criterion_object"] = None
+        if key and rubric is not None:
+            data["criterion_object"] = Criterion.objects.filter(rubric=rubric, key=key).first()
+            if data["criterion_object"] is None:
+                self.add_error("criterion", _("No criterion '%(key)s' in this rubric version.") % {"key": key})
+        return data
+
+
+class DeviationScoresForm(CriterionFieldMixin, GroupFilterForm):
+    pass
+
+
+class EvidenceScoresForm(CriterionFieldMixin, ReportFilterForm):
+    model = forms.CharField(label=_("Model"), required=False, max_length=200)
+    prompt_version = forms.CharField(label=_("Prompt version"), required=False, max_length=64)
+    week = forms.DateField(label=_("Week starting"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    unverified = forms.BooleanField(label=_("Unverified quotes only"), required=False)
+
+    def cell(self) -> EvidenceCell:
+        data = self.cleaned_data
+        return EvidenceCell(
+            criterion=data["criterion_object"],
+            model=data["model"],
+            prompt_version=data["prompt_version"],
+            week=data["week"],
+            unverified_only=data["unverified"],
+        )

@@ -1,0 +1,426 @@
+"""Report pages. Every figure links to the scores behind it, and every table is
+also a CSV download: the same URL with ?format=csv."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from itertools import chain
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.mixins import LoginRequiredMixin, UserPassesTestMixin
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views import View
+
+from qa.models import Score
+from reviews.reports.access import can_view_reports
+from reviews.reports.charts import Series, bar_chart, line_chart
+from reviews.reports.forms import (
+    GROUP_LABELS,
+    DeviationScoresForm,
+    EvidenceScoresForm,
+    GroupFilterForm,
+    ReportFilterForm,
+    rubric_choices,
+)
+from reviews.reports.selectors import (
+    CriterionDeviation,
+    EvidenceReport,
+    Group,
+    ReportFilters,
+    WeekTally,
+    deviation_recordings,
+    deviation_report,
+    deviation_scores,
+    evidence_report,
+    evidence_scores,
+)
+from reviews.reports.stats import Agreement, Tally
+
+# Bilingual on purpose: the mark must survive any UI language and any copy of an export.
+UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
+PAGE_SIZE = 50
+
+
+def _num(value: float | None, places: int = 2) -> str:
+    # Rounded first: number_format cuts the digits off rather than rounding.
+    return "—" if value is None else number_format(round(value, places), places)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{_num(value * 100, 1)} %"
+
+
+@dataclass(frozen=True)
+class Column:
+    field: str  # attribute of the figures, also the CSV/API name
+    label: str
+    fmt: Callable[[Any], str]
+
+
+DEVIATION_COLUMNS = (
+    Column("n", gettext_lazy("n"), str),
+    Column("model_mean", gettext_lazy("Model mean"), _num),
+    Column("human_mean", gettext_lazy("Human mean"), _num),
+    Column("bias", gettext_lazy("Bias"), _num),
+    Column("mae", gettext_lazy("MAE"), _num),
+    Column("exact_agreement", gettext_lazy("Exact"), _pct),
+    Column("within_one", gettext_lazy("Within ±1"), _pct),
+    Column("qwk", gettext_lazy("QWK"), _num),
+    Column("rejection_rate", gettext_lazy("Rejected"), _pct),
+)
+TALLY_COLUMNS = (
+    Column("total", gettext_lazy("Scores"), str),
+    Column("unverified", gettext_lazy("Unverified"), str),
+    Column("rate", gettext_lazy("Unverified rate"), _pct),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    url: str
+
+
+def filter_query(filters: ReportFilters, **extra: Any) -> str:
+    """The filters (with the resolved rubric version, so links stay put) plus `extra`, as a query string."""
+    params = {
+        "rubric": filters.rubric.slug,
+        "version": filters.rubric.version,
+        "date_from": filters.date_from and filters.date_from.isoformat(),
+        "date_to": filters.date_to and filters.date_to.isoformat(),
+        "team": filters.team,
+        "agent": filters.agent,
+        **extra,
+    }
+    return urlencode({key: value for key, value in params.items() if value not in (None, "", False)})
+
+
+def _url(name: str, filters: ReportFilters, **extra: Any) -> str:
+    return f"{reverse(name)}?{filter_query(filters, **extra)}"
+
+
+def csv_response(filename: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> StreamingHttpResponse:
+    """Streamed, so a drill-down of many thousand scores never sits in memory."""
+
+    class Echo:
+        def write(self, value: str) -> str:
+            return value
+
+    writer = csv.writer(Echo())
+    body = (writer.writerow(["" if value is None else value for value in row]) for row in chain([header], rows))
+    response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
+    """Validates the filters, then renders the page or, with ?format=csv, its table."""
+
+    form_class: type[ReportFilterForm] = ReportFilterForm
+    template_name: str
+
+    def test_func(self) -> bool:
+        return can_view_reports(self.request.user)
+
+    def get(self, request: HttpRequest) -> HttpResponse:
+        form = self.form_class(self._with_default_rubric(request.GET))
+        if not form.is_valid():
+            return render(request, self.template_name, {"form": form}, status=400)
+        if request.GET.get("format") == "csv":
+            return self.csv(form)
+        return render(request, self.template_name, {"form": form, **self.context(form)})
+
+    @staticmethod
+    def _with_default_rubric(query: QueryDict) -> QueryDict:
+        # The first visit has no filters: show the first rubric rather than an error.
+        choices = rubric_choices()
+        if "rubric" in query or not choices:
+            return query
+        query = query.copy()
+        query["rubric"] = choices[0][0]
+        return query
+
+    def context(self, form: ReportFilterForm) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def csv(self, form: ReportFilterForm) -> HttpResponse:
+        raise NotImplementedError
+
+
+def _file_stem(report: str, filters: ReportFilters) -> str:
+    return f"{report}-{filters.rubric.slug}-v{filters.rubric.version}"
+
+
+class DeviationView(ReportView):
+    template_name = "reports/deviation.html"
+
+    def context(self, form: ReportFilterForm) -> dict[str, Any]:
+        filters = form.filters()
+        report = deviation_report(filters)
+        keys = [criterion.key for criterion in filters.rubric.criteria.all()]
+
+        def chart(field: str, title: str) -> str:
+            series = [
+                Series(str(GROUP_LABELS[group]), [getattr(row.agreement, field) for row in data.criteria])
+                for group, data in report.groups.items()
+            ]
+            return bar_chart(keys, series, title=title, fmt=_num)
+
+        return {
+            "report": report,
+            "columns": DEVIATION_COLUMNS,
+            "groups": [
+                {
+                    "key": group,
+                    "label": GROUP_LABELS[group],
+                    "data": data,
+                    "rows": [self._row(filters, group, row) for row in data.criteria],
+                    "recordings_url": _url("reports:deviation-recordings", filters, group=group.value),
+                }
+                for group, data in report.groups.items()
+            ],
+            "bias_chart": chart("bias", _("Bias (model − human) per criterion")),
+            "mae_chart": chart("mae", _("Mean absolute error per criterion")),
+            "csv_url": _url("reports:deviation", filters, format="csv"),
+        }
+
+    @staticmethod
+    def _row(filters: ReportFilters, group: Group, row: CriterionDeviation) -> dict[str, Any]:
+        url = _url("reports:deviation-scores", filters, group=group.value, criterion=row.criterion.key)
+        return {
+            "criterion": row.criterion,
+            "url": url,
+            "cells": [Cell(column.fmt(getattr(row.agreement, column.field)), url) for column in DEVIATION_COLUMNS],
+        }
+
+    def csv(self, form: ReportFilterForm) -> HttpResponse:
+        filters = form.filters()
+        report = deviation_report(filters)
+        names = [field.name for field in fields(Agreement)]
+        rows = (
+            [group.value, row.criterion.key, row.criterion.title, *(getattr(row.agreement, name) for name in names)]
+            for group, data in report.groups.items()
+            for row in data.criteria
+        )
+        return csv_response(f"{_file_stem('deviation', filters)}.csv", ["group", "criterion_key", "criterion_title", *names], rows)
+
+
+def _tally_cells(tally: Tally, url: str) -> list[Cell]:
+    """Totals lead to all the scores of the cell, unverified counts and rates to the failed ones."""
+    return [
+        Cell(str(tally.total), url),
+        Cell(str(tally.unverified), f"{url}&unverified=on"),
+        Cell(_pct(tally.rate), f"{url}&unverified=on"),
+    ]
+
+
+def _tally_values(tally: Tally) -> list[Any]:
+    return [getattr(tally, column.field) for column in TALLY_COLUMNS]
+
+
+EVIDENCE_TABLES = ("criteria", "models", "weeks")
+
+
+class EvidenceView(ReportView):
+    template_name = "reports/evidence.html"
+
+    def context(self, form: ReportFilterForm) -> dict[str, Any]:
+        filters = form.filters()
+        report = evidence_report(filters)
+        scores = "reports:evidence-scores"
+        return {
+            "report": report,
+            "columns": TALLY_COLUMNS,
+            "overall": _tally_cells(report.tally, _url(scores, filters)),
+            "criteria": [
+                {"row": row, "cells": _tally_cells(row.tally, _url(scores, filters, criterion=row.criterion.key))}
+                for row in report.criteria
+            ],
+            "models": [
+                {
+                    "row": row,
+                    "cells": _tally_cells(row.tally, _url(scores, filters, model=row.model, prompt_version=row.prompt_version)),
+                }
+                for row in report.models
+            ],
+            "weeks": [
+                {"row": row, "cells": _tally_cells(row.tally, _url(scores, filters, week=row.week.isoformat()))}
+                for row in report.weeks
+            ],
+            "criteria_chart": bar_chart(
+                [row.criterion.key for row in report.criteria],
+                [Series(_("Unverified rate"), [row.tally.rate for row in report.criteria])],
+                title=_("Unverified quotes per criterion"),
+                fmt=_pct,
+            ),
+            "trend_chart": self._trend(report),
+            "csv_urls": {table: _url("reports:evidence", filters, format="csv", table=table) for table in EVIDENCE_TABLES},
+        }
+
+    @staticmethod
+    def _trend(report: EvidenceReport) -> str:
+        weeks = [row.week for row in report.weeks]
+
+        def aligned(rows: list[WeekTally]) -> list[float | None]:
+            rates = {row.week: row.tally.rate for row in rows}
+            return [rates.get(week) for week in weeks]
+
+        series = [Series(_("All"), aligned(report.weeks))]
+        series += [Series(f"{row.model} · {row.prompt_version}", aligned(row.weeks)) for row in report.models]
+        return line_chart([week.isoformat() for week in weeks], series, title=_("Unverified rate per week"), fmt=_pct)
+
+    def csv(self, form: ReportFilterForm) -> HttpResponse:
+        table = self.request.GET.get("table", "criteria")
+        if table not in EVIDENCE_TABLES:
+            return HttpResponse(
+                _("Unknown table '%(table)s'; use one of: %(tables)s.") % {"table": table, "tables": ", ".join(EVIDENCE_TABLES)},
+                status=400,
+                content_type="text/plain; charset=utf-8",
+            )
+        filters = form.filters()
+        report = evidence_report(filters)
+        tally = [column.field for column in TALLY_COLUMNS]
+        header, rows = {
+            "criteria": (
+                ["criterion_key", "criterion_title", "description", "evidence_guidance", *tally, "statuses"],
+                (
+                    [
+                        row.criterion.key, row.criterion.title, row.criterion.description, row.criterion.evidence_guidance,
+                        *_tally_values(row.tally), " ".join(f"{status}={count}" for status, count in row.statuses.items()),
+                    ]
+                    for row in report.criteria
+                ),
+            ),
+            "models": (
+                ["model", "prompt_version", *tally],
+                ([row.model, row.prompt_version, *_tally_values(row.tally)] for row in report.models),
+            ),
+            "weeks": (
+                ["week", "model", "prompt_version", *tally],
+                chain(
+                    ([row.week.isoformat(), "", "", *_tally_values(row.tally)] for row in report.weeks),
+                    (
+                        [week.week.isoformat(), row.model, row.prompt_version, *_tally_values(week.tally)]
+                        for row in report.models
+                        for week in row.weeks
+                    ),
+                ),
+            ),
+        }[table]
+        return csv_response(f"{_file_stem('evidence', filters)}-{table}.csv", header, rows)
+
+
+def _paginate(request: HttpRequest, rows: QuerySet) -> tuple[Page, str]:
+    """A page of rows and the query string without the page number, for the page links."""
+    query = request.GET.copy()
+    query.pop("page", None)
+    return Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")), query.urlencode()
+
+
+def review_url(recording_id: int) -> str:
+    return reverse("review-detail", args=[recording_id])
+
+
+SCORE_CSV_HEADER = (
+    "recording_id", "external_id", "occurred_at", "team", "agent_id", "criterion_key", "model_value", "human_value",
+    "evidence", "evidence_verified", "verification_status", "rationale", "rejected", "criterion_comment",
+    "review_comment", "review_url",
+)  # fmt: skip
+
+
+class ScoreListView(ReportView):
+    """The scores behind one report cell, with the supervisor's value and comments."""
+
+    template_name = "reports/scores.html"
+    title: str
+    back: str
+
+    def rows(self, form: ReportFilterForm) -> QuerySet[Score]:
+        raise NotImplementedError
+
+    def context(self, form: ReportFilterForm) -> dict[str, Any]:
+        page, query = _paginate(self.request, self.rows(form))
+        return {
+            "title": self.title,
+            "page": page,
+            "rows": [(score, review_url(score.run.recording_id)) for score in page],
+            "query": query,
+            "back_url": _url(self.back, form.filters()),
+            "unverified_mark": UNVERIFIED_MARK,
+        }
+
+    def csv(self, form: ReportFilterForm) -> HttpResponse:
+        def lines() -> Iterator[list[Any]]:
+            for score in self.rows(form).iterator(chunk_size=2000):
+                recording = score.run.recording
+                evidence = score.evidence if score.evidence_verified else f"[{UNVERIFIED_MARK}] {score.evidence}"
+                yield [
+                    recording.pk, recording.external_id, recording.occurred_at and recording.occurred_at.isoformat(),
+                    recording.team, recording.agent_id, score.criterion.key, score.value, score.human_value, evidence,
+                    score.evidence_verified, score.verification_status, score.rationale, score.is_rejected,
+                    score.cr_comment, score.review_comment, self.request.build_absolute_uri(review_url(recording.pk)),
+                ]  # fmt: skip
+
+        filters = form.filters()
+        return csv_response(f"{_file_stem('scores', filters)}.csv", SCORE_CSV_HEADER, lines())
+
+
+class DeviationScoresView(ScoreListView):
+    form_class = DeviationScoresForm
+    title = gettext_lazy("Reviewed scores")
+    back = "reports:deviation"
+
+    def rows(self, form: ReportFilterForm) -> QuerySet[Score]:
+        return deviation_scores(form.filters(), form.cleaned_data["group"], form.cleaned_data["criterion_object"])
+
+
+class EvidenceScoresView(ScoreListView):
+    form_class = EvidenceScoresForm
+    title = gettext_lazy("Judged scores")
+    back = "reports:evidence"
+
+    def rows(self, form: ReportFilterForm) -> QuerySet[Score]:
+        return evidence_scores(form.filters(), form.cell())
+
+
+class DeviationRecordingsView(ReportView):
+    """Per reviewed recording: the model's mean against the supervisor's adjusted mean."""
+
+    form_class = GroupFilterForm
+    template_name = "reports/recordings.html"
+
+    def context(self, form: ReportFilterForm) -> dict[str, Any]:
+        filters = form.filters()
+        page, query = _paginate(self.request, deviation_recordings(filters, form.cleaned_data["group"]))
+        return {
+            "group_label": GROUP_LABELS[form.cleaned_data["group"]],
+            "page": page,
+            "rows": [(review, review_url(review.recording_id)) for review in page],
+            "query": query,
+            "back_url": _url("reports:deviation", filters),
+        }
+
+    def csv(self, form: ReportFilterForm) -> HttpResponse:
+        filters = form.filters()
+        reviews = deviation_recordings(filters, form.cleaned_data["group"])
+        rows = (
+            [
+                review.recording_id, review.recording.external_id, " ".join(review.recording.review_reasons),
+                review.decision, review.reviewer, review.model_mean, review.adjusted_mean, review.difference,
+                self.request.build_absolute_uri(review_url(review.recording_id)),
+            ]
+            for review in reviews.iterator(chunk_size=2000)
+        )  # fmt: skip
+        header = ["recording_id", "external_id", "review_reasons", "decision", "reviewer", "model_mean",
+                  "adjusted_mean", "difference", "review_url"]  # fmt: skip
+        return csv_response(f"{_file_stem('recordings', filters)}.csv", header, rows)
