@@ -1,7 +1,10 @@
 from django.urls import path
-from django.views.generic import TemplateView
+
+from reviews import views
 
 urlpatterns = [
-    # The review queue replaces this page (issue: review queue).
-    path("", TemplateView.as_view(template_name="base.html"), name="review-queue"),
+    path("", views.queue, name="review-queue"),
+    path("next/", views.next_item, name="review-next"),
+    path("<int:pk>/", views.detail, name="review-detail"),
+    path("<int:pk>/release/", views.release, name="review-release"),
 ]

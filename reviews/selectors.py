@@ -1,0 +1,190 @@
+"""Reads for the review queue and the review page, each in a fixed number of queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from qa.models import JudgeRun, Recording, Score
+from reviews.models import CriterionReview, Review
+from reviews.transcript import TurnView, transcript_turns
+from rubrics.models import Criterion, Rubric
+
+Reason = Recording.ReviewReason
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    rubric: str = ""  # a rubric slug: every version of it
+    team: str = ""
+    agent: str = ""  # an agent id, or part of a name
+    reason: str = ""
+    date_from: date | None = None
+    date_to: date | None = None
+
+
+def is_blind_audit(recording: Recording) -> bool:
+    """In review only because it was drawn at random: the reviewer must not see the model first."""
+    return recording.status == Recording.Status.IN_REVIEW and recording.review_reasons == [Reason.RANDOM_AUDIT]
+
+
+def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = None) -> QuerySet[Recording]:
+    """Recordings waiting for review, lowest confidence of their current judgment first.
+
+    With `user`, leave out those another supervisor holds an active claim on.
+    """
+    recordings = _queue_filtered(filters)
+    if filters.reason:
+        recordings = recordings.filter(_has_reason(filters.reason))
+    if user is not None:
+        recordings = recordings.filter(
+            Q(claim__isnull=True) | Q(claim__expires_at__lte=timezone.now()) | Q(claim__user=user)
+        )
+    lowest = Score.objects.filter(run=OuterRef("current_run")).order_by("confidence").values("confidence")[:1]
+    return (
+        recordings.annotate(lowest_confidence=Subquery(lowest))
+        .select_related("rubric", "claim__user")
+        .order_by(F("lowest_confidence").asc(nulls_last=True), "id")
+    )
+
+
+def queue_reason_counts(*, filters: QueueFilters) -> dict[str, int]:
+    """How many recordings matching the filters are in review for each reason (one query).
+
+    The reason filter is left out here, so each count says what choosing
+    that reason would show.
+    """
+    return _queue_filtered(filters).aggregate(
+        **{reason: Count("id", filter=_has_reason(reason)) for reason in Reason.values}
+    )
+
+
+def queue_next(*, after: Recording | None, filters: QueueFilters, user: AbstractBaseUser) -> Recording | None:
+    """The queue item following `after` in queue order (the first one without it) that `user` may claim."""
+    recordings = queue_recordings(filters=filters, user=user)
+    if after is not None:
+        position = recordings.filter(pk=after.pk).values_list("lowest_confidence", flat=True).first()
+        recordings = recordings.exclude(pk=after.pk)
+        if position is not None:
+            recordings = recordings.filter(
+                Q(lowest_confidence__gt=position)
+                | Q(lowest_confidence=position, pk__gt=after.pk)
+                | Q(lowest_confidence__isnull=True)
+            )
+    return recordings.first()
+
+
+def queue_team_choices() -> list[str]:
+    return list(
+        _queue().exclude(team="").order_by("team").values_list("team", flat=True).distinct()
+    )
+
+
+def rubric_choices() -> list[tuple[str, str]]:
+    """(slug, name of its latest version) for every rubric recordings can be judged with."""
+    latest: dict[str, str] = {}
+    for slug, name in (
+        Rubric.objects.exclude(status=Rubric.Status.DRAFT).order_by("slug", "-version").values_list("slug", "name")
+    ):
+        latest.setdefault(slug, name)
+    return list(latest.items())
+
+
+def _queue() -> QuerySet[Recording]:
+    return Recording.objects.filter(needs_review=True, status=Recording.Status.IN_REVIEW).alias(
+        review_reasons_text=Cast("review_reasons", TextField())
+    )
+
+
+def _queue_filtered(filters: QueueFilters) -> QuerySet[Recording]:
+    recordings = _queue()
+    if filters.rubric:
+        recordings = recordings.filter(rubric__slug=filters.rubric)
+    if filters.team:
+        recordings = recordings.filter(team=filters.team)
+    if filters.agent:
+        recordings = recordings.filter(Q(agent_id=filters.agent) | Q(agent_name__icontains=filters.agent))
+    # Whole days in the current time zone, as datetime bounds so the occurred_at index can serve them.
+    if filters.date_from:
+        recordings = recordings.filter(occurred_at__gte=_day_start(filters.date_from))
+    if filters.date_to:
+        recordings = recordings.filter(occurred_at__lt=_day_start(filters.date_to + timedelta(days=1)))
+    return recordings
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def _has_reason(reason: str) -> Q:
+    # Membership in the JSON list, written as a substring test on its text
+    # because SQLite has no JSON `contains`; reasons are fixed identifiers,
+    # so the quoted form cannot match anything else.
+    return Q(review_reasons_text__contains=f'"{reason}"')
+
+
+
+@dataclass(frozen=True)
+class CriterionView:
+    criterion: Criterion
+    score: Score | None  # None when the judge gave no score for it
+    latest: CriterionReview | None  # the latest review's entry, if it was given on this run
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    recording: Recording
+    run: JudgeRun
+    criteria: list[CriterionView]
+    turns: list[TurnView]
+    reviews: list[Review]  # newest first; the first supersedes the others
+    reviewed_by_user: bool  # the viewer already reviewed this judgment
+    blind: bool
+
+
+def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
+    """Everything the review page shows about a judged recording, in six queries.
+
+    Blind is lifted for a reviewer who already gave their own review of this
+    judgment: after submitting they see the model's scores next to theirs.
+    """
+    recording = get_object_or_404(
+        Recording.objects.select_related("rubric", "current_run", "claim__user"),
+        pk=recording_id,
+        current_run__isnull=False,
+    )
+    run = recording.current_run
+    criteria = list(recording.rubric.criteria.prefetch_related("exceptions"))
+    scores = {score.criterion_id: score for score in run.scores.all()}
+    reviews = list(
+        recording.reviews.select_related("user").prefetch_related(
+            Prefetch("criteria", queryset=CriterionReview.objects.select_related("criterion"))
+        )
+    )
+    reviewed_by_user = any(review.user_id == user.pk and review.run_id == run.pk for review in reviews)
+    blind = is_blind_audit(recording) and not reviewed_by_user
+    latest = {}
+    if reviews and reviews[0].run_id == run.pk:
+        latest = {entry.criterion_id: entry for entry in reviews[0].criteria.all()}
+    # Only verified spans are evidence; an unverified quote's spans show
+    # what was found elsewhere and must not look like a confirmation.
+    spans = {
+        criterion.key: scores[criterion.pk].verification_spans
+        for criterion in criteria
+        if not blind and criterion.pk in scores and scores[criterion.pk].evidence_verified
+    }
+    return ReviewPage(
+        recording=recording,
+        run=run,
+        criteria=[CriterionView(criterion, scores.get(criterion.pk), latest.get(criterion.pk)) for criterion in criteria],
+        turns=transcript_turns(recording.transcript, spans, recording.turns),
+        reviews=reviews,
+        reviewed_by_user=reviewed_by_user,
+        blind=blind,
+    )

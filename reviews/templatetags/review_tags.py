@@ -1,0 +1,65 @@
+"""Small display helpers for the review templates."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.translation import gettext_lazy as _
+
+from qa.models import Recording
+from reviews.claims import claim_is_active
+from reviews.models import ReviewClaim
+from reviews.selectors import is_blind_audit
+
+register = template.Library()
+
+VERIFICATION_LABELS = {
+    "verified": _("verified"),
+    "empty": _("no quote given"),
+    "too_short": _("quote too short to locate"),
+    "wrong_speaker": _("said by another speaker"),
+    "out_of_order": _("fragments out of order"),
+    "partial": _("only partly found"),
+    "paraphrase": _("paraphrased, not literal"),
+    "not_found": _("not found in the transcript"),
+}
+
+
+@register.filter
+def clock(milliseconds: int | None) -> str:
+    """A turn's timestamp as m:ss (h:mm:ss past an hour)."""
+    if milliseconds is None:
+        return ""
+    minutes, seconds = divmod(int(milliseconds) // 1000, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+@register.filter
+def percent(fraction: float) -> int:
+    """0.734 -> 73: confidences and similarities are read as whole percentages."""
+    return round(fraction * 100)
+
+
+@register.filter
+def blind_audit(recording: Recording) -> bool:
+    return is_blind_audit(recording)
+
+
+@register.filter
+def active_claim(recording: Recording) -> ReviewClaim | None:
+    """The recording's claim if it is still running (the queue selects it along with the row)."""
+    try:
+        claim = recording.claim
+    except ReviewClaim.DoesNotExist:
+        return None
+    return claim if claim_is_active(claim) else None
+
+
+@register.filter
+def reason_label(reason: str) -> str:
+    return Recording.ReviewReason(reason).label if reason in Recording.ReviewReason.values else reason
+
+
+@register.filter
+def verification_label(status: str) -> str:
+    return VERIFICATION_LABELS.get(status, status)

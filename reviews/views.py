@@ -1,0 +1,140 @@
+"""The supervisors' review queue and review page."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from qa.errors import InvalidInputError
+from qa.models import Recording
+from reviews.claims import claim_holder, claim_release, claim_take
+from reviews.forms import QueueFilterForm, ReviewForm
+from reviews.models import Review
+from reviews.selectors import (
+    ReviewPage,
+    queue_reason_counts,
+    queue_next,
+    queue_recordings,
+    queue_team_choices,
+    review_page,
+    rubric_choices,
+)
+from reviews.services import RecordingNotJudgedError, review_create
+
+QUEUE_PAGE_SIZE = 50
+
+
+def supervisor_required(view):
+    """Anonymous users go to the login page; signed-in users who may not review get a 403."""
+    return login_required(permission_required("reviews.add_review", raise_exception=True)(view))
+
+
+@supervisor_required
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    form = _filter_form(request)
+    filters = form.filters()
+    page = Paginator(queue_recordings(filters=filters), QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    counts = queue_reason_counts(filters=filters)
+    reasons = [(value, label, counts[value]) for value, label in Recording.ReviewReason.choices]
+    return render(request, "review/queue.html", {"form": form, "page": page, "reasons": reasons})
+
+
+@supervisor_required
+@require_http_methods(["GET", "POST"])
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    page = review_page(recording_id=pk, user=request.user)
+    recording = page.recording
+    # Opening a queued call claims it; one already reviewed by this user is
+    # only being looked at (e.g. the reveal after a blind audit) and must not
+    # block the next supervisor. Submitting always needs the claim.
+    opening_for_review = recording.status == Recording.Status.IN_REVIEW and not page.reviewed_by_user
+    claim = claim_take(recording=recording, user=request.user) if request.method == "POST" or opening_for_review else None
+    holder = claim or claim_holder(recording=recording)
+    locked = holder is not None and holder.user_id != request.user.pk
+
+    form = ReviewForm(request.POST or None, criteria=page.criteria, blind=page.blind)
+    if request.method == "POST" and form.is_valid():
+        if locked:
+            form.add_error(None, _("%(user)s is reviewing this call; your review was not saved.") % {"user": holder.user})
+        elif (review := _submit(request, page, form)) is not None:
+            return _after_submit(request, page, review)
+    context = {"page": page, "form": form, "rows": form.rows(), "claim": holder, "locked": locked}
+    return render(request, "review/detail.html", context)
+
+
+@supervisor_required
+@require_POST
+def release(request: HttpRequest, pk: int) -> HttpResponse:
+    recording = get_object_or_404(Recording, pk=pk)
+    if claim_release(recording=recording, user=request.user):
+        messages.info(request, _("You released the call; another supervisor can take it."))
+    return _to_queue(request)
+
+
+@supervisor_required
+@require_POST
+def next_item(request: HttpRequest) -> HttpResponse:
+    """Leave the current call (if any) and open the next one in queue order."""
+    after_id = request.POST.get("after", "")
+    after = Recording.objects.filter(pk=int(after_id)).first() if after_id.isdigit() else None
+    if after is not None:
+        claim_release(recording=after, user=request.user)
+    following = queue_next(after=after, filters=_filter_form(request).filters(), user=request.user)
+    if following is None:
+        messages.info(request, _("No more calls are waiting for review."))
+        return _to_queue(request)
+    return _keeping_filters(request, reverse("review-detail", args=[following.pk]))
+
+
+def _submit(request: HttpRequest, page: ReviewPage, form: ReviewForm) -> Review | None:
+    """Save the review through the service; on refusal put its messages on the form and return None."""
+    adjustments = form.adjustments()
+    try:
+        return review_create(
+            recording=page.recording,
+            decision=form.cleaned_data["decision"],
+            reviewer=request.user.get_username(),
+            user=request.user,
+            adjusted_mean=form.cleaned_data["adjusted_mean"],
+            comment=form.cleaned_data["comment"],
+            criteria=adjustments,
+            blind=page.blind,
+        )
+    except InvalidInputError as error:
+        form.add_service_errors(error.errors, adjustments)
+    except RecordingNotJudgedError as error:
+        form.add_error(None, str(error))
+    return None
+
+
+def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> HttpResponse:
+    if page.blind:
+        # Back to the same page, now revealed: the reviewer compares their values with the model's.
+        messages.success(request, _("Blind audit saved. The model's scores are now shown next to yours."))
+        return _keeping_filters(request, reverse("review-detail", args=[page.recording.pk]))
+    messages.success(
+        request, _("Review saved: %(decision)s on %(recording)s.") % {"decision": review.get_decision_display(), "recording": page.recording}
+    )
+    return _to_queue(request)
+
+
+def _filter_form(request: HttpRequest) -> QueueFilterForm:
+    return QueueFilterForm(request.GET, rubrics=rubric_choices(), teams=queue_team_choices())
+
+
+def _to_queue(request: HttpRequest) -> HttpResponseRedirect:
+    return _keeping_filters(request, reverse("review-queue"))
+
+
+def _keeping_filters(request: HttpRequest, url: str) -> HttpResponseRedirect:
+    """Redirect with the queue's filters, which travel in the query string from page to page."""
+    query = request.GET.copy()
+    query.pop("page", None)
+    return redirect(f"{url}?{query.urlencode()}" if query else url)

@@ -1,0 +1,135 @@
+"""The queue page: who may see it, what is in it, in which order, with which filters and counts."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from qa.models import Recording, Score
+from reviews.models import ReviewClaim
+from tests.factories import JudgeRunFactory, ScoreFactory, UserFactory, judged_recording, published_rubric
+from tests.review.conftest import client_for, queued
+
+pytestmark = pytest.mark.django_db
+
+
+def listed(response) -> list[int]:
+    return [int(pk) for pk in re.findall(r'<tr data-recording="(\d+)">', response.content.decode())]
+
+
+def test_anonymous_users_are_sent_to_login(client, rubric):
+    recording = queued()
+    for url in ("/review/", f"/review/{recording.pk}/"):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"] == f"/accounts/login/?next={url}"
+
+
+def test_rubric_owners_may_not_review(rubric_owner):
+    recording = queued()
+    client = client_for(rubric_owner)
+    assert client.get("/review/").status_code == 403
+    assert client.get(f"/review/{recording.pk}/").status_code == 403
+    assert client.post(f"/review/{recording.pk}/", {"decision": "approve"}).status_code == 403
+    assert not ReviewClaim.objects.exists()
+
+
+def test_supervisors_and_owners_who_also_supervise_may_review(supervisor):
+    recording = queued()
+    both = UserFactory(groups=["Supervisors", "Rubric owners"])
+    for user in (supervisor, both):
+        client = client_for(user)
+        assert client.get("/review/").status_code == 200
+        ReviewClaim.objects.all().delete()
+        assert client.get(f"/review/{recording.pk}/").status_code == 200
+
+
+def test_queue_lists_recordings_in_review_lowest_confidence_first(sup_client):
+    middle = queued(confidence=0.6)
+    lowest = queued(confidence=0.2)
+    highest = queued(confidence=0.9)
+    judged_recording(confidence=0.1)  # judged, not routed to review
+    queued(confidence=0.05, status=Recording.Status.REVIEWED)  # already reviewed
+
+    response = sup_client.get("/review/")
+
+    assert listed(response) == [lowest.pk, middle.pk, highest.pk]
+    assert "3 calls waiting for review" in response.content.decode()
+
+
+def test_lowest_confidence_is_taken_from_the_current_run_only(sup_client):
+    rejudged = queued(confidence=0.9)
+    # An older run with a very low score must not count once a newer run is current...
+    old_run = JudgeRunFactory(recording=rejudged)
+    ScoreFactory(run=old_run, criterion=rejudged.rubric.criteria.first(), confidence=0.01)
+    steady = queued(confidence=0.5)
+    # ...while one low score among high ones in the current run does.
+    Score.objects.filter(run=rejudged.current_run, criterion__key="c2").update(confidence=0.3)
+
+    assert listed(sup_client.get("/review/")) == [rejudged.pk, steady.pk]
+
+
+def test_reason_badges_count_and_filter(sup_client):
+    audit = queued(reasons=["random_audit"])
+    unverified = queued(reasons=["unverified_evidence", "low_confidence"])
+    queued(reasons=["low_confidence"])
+
+    page = sup_client.get("/review/").content.decode()
+    assert re.search(r"Random audit · 1<", page)
+    assert re.search(r"Low confidence · 2<", page)
+    assert re.search(r"Unverified evidence · 1<", page)
+
+    assert listed(sup_client.get("/review/?reason=random_audit")) == [audit.pk]
+    assert listed(sup_client.get("/review/?reason=unverified_evidence")) == [unverified.pk]
+
+
+def test_filters_by_rubric_team_agent_and_date(sup_client):
+    other_rubric = published_rubric(slug="sales")
+    now = timezone.now()
+    target = queued(team="billing", agent_id="a-7", agent_name="Lucía Pérez", rubric=other_rubric, occurred_at=now)
+    same_team = queued(team="billing", agent_id="a-8", occurred_at=now)
+    queued(team="support", agent_id="a-7", occurred_at=now - timedelta(days=10))
+
+    assert listed(sup_client.get("/review/?rubric=sales")) == [target.pk]
+    assert set(listed(sup_client.get("/review/?team=billing"))) == {target.pk, same_team.pk}
+    assert listed(sup_client.get("/review/?team=billing&agent=a-7")) == [target.pk]
+    assert listed(sup_client.get("/review/?agent=lucía")) == [target.pk]
+    today = timezone.localdate(now).isoformat()
+    assert len(listed(sup_client.get(f"/review/?date_from={today}&date_to={today}"))) == 2
+    # A filter that doesn't parse is dropped and reported, not a server error.
+    response = sup_client.get("/review/?date_from=yesterday")
+    assert response.status_code == 200
+    assert len(listed(response)) == 3
+
+
+def test_a_blind_audit_shows_no_confidence_in_the_queue(sup_client):
+    queued(reasons=["random_audit"], confidence=0.37)
+    queued(reasons=["random_audit", "low_confidence"], confidence=0.42)
+    page = sup_client.get("/review/").content.decode()
+    assert "37%" not in page
+    assert "42%" in page
+
+
+def test_queue_shows_who_holds_a_claim(sup_client, other_supervisor):
+    recording = queued()
+    ReviewClaim.objects.create(
+        recording=recording, user=other_supervisor, expires_at=timezone.now() + timedelta(minutes=5)
+    )
+    row = re.search(r'<tr data-recording="\d+">.*?</tr>', sup_client.get("/review/").content.decode(), re.S).group()
+    assert "supervisor2" in row
+
+
+def test_queue_runs_a_constant_number_of_queries(sup_client, django_assert_max_num_queries, django_assert_num_queries):
+    queued()
+    queued(reasons=["random_audit"])
+    with django_assert_max_num_queries(20) as few:
+        sup_client.get("/review/")
+    expected = len(few.captured_queries)  # read now: the next request resets the connection's query log
+    for _ in range(8):
+        recording = queued(reasons=["unverified_evidence"])
+        ReviewClaim.objects.create(recording=recording, user=UserFactory(), expires_at=timezone.now())
+    with django_assert_num_queries(expected):
+        sup_client.get("/review/")
