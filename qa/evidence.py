@@ -3,6 +3,12 @@
 Pure module (no Django, no database). ``verify_evidence(evidence, transcript)`` returns an
 ``EvidenceCheck``; store ``check.to_dict()`` (it carries ``VERIFIER_VERSION``) with the score.
 
+Transcript format
+    Lines ``SPEAKER: text`` separated by ``\n`` (or ``\r\n``). A label is the text before the line's
+    first colon when it is 1-3 words starting with a letter (``AGENTE``, ``caller``, ``Speaker 2``;
+    never ``10:30``). A line without a label continues the previous turn. ``parse_turns`` exposes the
+    turns with their character offsets.
+
 What counts as literal
     Words are compared, not characters. A word is a run of letters/digits; inner apostrophes join
     (``don't`` -> ``dont``), hyphens split (``e-mail`` -> ``e mail``), digits are words (``18`` is not
@@ -33,8 +39,10 @@ Spans and closest
     ``spans`` has one ``(start, end)`` per fragment found, offsets into the transcript as given, so
     ``transcript[start:end]`` is the quoted passage. For an unverified quote they show what was found
     (possibly with the wrong speaker or order) and must not be highlighted as evidence. ``closest`` is
-    computed only when a fragment is missing: the passage nearest to the first missing fragment, with a
-    word-level difflib ratio as similarity.
+    computed only when a fragment is missing: the passage nearest to the first missing fragment (its
+    first 100 words), found among windows seeded by the fragment's rarest words, stretched over the
+    fragment's unmatched ends within the same turns, and scored with difflib's ratio on words. It is
+    None when the fragment shares no word with the transcript.
 
 A transcript is prepared (turns, normalised words, speakers, word index) once and kept in a bounded
 LRU cache keyed by the transcript string, so the quotes of one call share that work.
@@ -45,6 +53,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import functools
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -62,18 +71,22 @@ PARAPHRASE_THRESHOLD = 0.6
 
 _PREPARED_CACHE_SIZE = 64
 # Bounds on the closest-passage search, so an unverified quote costs about the same on any transcript.
-_SEED_BUDGET = 2000  # occurrences of the quote's rarest words that may vote for a window start
+_SEED_BUDGET = 1000  # occurrences of the quote's rarest words that may vote for a window start
 _CANDIDATE_WINDOWS = 5  # best-voted windows compared word by word with difflib
+_CLOSEST_MAX_WORDS = 100  # difflib grows with the quote's length squared: longer quotes are judged by their head
 
 # A turn label: 1-3 words, the first starting with a letter, before the line's first colon
 # ("AGENTE:", "Speaker 2:"); "10:30" is not a label.
-_LABEL_LINE = re.compile(r"[ \t]*([^\W\d_][^\W_]*(?:[ \t]+[^\W_]+){0,2})[ \t]*:")
-# Letters, digits and combining marks (text may come decomposed, NFD), joined across inner apostrophes.
-_WORD = r"[^\W_](?:[^\W_]|[\u0300-\u036f])*(?:['’ʼ´](?:[^\W_]|[\u0300-\u036f])+)*"
-# Bracketed ASR tags are matched (and then skipped) so the words inside them never count.
-_TAG = r"\[[^\]\n]*\]|<[^>\n]*>"
-_TOKEN = re.compile(rf"{_TAG}|({_WORD})")
-_QUOTE_TOKEN = re.compile(rf"{_TAG}|({_WORD})|(:)")
+_LABEL = re.compile(r"^[ \t]*([^\W\d_][^\W_]*(?:[ \t]+[^\W_]+){0,2})[ \t]*:", re.MULTILINE)
+# Letters and digits, with the combining marks of decomposed (NFD) text; written as an unrolled loop
+# because a per-character alternation makes tokenizing a long transcript several times slower.
+_LETTERS = r"[^\W_]+(?:[\u0300-\u036f]+[^\W_]*)*"
+# Words are joined across inner apostrophes.
+_WORD = rf"{_LETTERS}(?:['’ʼ´]{_LETTERS})*"
+_TOKEN = re.compile(_WORD)
+_QUOTE_TOKEN = re.compile(rf"({_WORD})|(:)")
+# Bracketed ASR tags ([noise], <unk>): not words, so they are blanked out before tokenizing.
+_TAG = re.compile(r"\[[^\]\n]*\]|<[^>\n]*>")
 _ELLIPSIS = re.compile(r"[\[(]\s*(?:\.{3,}|…)\s*[\])]|\.{3,}|…")
 _APOSTROPHES = str.maketrans("", "", "'’ʼ´")
 
@@ -152,14 +165,15 @@ class _Fragment:
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A transcript ready for searching; parallel tuples indexed by word position."""
+    """A transcript ready for searching. Character offsets of words are not kept: only the few
+    words that end up in a span are located again, by re-tokenizing their turn."""
 
     transcript: str
-    words: tuple[str, ...]
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
-    speakers: tuple[str | None, ...]
-    turn_starts: tuple[int, ...]  # ascending positions of the first word of each turn
+    searchable: str  # the transcript with ASR tags blanked out; same length, same offsets
+    words: tuple[str, ...]  # normalised, by position
+    speakers: tuple[str | None, ...]  # normalised label, by position
+    turn_starts: tuple[int, ...]  # ascending position of the first word of each turn that has words
+    turn_ranges: tuple[tuple[int, int], ...]  # character range of each of those turns
     index: dict[str, list[int]]  # word -> ascending positions
     labels: frozenset[str]  # normalised speaker labels
 
@@ -180,30 +194,32 @@ def verify_evidence(evidence: str | None, transcript: str) -> EvidenceCheck:
 
 
 def parse_turns(transcript: str) -> list[Turn]:
-    """Split ``SPEAKER: text`` lines into turns; a line without a label continues the previous turn."""
-    turns: list[Turn] = []
+    """Split ``SPEAKER: text`` lines (ending in \\n or \\r\\n) into turns.
+
+    A line without a label continues the previous turn; text before the first label is a turn
+    without speaker; blank turns are left out.
+    """
+    return [Turn(speaker, transcript[start:end], start, end) for speaker, start, end in _turn_ranges(transcript)]
+
+
+def _turn_ranges(transcript: str) -> list[tuple[str | None, int, int]]:
+    """(label as written, start, end) of each non-blank turn's text, label excluded."""
+    ranges: list[tuple[str | None, int, int]] = []
     speaker: str | None = None
-    start = end = -1  # character range of the current turn's text; -1 while it has none
-    offset = 0
-    for line in transcript.splitlines(keepends=True):
-        label = _LABEL_LINE.match(line)
-        body = offset + label.end() if label else offset
-        if label:
-            _close_turn(turns, transcript, speaker, start, end)
-            speaker, start, end = " ".join(label.group(1).split()), -1, -1
-        content = transcript[body : offset + len(line)]
-        if content.strip():
-            if start < 0:
-                start = body + len(content) - len(content.lstrip())
-            end = body + len(content.rstrip())
-        offset += len(line)
-    _close_turn(turns, transcript, speaker, start, end)
-    return turns
+    body = 0
+    for label in _LABEL.finditer(transcript):
+        _add_range(ranges, transcript, speaker, body, label.start())
+        speaker, body = " ".join(label.group(1).split()), label.end()
+    _add_range(ranges, transcript, speaker, body, len(transcript))
+    return ranges
 
 
-def _close_turn(turns: list[Turn], transcript: str, speaker: str | None, start: int, end: int) -> None:
-    if start >= 0:
-        turns.append(Turn(speaker, transcript[start:end], start, end))
+def _add_range(ranges: list[tuple[str | None, int, int]], transcript: str, speaker: str | None, start: int, end: int) -> None:
+    text = transcript[start:end]
+    stripped = text.strip()
+    if stripped:
+        first = start + len(text) - len(text.lstrip())
+        ranges.append((speaker, first, first + len(stripped)))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -214,43 +230,52 @@ def _normalize_word(word: str) -> str:
     return stripped.translate(_APOSTROPHES)
 
 
+def _blank_tags(text: str) -> str:
+    """Replace ASR tags by spaces of the same length, so character offsets stay valid."""
+    if "[" not in text and "<" not in text:
+        return text
+    return _TAG.sub(lambda tag: " " * len(tag.group()), text)
+
+
+@functools.lru_cache(maxsize=256)
 def _label_key(label: str) -> str:
     """How a speaker label is compared: its normalised words."""
-    return " ".join(_normalize_word(word) for word in re.findall(_WORD, label))
+    return " ".join(_normalize_word(word) for word in _TOKEN.findall(label))
 
 
 @functools.lru_cache(maxsize=_PREPARED_CACHE_SIZE)
 def _prepare(transcript: str) -> _Prepared:
-    words: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    # Hot path for long transcripts: the work per word is kept to C-level calls where possible.
+    searchable = _blank_tags(transcript)
+    raw: list[str] = []
     speakers: list[str | None] = []
     turn_starts: list[int] = []
-    index: dict[str, list[int]] = {}
+    turn_ranges: list[tuple[int, int]] = []
     labels: set[str] = set()
-    for turn in parse_turns(transcript):
-        key = _label_key(turn.speaker) if turn.speaker else None
+    for speaker, start, end in _turn_ranges(transcript):
+        key = _label_key(speaker) if speaker else None
         if key:
             labels.add(key)
-        if not turn_starts or turn_starts[-1] != len(words):  # a turn of only ASR tags has no word
-            turn_starts.append(len(words))
-        for match in _TOKEN.finditer(transcript, turn.start, turn.end):
-            word = match.group(1)
-            if word is None:  # an ASR tag
-                continue
-            normalized = _normalize_word(word)
-            index.setdefault(normalized, []).append(len(words))
-            words.append(normalized)
-            starts.append(match.start())
-            ends.append(match.end())
-            speakers.append(key)
+        found = _TOKEN.findall(searchable, start, end)
+        if found:
+            turn_starts.append(len(raw))
+            turn_ranges.append((start, end))
+            raw += found
+            speakers += [key] * len(found)
+    # Lower-casing once for all words leaves plain ASCII words normalised; only the others (accents,
+    # apostrophes) go through the full normalisation.
+    lowered = "\n".join(raw).lower().split("\n")
+    words = tuple(word if word.isascii() and "'" not in word else _normalize_word(word) for word in lowered)
+    index: dict[str, list[int]] = {}
+    for position, word in enumerate(words):
+        index.setdefault(word, []).append(position)
     return _Prepared(
         transcript=transcript,
-        words=tuple(words),
-        starts=tuple(starts),
-        ends=tuple(ends),
+        searchable=searchable,
+        words=words,
         speakers=tuple(speakers),
         turn_starts=tuple(turn_starts),
+        turn_ranges=tuple(turn_ranges),
         index=index,
         labels=frozenset(labels),
     )
@@ -274,7 +299,7 @@ def _parse_quote(evidence: str, labels: frozenset[str]) -> list[_Fragment]:
 def _segments(piece: str, labels: frozenset[str]) -> list[_Segment]:
     """Words of one fragment, cut where a label of the transcript followed by a colon stands."""
     cuts: list[tuple[str | None, list[str]]] = [(None, [])]
-    for match in _QUOTE_TOKEN.finditer(piece):
+    for match in _QUOTE_TOKEN.finditer(_blank_tags(piece)):
         word, colon = match.groups()
         if word:
             cuts[-1][1].append(_normalize_word(word))
@@ -383,19 +408,29 @@ def _ordered_chain(fragments: list[_Fragment], attributed: list[list[int]]) -> l
 
 
 def _spans(fragments: list[_Fragment], starts: list[int], prepared: _Prepared) -> tuple[tuple[int, int], ...]:
-    return tuple(
-        (prepared.starts[start], prepared.ends[start + len(fragment.words) - 1])
-        for fragment, start in zip(fragments, starts)
-    )
+    return tuple(_char_range(start, start + len(fragment.words) - 1, prepared) for fragment, start in zip(fragments, starts))
+
+
+def _char_range(first: int, last: int, prepared: _Prepared) -> tuple[int, int]:
+    """Characters from the start of word ``first`` to the end of word ``last``."""
+    return _word_offsets(first, prepared)[0], _word_offsets(last, prepared)[1]
+
+
+def _word_offsets(position: int, prepared: _Prepared) -> tuple[int, int]:
+    turn = bisect.bisect_right(prepared.turn_starts, position) - 1
+    start, end = prepared.turn_ranges[turn]
+    words = _TOKEN.finditer(prepared.searchable, start, end)
+    return next(itertools.islice(words, position - prepared.turn_starts[turn], None)).span()
 
 
 def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
     """Nearest passage to ``words``: windows voted for by the quote's rarer words, scored by difflib."""
+    words = words[:_CLOSEST_MAX_WORDS]
     votes: Counter[int] = Counter()
     for offset, word in _seeds(words, prepared):
-        votes.update(position - offset for position in prepared.index[word])
+        votes.update(map((-offset).__add__, prepared.index[word]))  # window start = position - offset
     slack = len(words) // 2 + 2  # room for words the quote dropped or added
-    best: Closest | None = None
+    best: tuple[float, int, int] | None = None
     tried: list[int] = []
     for start, _ in votes.most_common():
         if len(tried) == _CANDIDATE_WINDOWS:
@@ -403,10 +438,14 @@ def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
         if any(abs(start - other) <= slack for other in tried):
             continue  # nearly the same window as one already scored
         tried.append(start)
-        candidate = _score_window(words, prepared, max(0, start - slack), start + len(words) + slack)
-        if best is None or candidate.similarity > best.similarity:
-            best = candidate
-    return best
+        scored = _score_window(words, prepared, max(0, start - slack), start + len(words) + slack)
+        if best is None or scored[0] > best[0]:
+            best = scored
+    if best is None:
+        return None
+    similarity, first, last = best
+    char_start, char_end = _char_range(first, last, prepared)
+    return Closest(prepared.transcript[char_start:char_end], char_start, char_end, similarity)
 
 
 def _seeds(words: tuple[str, ...], prepared: _Prepared) -> list[tuple[int, str]]:
@@ -424,7 +463,8 @@ def _seeds(words: tuple[str, ...], prepared: _Prepared) -> list[tuple[int, str]]
     return seeds
 
 
-def _score_window(words: tuple[str, ...], prepared: _Prepared, low: int, high: int) -> Closest:
+def _score_window(words: tuple[str, ...], prepared: _Prepared, low: int, high: int) -> tuple[float, int, int]:
+    """(similarity, first word, last word) of the passage in words [low, high) that best matches ``words``."""
     window = prepared.words[low:high]
     matcher = difflib.SequenceMatcher(None, words, window, autojunk=False)
     blocks = [block for block in matcher.get_matching_blocks() if block.size]
@@ -437,6 +477,4 @@ def _score_window(words: tuple[str, ...], prepared: _Prepared, low: int, high: i
     start = max(head_turn, low + first.b - first.a)
     end = min(tail_turn, low + last.b + len(words) - last.a)
     matched = sum(block.size for block in blocks)
-    similarity = round(2 * matched / (len(words) + end - start), 3)
-    char_start, char_end = prepared.starts[start], prepared.ends[end - 1]
-    return Closest(prepared.transcript[char_start:char_end], char_start, char_end, similarity)
+    return round(2 * matched / (len(words) + end - start), 3), start, end - 1
