@@ -11,7 +11,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 PALETTE = ("#1f5fbf", "#b54708", "#067647", "#7a2e9e", "#b42318", "#5b6475")
 LABEL_WIDTH, PLOT_WIDTH, VALUE_WIDTH = 190, 380, 70
-BAR, BAR_GAP, ROW_GAP = 11, 2, 10
+BAR, BAR_GAP, ROW_GAP, TITLE = 11, 2, 10, 24
 LEGEND_PER_ROW, LEGEND_ROW, LEGEND_ITEM = 4, 18, 160
 
 
@@ -22,13 +22,17 @@ class Series:
 
 
 def _svg(width: int, height: int, title: str, parts: list[SafeString]) -> SafeString:
+    """The drawing below its title, shown and also given to screen readers."""
     return format_html(
         '<svg class="chart" role="img" viewBox="0 0 {} {}" width="100%" style="max-width:{}px">'
-        "<title>{}</title>{}</svg>",
+        '<title>{}</title><text x="0" y="14" font-size="13" font-weight="600">{}</text>'
+        '<g transform="translate(0 {})">{}</g></svg>',
         width,
-        height,
+        height + TITLE,
         width,
         title,
+        title,
+        TITLE,
         mark_safe("".join(parts)),
     )
 
@@ -105,10 +109,11 @@ def line_chart(labels: Sequence[str], series: Sequence[Series], *, title: str, f
                 left, width - 10, y, y, y + 3, fmt(high * fraction),
             )
         )
-    shown = {0, len(labels) // 2, len(labels) - 1} if labels else set()
+    # First, middle and last labels, anchored so that none runs off the drawing.
+    shown = {0: "start", len(labels) // 2: "middle", len(labels) - 1: "end"} if labels else {}
     parts.extend(
-        format_html('<text x="{}" y="{}" font-size="10" text-anchor="middle">{}</text>', point(i, 0)[0], height - 8, labels[i])
-        for i in sorted(shown)
+        format_html('<text x="{}" y="{}" font-size="10" text-anchor="{}">{}</text>', point(i, 0)[0], height - 8, anchor, labels[i])
+        for i, anchor in sorted(shown.items())
     )
     for index, item in enumerate(series):
         color = PALETTE[index % len(PALETTE)]

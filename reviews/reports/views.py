@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
+from datetime import timedelta
 from itertools import chain
 from typing import Any
 from urllib.parse import urlencode
@@ -269,7 +270,9 @@ class EvidenceView(ReportView):
 
     @staticmethod
     def _trend(report: EvidenceReport) -> str:
-        weeks = [row.week for row in report.weeks]
+        # Every calendar week from the first to the last, so a week without runs is a gap, not a shortcut.
+        first, last = (report.weeks[0].week, report.weeks[-1].week) if report.weeks else (None, None)
+        weeks = [first + timedelta(weeks=n) for n in range((last - first).days // 7 + 1)] if first and last else []
 
         def aligned(rows: list[WeekTally]) -> list[float | None]:
             rates = {row.week: row.tally.rate for row in rows}
@@ -327,6 +330,16 @@ def _paginate(request: HttpRequest, rows: QuerySet) -> tuple[Page, str]:
     return Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")), query.urlencode()
 
 
+def _scope(form: ReportFilterForm) -> str:
+    """What a drill-down shows, from the filters that were given: "Rubric: care, Criterion: c1"."""
+    given = {name: form.cleaned_data.get(name) for name in form.fields}
+    return ", ".join(
+        str(form.fields[name].label) if value is True else f"{form.fields[name].label}: {value}"
+        for name, value in given.items()
+        if value
+    )
+
+
 def review_url(recording_id: int) -> str:
     return reverse("review-detail", args=[recording_id])
 
@@ -352,6 +365,7 @@ class ScoreListView(ReportView):
         page, query = _paginate(self.request, self.rows(form))
         return {
             "title": self.title,
+            "scope": _scope(form),
             "page": page,
             "rows": [(score, review_url(score.run.recording_id)) for score in page],
             "query": query,

@@ -68,8 +68,9 @@ def test_deviation_csv_has_every_group_and_figure(client, supervisor, care_rubri
 def test_drilldown_lists_scores_links_to_review_and_marks_unverified(client, supervisor, care_rubric, evidence_data):
     client.force_login(supervisor)
     url = reverse("reports:evidence-scores")
-    response = client.get(url, {"rubric": "care", "criterion": "c2", "unverified": "on"})
+    response = client.get(url, {"rubric": "care", "criterion": "c2", "unverified": "on"}, HTTP_ACCEPT_LANGUAGE="en")
     assert len(response.context["rows"]) == 3
+    assert response.context["scope"] == "Rubric: care, Criterion: c2, Unverified quotes only"
     html = response.content.decode()
     assert html.count("NO VERIFICADA / NOT VERIFIED") == 3
     recording_id = evidence_data["a"].recording_id
