@@ -10,29 +10,31 @@ never a half-written one.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from qa.answer import CriterionAnswer, InvalidAnswerError, answer_max_tokens, answer_parse, answer_schema
 from qa.evidence import VERIFIER_VERSION, verify_evidence
-from qa.llm import Backend, Completion, LLMError, backend_get, llm_complete
+from qa.llm import Completion, LLMError, backend_get, llm_complete
 from qa.models import JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
 from qa.rate_limit import quota_acquire, quota_settle
-from qa.routing import recording_route
-from rubrics.models import Criterion
+from qa.routing import recording_route, routing_fields
+from rubrics.models import Criterion, Rubric
 
 logger = logging.getLogger(__name__)
 
@@ -140,16 +142,18 @@ def retry_delay(*, attempt: int, retry_after: float | None) -> float:
     return min(max(backoff, retry_after or 0.0), settings.QA_JUDGE_RETRY_MAX_DELAY)
 
 
-def _claim(run: JudgeRun) -> bool:
-    """Take the run: pending -> running, one attempt more. Only one caller wins."""
+def _claim(run: JudgeRun, **fields: str) -> bool:
+    """Take the run: pending -> running, one attempt more. Only one caller wins:
+    the update also requires the attempts it read, so it knows the new count."""
     now = timezone.now()
-    claimed = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.PENDING).update(
-        status=JudgeRun.Status.RUNNING, attempts=F("attempts") + 1, started_at=now
-    )
-    if not claimed:
-        return False
-    run.refresh_from_db(fields=["status", "attempts", "started_at"])
-    Recording.objects.filter(pk=run.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)
+    with transaction.atomic():
+        claimed = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.PENDING, attempts=run.attempts).update(
+            status=JudgeRun.Status.RUNNING, attempts=run.attempts + 1, started_at=now, **fields
+        )
+        if not claimed:
+            return False
+        Recording.objects.filter(pk=run.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)
+    run.status, run.attempts, run.started_at = JudgeRun.Status.RUNNING, run.attempts + 1, now
     return True
 
 
@@ -231,23 +235,42 @@ def _score(run: JudgeRun, answer: CriterionAnswer, transcript: str) -> Score:
 
 
 @transaction.atomic
-def _store(run: JudgeRun, recording: Recording, scores: list[Score], completion: Completion) -> Result:
-    if not _held(run).update(status=JudgeRun.Status.SUCCEEDED, finished_at=timezone.now(), error="", **_usage(completion)):
+def _store(run: JudgeRun, scores: list[Score], completion: Completion) -> Result:
+    now = timezone.now()
+    if not _held(run).update(status=JudgeRun.Status.SUCCEEDED, finished_at=now, error="", **_usage(completion)):
         return Result(Outcome.SKIPPED)
     Score.objects.bulk_create(scores)
-    recording.refresh_from_db(fields=["status"])
-    recording.current_run = run
-    recording.failure_reason = ""
-    recording.save(update_fields=["current_run", "failure_reason", "updated_at"])
-    recording_route(recording=recording, rubric=run.rubric, scores=scores)
+    Recording.objects.filter(pk=run.recording_id).update(
+        current_run=run,
+        failure_reason="",
+        updated_at=now,
+        **routing_fields(recording=run.recording, rubric=run.rubric, scores=scores),
+    )
     return Result(Outcome.SUCCEEDED)
 
 
-def _prepare(run: JudgeRun, backend: Backend) -> tuple[list[Criterion], dict, Prompt]:
-    criteria = list(run.rubric.criteria.prefetch_related("exceptions"))
-    schema = answer_schema(criteria=criteria, bound_strings=backend.bound_strings)
-    prompt = prompt_build(rubric=run.rubric, criteria=criteria, transcript=run.recording.transcript, schema=schema)
-    return criteria, schema, prompt
+@dataclass(frozen=True)
+class Question:
+    """What the judge is asked about every recording of one rubric version."""
+
+    criteria: list[Criterion]
+    schema: dict[str, Any]
+    prompt: Prompt
+    max_tokens: int
+
+
+@functools.lru_cache(maxsize=64)
+def _question(rubric: Rubric, published_at: datetime | None, bound_strings: bool) -> Question:
+    # A published rubric version never changes, so each process builds its
+    # question once; the publication time keys out a reused primary key.
+    criteria = list(rubric.criteria.prefetch_related("exceptions"))
+    schema = answer_schema(criteria=criteria, bound_strings=bound_strings)
+    return Question(
+        criteria=criteria,
+        schema=schema,
+        prompt=prompt_build(rubric=rubric, criteria=criteria, schema=schema),
+        max_tokens=answer_max_tokens(criteria=criteria),
+    )
 
 
 def judge_run_execute(*, run_id: int) -> Result:
@@ -261,20 +284,22 @@ def judge_run_execute(*, run_id: int) -> Result:
         if not _claim(run):
             return Result(Outcome.SKIPPED)
         return _release(run, error) if error.transient else _fail(run, str(error))
-    criteria, schema, prompt = _prepare(run, backend)
-    max_tokens = answer_max_tokens(criteria=criteria)
+    question = _question(run.rubric, run.rubric.published_at, backend.bound_strings)
+    transcript = run.recording.transcript
+    messages = question.prompt.messages(transcript=transcript)
     # Reserve the quota before claiming, so a run waiting for quota is not an attempt.
-    reserved = sum(len(message["content"]) for message in prompt.messages) // 4 + max_tokens
+    reserved = sum(len(message["content"]) for message in messages) // 4 + question.max_tokens
     if wait := quota_acquire(tokens=reserved):
         return Result(Outcome.RETRY, wait)
-    if not _claim(run):
+    if not _claim(run, backend=backend.name, model=backend.model, prompt_version=question.prompt.version):
         return Result(Outcome.SKIPPED)
     if run.attempts > settings.QA_JUDGE_MAX_ATTEMPTS:
         # Claimed again and again without finishing: its worker keeps dying.
         return _fail(run, f"Gave up: the judgment was interrupted {run.attempts - 1} times.")
-    JudgeRun.objects.filter(pk=run.pk).update(backend=backend.name, model=backend.model, prompt_version=prompt.version)
     try:
-        completion = llm_complete(backend=backend, messages=prompt.messages, schema=schema, max_tokens=max_tokens)
+        completion = llm_complete(
+            backend=backend, messages=messages, schema=question.schema, max_tokens=question.max_tokens
+        )
     except LLMError as error:
         return _release(run, error) if error.transient else _fail(run, str(error))
     except SoftTimeLimitExceeded:
@@ -283,11 +308,10 @@ def judge_run_execute(*, run_id: int) -> Result:
     if problem := _answer_problem(completion):
         return _fail(run, problem, completion)
     try:
-        answers = answer_parse(content=completion.content or "", criteria=criteria)
+        answers = answer_parse(content=completion.content or "", criteria=question.criteria)
     except InvalidAnswerError as error:
         return _fail(run, str(error), completion)
-    scores = [_score(run, answer, run.recording.transcript) for answer in answers]
-    return _store(run, run.recording, scores, completion)
+    return _store(run, [_score(run, answer, transcript) for answer in answers], completion)
 
 
 def judge_run_until_done(*, run_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:

@@ -60,8 +60,16 @@ _DELIMITER = re.compile(r"<(/?)(transcript)", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Prompt:
-    messages: list[dict[str, str]]
+    """Everything but the transcript, and its version."""
+
+    system: str
     version: str
+
+    def messages(self, *, transcript: str) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": self.system},
+            {"role": "user", "content": transcript_message(transcript=transcript)},
+        ]
 
 
 def _criterion_text(criterion: Criterion) -> str:
@@ -95,13 +103,7 @@ def transcript_message(*, transcript: str) -> str:
     return f"<transcript>\n{safe}\n</transcript>"
 
 
-def prompt_build(*, rubric: Rubric, criteria: Sequence[Criterion], transcript: str, schema: dict[str, Any]) -> Prompt:
+def prompt_build(*, rubric: Rubric, criteria: Sequence[Criterion], schema: dict[str, Any]) -> Prompt:
     system = system_message(rubric=rubric, criteria=criteria)
     static = system + json.dumps(schema, sort_keys=True)
-    return Prompt(
-        messages=[
-            {"role": "system", "content": system},
-            {"role": "user", "content": transcript_message(transcript=transcript)},
-        ],
-        version=hashlib.sha256(static.encode()).hexdigest()[:16],
-    )
+    return Prompt(system=system, version=hashlib.sha256(static.encode()).hexdigest()[:16])

@@ -13,14 +13,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from django.db import transaction
+from django.utils import timezone
 
 from qa.models import Recording, Score
 from rubrics.models import Rubric
 
 Reason = Recording.ReviewReason
-# Statuses routing may change: a reviewed recording keeps the human's decision.
-ROUTABLE_STATUSES = (Recording.Status.JUDGING, Recording.Status.JUDGED, Recording.Status.IN_REVIEW)
 
 
 def audit_draw(*, source: str, external_id: str, rubric_slug: str, rubric_version: int) -> float:
@@ -51,18 +49,21 @@ def review_reasons(*, recording: Recording, rubric: Rubric, scores: Sequence[Sco
     return reasons
 
 
-@transaction.atomic
-def recording_route(*, recording: Recording, rubric: Rubric, scores: Sequence[Score]) -> list[str]:
-    """Store the routing of `recording` from its current scores; return the reasons.
-
-    A recording a supervisor already reviewed (or one being judged again) is
-    left as it is: the reasons are returned but not stored.
-    """
+def routing_fields(*, recording: Recording, rubric: Rubric, scores: Sequence[Score]) -> dict[str, object]:
+    """The recording's fields that routing sets, ready for an UPDATE."""
     reasons = review_reasons(recording=recording, rubric=rubric, scores=scores)
-    if recording.status not in ROUTABLE_STATUSES:
-        return reasons
-    recording.needs_review = bool(reasons)
-    recording.review_reasons = reasons
-    recording.status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
-    recording.save(update_fields=["needs_review", "review_reasons", "status", "updated_at"])
-    return reasons
+    status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
+    return {"needs_review": bool(reasons), "review_reasons": reasons, "status": status}
+
+
+def recording_route(*, recording: Recording, rubric: Rubric, scores: Sequence[Score]) -> bool:
+    """Route a judged recording again from its current scores; return whether it was.
+
+    A recording a supervisor already reviewed, or one being judged again, is
+    left as it is.
+    """
+    fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
+    routable = Recording.objects.filter(
+        pk=recording.pk, status__in=[Recording.Status.JUDGED, Recording.Status.IN_REVIEW]
+    )
+    return bool(routable.update(**fields, updated_at=timezone.now()))

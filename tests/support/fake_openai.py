@@ -101,6 +101,13 @@ def auto_reply(request: dict[str, Any]) -> Reply:
     return completion(answer_for(request))
 
 
+def estimated_reply(request: dict[str, Any]) -> Reply:
+    """Like auto_reply, with usage estimated at 4 characters a token (OpenAI's rule of thumb)."""
+    answer = json.dumps(answer_for(request))
+    prompt = sum(len(message["content"]) for message in request["messages"]) + len(json.dumps(request["response_format"]))
+    return completion(answer, prompt_tokens=prompt // 4, completion_tokens=len(answer) // 4)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # the benchmark opens dozens of connections at once
@@ -109,8 +116,15 @@ class _Server(ThreadingHTTPServer):
 class FakeOpenAI:
     """Start with `with FakeOpenAI() as server:`; point OPENAI_BASE_URL at `server.base_url`."""
 
-    def __init__(self, *, latency: float = 0.0, default: Callable[[dict[str, Any]], Reply] = auto_reply) -> None:
+    def __init__(
+        self,
+        *,
+        latency: float = 0.0,
+        default: Callable[[dict[str, Any]], Reply] = auto_reply,
+        keep_requests: bool = True,
+    ) -> None:
         self.latency = latency
+        self.keep_requests = keep_requests
         self.default = default
         self.requests: list[dict[str, Any]] = []
         self._script: deque[Reply | Callable[[dict[str, Any]], Reply]] = deque()
@@ -124,7 +138,8 @@ class FakeOpenAI:
 
     def _reply(self, request: dict[str, Any]) -> Reply:
         with self._lock:
-            self.requests.append(request)
+            if self.keep_requests:
+                self.requests.append(request)
             scripted = self._script.popleft() if self._script else self.default
         return scripted(request) if callable(scripted) else scripted
 
@@ -180,7 +195,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8090)
     parser.add_argument("--latency", type=float, default=0.3, help="seconds before each reply")
     args = parser.parse_args()
-    server = FakeOpenAI(latency=args.latency).start(port=args.port)
+    server = FakeOpenAI(latency=args.latency, default=estimated_reply, keep_requests=False).start(port=args.port)
     print(server.base_url, flush=True)
     try:
         threading.Event().wait()

@@ -1,0 +1,176 @@
+"""Throughput of the judge pipeline through real Celery workers against a fake
+LLM with a fixed latency. See README.md beside this file.
+
+    .venv/bin/python bench/pipeline/run.py --recordings 2000 --concurrency 50 --latency 0.3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/veredicto_bench")
+os.environ.setdefault("CELERY_BROKER_URL", "redis://127.0.0.1:6379/3")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+os.environ.setdefault("DEBUG", "0")
+os.environ.setdefault("SECRET_KEY", "bench-only-secret-key-not-for-production-use-0123456789")
+# Workers keep their database connections between tasks, as production workers should.
+os.environ.setdefault("CONN_MAX_AGE", "600")
+
+RUBRIC = "soporte-cobranzas"
+SOURCE = "bench"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recordings", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=50, help="concurrent LLM calls (worker slots)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes sharing the slots")
+    parser.add_argument("--latency", type=float, default=0.3, help="the fake LLM's seconds per call")
+    parser.add_argument("--port", type=int, default=8091)
+    return parser.parse_args()
+
+
+def database_create() -> None:
+    import environ
+    import psycopg
+
+    config = environ.Env.db_url_config(os.environ["DATABASE_URL"])
+    with psycopg.connect(
+        host=config["HOST"], port=config["PORT"] or 5432, user=config["USER"], dbname="postgres", autocommit=True
+    ) as connection:
+        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]).fetchone():
+            connection.execute(f'CREATE DATABASE "{config["NAME"]}"')
+
+
+def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
+    """Pending runs for `warmup` + `count` copies of the sample calls of the sample rubric."""
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    from qa.models import JudgeRun, Recording
+    from rubrics.selectors import rubric_latest_published
+
+    call_command("migrate", verbosity=0)
+    call_command("load_samples", stdout=open(os.devnull, "w"))
+    Recording.objects.filter(source=SOURCE).delete()
+    rubric = rubric_latest_published(slug=RUBRIC)
+    samples = list(Recording.objects.filter(rubric=rubric).exclude(source=SOURCE))
+    recordings = Recording.objects.bulk_create(
+        Recording(
+            source=SOURCE,
+            external_id=f"bench-{index}",
+            transcript=samples[index % len(samples)].transcript,
+            content_hash=f"{index:064x}",
+            rubric=rubric,
+            status=Recording.Status.QUEUED,
+            occurred_at=timezone.now(),
+        )
+        for index in range(warmup + count)
+    )
+    runs = JudgeRun.objects.bulk_create(JudgeRun(recording=recording, rubric=rubric) for recording in recordings)
+    ids = [run.pk for run in runs]
+    return ids[:warmup], ids[warmup:]
+
+
+def start(args: argparse.Namespace) -> list[subprocess.Popen]:
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{args.port}/v1",
+        "OPENAI_API_KEY": "bench",
+        "QA_JUDGE_MODEL": "fake-judge",
+        # The shared quota stays on (one Redis call per judgment), set above the bench's rate.
+        "QA_LLM_REQUESTS_PER_MINUTE": "1000000",
+    }
+    fake = [sys.executable, "-m", "tests.support.fake_openai", "--port", str(args.port), "--latency", str(args.latency)]
+    processes = [subprocess.Popen(fake, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, start_new_session=True)]
+    slots = args.concurrency // args.workers
+    for index in range(args.workers):
+        worker = [
+            sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=threads", f"--concurrency={slots}",
+            f"--hostname=bench{index}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
+        ]
+        processes.append(subprocess.Popen(worker, cwd=ROOT, env=env, start_new_session=True))
+    return processes
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+def judge(run_ids: list[int], timeout: float) -> float:
+    """Publish the runs and wait until all are finished; return the seconds it took."""
+    from qa.models import JudgeRun
+    from qa.tasks import judge_run
+
+    started = time.monotonic()
+    for run_id in run_ids:
+        judge_run.apply_async(args=[run_id])
+    while JudgeRun.objects.filter(pk__in=run_ids, status__in=["pending", "running"]).exists():
+        if time.monotonic() - started > timeout:
+            raise SystemExit("The workers did not finish in time.")
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def report(args: argparse.Namespace, run_ids: list[int], seconds: float) -> None:
+    from qa.models import JudgeRun
+
+    runs = list(JudgeRun.objects.filter(pk__in=run_ids))
+    succeeded = [run for run in runs if run.status == JudgeRun.Status.SUCCEEDED]
+    in_task = sorted(
+        (run.finished_at - run.started_at).total_seconds() * 1000 - run.llm_duration_ms for run in succeeded
+    )
+    throughput = len(runs) / seconds
+    ideal = args.concurrency / args.latency
+    print(f"recordings: {len(runs)}  succeeded: {len(succeeded)}  failed: {len(runs) - len(succeeded)}")
+    print(f"concurrency: {args.concurrency} slots in {args.workers} worker processes  fake LLM latency: {args.latency * 1000:.0f} ms")
+    print(f"time: {seconds:.2f} s  throughput: {throughput:.1f} recordings/s  ideal: {ideal:.1f}/s  ({throughput / ideal:.1%} of ideal)")
+    slot_overhead = args.concurrency * seconds / len(runs) * 1000 - args.latency * 1000
+    print(f"pipeline overhead per recording: {slot_overhead:.1f} ms per slot (all but the LLM wait, queueing included)")
+    print(
+        f"  inside the task (claim, prompt, client, validation, verification, storage, routing): "
+        f"median {statistics.median(in_task):.1f} ms, p95 {in_task[int(len(in_task) * 0.95)]:.1f} ms"
+    )
+    print(
+        f"tokens per recording ({RUBRIC}, estimated at 4 characters a token): "
+        f"prompt {statistics.mean(run.prompt_tokens for run in succeeded):.0f}, "
+        f"completion {statistics.mean(run.completion_tokens for run in succeeded):.0f}"
+    )
+
+
+def main() -> None:
+    args = parse_args()
+    database_create()
+    import django
+
+    django.setup()
+    from config.celery import app
+
+    warmup_ids, run_ids = recordings_prepare(args.recordings, warmup=args.concurrency * 2)
+    app.control.purge()
+    processes = start(args)
+    try:
+        judge(warmup_ids, timeout=120)  # imports, connections, first prompts
+        seconds = judge(run_ids, timeout=args.recordings / 10 + 120)
+    finally:
+        stop(processes)
+    report(args, run_ids, seconds)
+
+
+if __name__ == "__main__":
+    main()
