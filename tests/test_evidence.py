@@ -453,3 +453,18 @@ def test_harper_valley_noise_tags_and_split_turns() -> None:
     assert verify_evidence("have a great day ... caller: bye", human).status == Status.TOO_SHORT
     assert verify_evidence("have a great day caller: bye", human).verified
     assert not verify_evidence("have a great day caller: bye", _render(segments, "transcript")).verified
+
+
+# --- the benchmark corpus, small: keeps its accuracy claims under test
+
+
+def test_benchmark_corpus_is_all_correct_and_has_teeth() -> None:
+    from bench.verifier import baseline, corpus
+
+    cases = corpus.call_corpus(seed=7, per_kind=2)
+    wrong = [case for case in cases if verify_evidence(case.evidence, case.transcript).verified is not case.accept]
+    assert wrong == []
+    # The plain substring baseline is fooled by some refused quotes and refuses some true ones.
+    baseline_accepts = {case.kind for case in cases if baseline.baseline_verify(case.evidence, case.transcript) and not case.accept}
+    assert {"reversed", "too_short"} <= baseline_accepts
+    assert any(case.accept and not baseline.baseline_verify(case.evidence, case.transcript) for case in cases)

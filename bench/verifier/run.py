@@ -1,0 +1,121 @@
+"""Benchmark: qa.evidence.verify_evidence against the plain substring baseline, side by side.
+
+Run from the repository root:  python -m bench.verifier.run [--recordings 40] [--seed 2026]
+
+Prints, for both verifiers on the same labelled corpus, what each kind of quote got, the
+false-accept and false-reject rates, and the time per recording: a 60-minute transcript
+(~9,000 words) never seen before, its preparation included, then its 12 quotes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import statistics
+import time
+from collections import defaultdict
+from collections.abc import Callable
+
+from bench.verifier import baseline, corpus
+from qa.evidence import VERIFIER_VERSION, verify_evidence
+
+Verifier = Callable[[str, str], bool]
+
+VERIFIERS: dict[str, Verifier] = {
+    "baseline": baseline.baseline_verify,
+    "verifier": lambda evidence, transcript: verify_evidence(evidence, transcript).verified,
+}
+
+
+def accuracy(cases: list[corpus.Case]) -> None:
+    verdicts = {name: [verify(case.evidence, case.transcript) for case in cases] for name, verify in VERIFIERS.items()}
+    by_kind: dict[str, list[int]] = defaultdict(list)
+    for n, case in enumerate(cases):
+        by_kind[case.kind].append(n)
+    print(f"{'kind':<16}{'cases':>6}  {'should':<7}" + "".join(f"{name + ' accepts':>18}" for name in VERIFIERS))
+    for kind, numbers in by_kind.items():
+        should = "accept" if cases[numbers[0]].accept else "refuse"
+        row = "".join(f"{sum(verdicts[name][n] for n in numbers):>18}" for name in VERIFIERS)
+        print(f"{kind:<16}{len(numbers):>6}  {should:<7}{row}")
+
+    accepted = [n for n, case in enumerate(cases) if case.accept]
+    refused = [n for n, case in enumerate(cases) if not case.accept]
+    print(f"\n{'':<30}" + "".join(f"{name:>18}" for name in VERIFIERS))
+    for label, numbers, wrong in (("false accepts (of refused)", refused, True), ("false rejects (of accepted)", accepted, False)):
+        cells = []
+        for name in VERIFIERS:
+            errors = sum(verdicts[name][n] is wrong for n in numbers)
+            cells.append(f"{errors}/{len(numbers)} = {100 * errors / len(numbers):.2f}%")
+        print(f"{label:<30}" + "".join(f"{cell:>18}" for cell in cells))
+
+    mistakes = [cases[n] for n in range(len(cases)) if verdicts["verifier"][n] != cases[n].accept]
+    for case in mistakes[:10]:
+        print(f"  verifier wrong on {case.kind} ({case.source}): {case.evidence!r}")
+
+
+def measure(recordings: list[corpus.Recording]) -> dict[str, list[float]]:
+    """CPU seconds per recording for each verifier; the order alternates so neither always runs first.
+
+    Run before anything else has seen these transcripts, so each is prepared from scratch. CPU time
+    of this process, not wall time, so that other work on a shared machine does not count.
+    """
+    times: dict[str, list[float]] = defaultdict(list)
+    for number, recording in enumerate(recordings):
+        order = list(VERIFIERS) if number % 2 == 0 else list(reversed(VERIFIERS))
+        for name in order:
+            times[name].append(_time_recording(VERIFIERS[name], recording))
+        times["baseline, normalising once"].append(_time_baseline_normalized_once(recording))
+    return times
+
+
+def report_timing(recordings: list[corpus.Recording], times: dict[str, list[float]]) -> None:
+    words = statistics.mean(recording.words for recording in recordings)
+    quotes = statistics.mean(len(recording.cases) for recording in recordings)
+    print(f"\ntime per recording: {len(recordings)} recordings of {words:,.0f} words and {quotes:.0f} quotes on average,")
+    print("each transcript seen for the first time (its preparation included); CPU time of this process")
+    print(f"{'':<30}{'median ms':>12}{'mean ms':>12}")
+    for name, values in times.items():
+        print(f"{name:<30}{1000 * statistics.median(values):>12.2f}{1000 * statistics.mean(values):>12.2f}")
+    ratio = statistics.median(times["verifier"]) / statistics.median(times["baseline"])
+    print(f"verifier / baseline (medians): {ratio:.3f}  (target <= 0.5)")
+    print("(baseline, normalising once: the same substring test with the transcript normalised once per")
+    print(" recording instead of once per quote; not a drop-in verify(evidence, transcript), shown for reference)")
+
+
+def _time_recording(verify: Verifier, recording: corpus.Recording) -> float:
+    gc.collect()
+    start = time.process_time()
+    for case in recording.cases:
+        verify(case.evidence, recording.transcript)
+    return time.process_time() - start
+
+
+def _time_baseline_normalized_once(recording: corpus.Recording) -> float:
+    gc.collect()
+    start = time.process_time()
+    normalized = baseline.normalize(recording.transcript)
+    for case in recording.cases:
+        baseline.verify_normalized(case.evidence, normalized)
+    return time.process_time() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recordings", type=int, default=40, help="60-minute recordings to time (default 40)")
+    parser.add_argument("--seed", type=int, default=2026, help="corpus seed (default 2026)")
+    args = parser.parse_args()
+
+    calls = corpus.call_corpus(seed=args.seed)
+    recordings = corpus.recordings(args.recordings, seed=args.seed + 1)
+    long_cases = [case for recording in recordings for case in recording.cases]
+    print(f"verifier {VERIFIER_VERSION}, Python {platform.python_version()}")
+    print(f"corpus: {len(calls)} quotes on {len(corpus.CALLS)} hand-written calls (clean and ASR-style), ", end="")
+    print(f"{len(long_cases)} quotes on {len(recordings)} 60-minute recordings\n")
+    times = measure(recordings)
+    accuracy(calls + long_cases)
+    report_timing(recordings, times)
+
+
+if __name__ == "__main__":
+    main()
