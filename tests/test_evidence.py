@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -204,8 +205,6 @@ def test_status_table(name: str, evidence: str | None, expected: Status) -> None
 
 def _words(text: str) -> list[str]:
     """A reference normalisation kept independent of the module: accents off, lower-case, words."""
-    import unicodedata
-
     plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     plain = re.sub(r"\[[^\]]*\]|<[^>]*>", " ", plain.lower().replace("'", "").replace("’", ""))
     return re.findall(r"[a-z0-9]+", plain)
@@ -392,7 +391,7 @@ def _render(segments: list[dict], field: str) -> str:
 
 def _calls() -> dict[str, list[dict]]:
     if not HARPER_VALLEY.is_dir():
-        pytest.skip(f"Harper Valley sample not found at ../shared/data/harper-valley (looked in {HARPER_VALLEY.name})")
+        pytest.skip("Harper Valley sample not found: expected ../shared/data/harper-valley beside the repository")
     return {path.stem: json.loads(path.read_text()) for path in sorted(HARPER_VALLEY.glob("*.json"))}
 
 
