@@ -146,13 +146,15 @@ class ReviewInputSerializer(serializers.Serializer):
 
 
 class RecordingFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=Recording.Status.choices, required=False)
-    rubric = serializers.SlugField(required=False, help_text=_("Rubric slug (any version)."))
-    agent = serializers.CharField(required=False, help_text=_("Agent id."))
-    team = serializers.CharField(required=False)
+    """Query parameters; an empty value filters nothing, as in `?team=`."""
+
+    status = serializers.ChoiceField(choices=Recording.Status.choices, required=False, allow_blank=True)
+    rubric = serializers.SlugField(required=False, allow_blank=True, help_text=_("Rubric slug (any version)."))
+    agent = serializers.CharField(required=False, allow_blank=True, help_text=_("Agent id."))
+    team = serializers.CharField(required=False, allow_blank=True)
     needs_review = serializers.BooleanField(required=False, allow_null=True, default=None)
-    source = serializers.CharField(required=False)
-    external_id = serializers.CharField(required=False)
+    source = serializers.CharField(required=False, allow_blank=True)
+    external_id = serializers.CharField(required=False, allow_blank=True)
     occurred_after = serializers.DateTimeField(required=False, help_text=_("occurred_at on or after."))
     occurred_before = serializers.DateTimeField(required=False, help_text=_("occurred_at before."))
 
@@ -317,7 +319,7 @@ class CriterionSerializer(serializers.ModelSerializer):
         fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "exceptions"]
 
 
-class RubricSerializer(serializers.ModelSerializer):
+class RubricSummarySerializer(serializers.ModelSerializer):
     class Meta:
         model = Rubric
         fields = ["slug", "name", "language", "version", "status", "published_at"]
@@ -329,12 +331,12 @@ class RubricVersionSerializer(serializers.ModelSerializer):
         fields = ["version", "status", "published_at"]
 
 
-class RubricDetailSerializer(RubricSerializer):
+class RubricDetailSerializer(RubricSummarySerializer):
     criteria = CriterionSerializer(many=True)
     versions = RubricVersionSerializer(source="all_versions", many=True)
 
-    class Meta(RubricSerializer.Meta):
-        fields = [*RubricSerializer.Meta.fields, "description", "criteria", "versions"]
+    class Meta(RubricSummarySerializer.Meta):
+        fields = [*RubricSummarySerializer.Meta.fields, "description", "criteria", "versions"]
 
 
 # --- Errors (for the schema) ---------------------------------------------------

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from qa.api import views
@@ -15,4 +15,6 @@ urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN.
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # Last: unknown API URLs (a non-numeric id, a typo) answer JSON, as every API error does.
+    re_path(r"^", views.api_not_found),  # a prefix match: any rest of the path, newlines included
 ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound
@@ -28,7 +30,7 @@ from qa.api.serializers import (
     ReviewSerializer,
     RubricDetailSerializer,
     RubricQuerySerializer,
-    RubricSerializer,
+    RubricSummarySerializer,
 )
 from qa.judging import recording_enqueue_judging
 from qa.models import ApiKey, Recording
@@ -49,6 +51,7 @@ SESSION_SOURCE = "web"
 
 BAD_REQUEST = OpenApiResponse(VALIDATION_ERROR_SCHEMA, description=_("Bad input, one message per field."))
 NOT_FOUND = OpenApiResponse(ErrorSerializer, description=_("No such object."))
+NO_PAGE = OpenApiResponse(ErrorSerializer, description=_("No such page."))
 TOO_LARGE = OpenApiResponse(ErrorSerializer, description=_("The body is larger than QA_MAX_BODY_BYTES."))
 
 
@@ -63,7 +66,7 @@ class RecordingsView(GenericAPIView):
 
     @extend_schema(
         parameters=[RecordingFilterSerializer],
-        responses={200: RecordingSerializer(many=True), 400: BAD_REQUEST},
+        responses={200: RecordingSerializer(many=True), 400: BAD_REQUEST, 404: NO_PAGE},
         summary=_("List recordings, newest first"),
     )
     def get(self, request: Request) -> Response:
@@ -171,9 +174,12 @@ class RecordingReviewView(GenericAPIView):
 
 
 class RubricsView(GenericAPIView):
-    serializer_class = RubricSerializer
+    serializer_class = RubricSummarySerializer
 
-    @extend_schema(responses=RubricSerializer(many=True), summary=_("The latest published version of each rubric"))
+    @extend_schema(
+        responses={200: RubricSummarySerializer(many=True), 404: NO_PAGE},
+        summary=_("The latest published version of each rubric"),
+    )
     def get(self, request: Request) -> Response:
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
@@ -197,3 +203,9 @@ class RubricDetailView(GenericAPIView):
         except Rubric.DoesNotExist:
             raise NotFound() from None
         return Response(self.get_serializer(rubric).data)
+
+
+@csrf_exempt  # nothing to protect, and a POST must get the same JSON 404
+def api_not_found(request: HttpRequest) -> JsonResponse:
+    """Any other URL under /api/: a JSON 404 like the API's own, not the site's HTML page."""
+    return JsonResponse({"detail": _("Not found.")}, status=404)

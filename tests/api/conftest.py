@@ -19,7 +19,8 @@ def _fresh_throttle_counts():
 
 def key_client(key: str) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}")
+    # In English, so tests can read messages (the site's default language is Spanish).
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {key}", HTTP_ACCEPT_LANGUAGE="en")
     return client
 
 

@@ -265,3 +265,11 @@ def test_rejudge_while_a_run_is_active_is_a_conflict(api, django_capture_on_comm
 @pytest.mark.django_db
 def test_rejudge_of_an_unknown_recording_is_a_404(api):
     assert api.post("/api/recordings/999999/rejudge/").status_code == 404
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/recordings/abc/", "/api/nope", "/api/rubrics/a%0Ab/"])
+def test_unknown_api_urls_are_a_json_404(api, path):
+    response = api.post(path) if path == "/api/nope" else api.get(path)
+    assert response.status_code == 404
+    assert response.json()["detail"]

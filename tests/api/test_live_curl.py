@@ -1,0 +1,47 @@
+"""The issue's curl command, verbatim but for the server address, against a live server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from qa.models import Recording
+from reviews.models import Review
+from tests.api.conftest import new_key
+from tests.factories import judged_recording
+
+CURL = (
+    'curl -X POST http://localhost:8000/recordings/1/review -H "Content-Type: application/json" '
+    '-H "Authorization: Api-Key $KEY" '
+    """-d '{"reviewer":"supervisor-1","decision":"approve","adjusted_mean":3.8}'"""
+)
+
+
+# Sequences reset, so the judged recording is recording 1, as in the command.
+@pytest.mark.django_db(transaction=True, reset_sequences=True)
+def test_the_documented_curl_posts_a_review(live_server):
+    recording = judged_recording()
+    assert recording.pk == 1
+    api_key, key = new_key("qa-tool", can_review=True)
+
+    command = CURL.replace("http://localhost:8000", live_server.url) + " -sS -w '\\n%{http_code}'"
+    result = subprocess.run(
+        command,
+        shell=True,
+        env={**os.environ, "KEY": key, "NO_PROXY": "*"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+
+    body, status = result.stdout.rsplit("\n", 1)
+    assert status == "201", body
+    assert json.loads(body)["decision"] == "approve"
+    review = Review.objects.get()
+    assert (review.recording_id, review.reviewer, review.decision, review.adjusted_mean) == (1, "supervisor-1", "approve", 3.8)
+    assert review.api_key == api_key
+    assert Recording.objects.get(pk=1).status == Recording.Status.REVIEWED
