@@ -8,12 +8,10 @@ from datetime import datetime
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
+from qa.judging import ACTIVE
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import CriterionReview, Review
 from rubrics.models import Criterion, Rubric
-
-ACTIVE_RUN_STATUSES = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
-
 
 @dataclass(frozen=True)
 class RecordingFilters:
@@ -28,27 +26,27 @@ class RecordingFilters:
     occurred_before: datetime | None = None  # exclusive
 
 
+# Each filter's field lookup; a filter left empty is not applied.
+RECORDING_FILTER_LOOKUPS = {
+    "status": "status",
+    "rubric": "rubric__slug",
+    "agent": "agent_id",
+    "team": "team",
+    "needs_review": "needs_review",
+    "source": "source",
+    "external_id": "external_id",
+    "occurred_after": "occurred_at__gte",
+    "occurred_before": "occurred_at__lt",
+}
+
+
 def recording_list(*, filters: RecordingFilters) -> QuerySet[Recording]:
-    recordings = Recording.objects.select_related("rubric").defer("transcript", "turns")
-    if filters.status:
-        recordings = recordings.filter(status=filters.status)
-    if filters.rubric:
-        recordings = recordings.filter(rubric__slug=filters.rubric)
-    if filters.agent:
-        recordings = recordings.filter(agent_id=filters.agent)
-    if filters.team:
-        recordings = recordings.filter(team=filters.team)
-    if filters.needs_review is not None:
-        recordings = recordings.filter(needs_review=filters.needs_review)
-    if filters.source:
-        recordings = recordings.filter(source=filters.source)
-    if filters.external_id:
-        recordings = recordings.filter(external_id=filters.external_id)
-    if filters.occurred_after:
-        recordings = recordings.filter(occurred_at__gte=filters.occurred_after)
-    if filters.occurred_before:
-        recordings = recordings.filter(occurred_at__lt=filters.occurred_before)
-    return recordings
+    conditions = {
+        lookup: getattr(filters, name)
+        for name, lookup in RECORDING_FILTER_LOOKUPS.items()
+        if getattr(filters, name) not in (None, "")
+    }
+    return Recording.objects.select_related("rubric").defer("transcript", "turns").filter(**conditions)
 
 
 def recording_detail(*, pk: int) -> Recording:
@@ -80,7 +78,7 @@ def _reviews() -> QuerySet[Review]:
 
 
 def recording_active_run(*, recording: Recording) -> JudgeRun | None:
-    return JudgeRun.objects.filter(recording=recording, status__in=ACTIVE_RUN_STATUSES).first()
+    return JudgeRun.objects.filter(recording=recording, status__in=ACTIVE).first()
 
 
 def rubric_list_current() -> QuerySet[Rubric]:

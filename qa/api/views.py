@@ -61,6 +61,7 @@ def _parse(serializer_class: type, data, **context):
     return serializer.validated_data
 
 
+@extend_schema(tags=["recordings"])
 class RecordingsView(GenericAPIView):
     serializer_class = RecordingSerializer
 
@@ -98,6 +99,7 @@ class RecordingsView(GenericAPIView):
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["links"]["self"]})
 
 
+@extend_schema(tags=["recordings"])
 class RecordingDetailView(GenericAPIView):
     serializer_class = RecordingDetailSerializer
 
@@ -110,6 +112,7 @@ class RecordingDetailView(GenericAPIView):
         return Response(self.get_serializer(recording).data)
 
 
+@extend_schema(tags=["recordings"])
 class RecordingRejudgeView(GenericAPIView):
     serializer_class = JudgeRunSerializer
 
@@ -135,6 +138,7 @@ class RecordingRejudgeView(GenericAPIView):
         return Response(self.get_serializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
+@extend_schema(tags=["reviews"])
 class RecordingReviewView(GenericAPIView):
     """Also served at `/recordings/{id}/review`, the path external tools were given."""
 
@@ -173,6 +177,7 @@ class RecordingReviewView(GenericAPIView):
         )
 
 
+@extend_schema(tags=["rubrics"])
 class RubricsView(GenericAPIView):
     serializer_class = RubricSummarySerializer
 
@@ -188,6 +193,7 @@ class RubricsView(GenericAPIView):
         return rubric_list_current()
 
 
+@extend_schema(tags=["rubrics"])
 class RubricDetailView(GenericAPIView):
     serializer_class = RubricDetailSerializer
 
