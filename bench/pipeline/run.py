@@ -13,7 +13,12 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -35,6 +40,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=50, help="concurrent LLM calls (worker slots)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes sharing the slots")
     parser.add_argument("--latency", type=float, default=0.3, help="the fake LLM's seconds per call")
+    parser.add_argument("--pool", choices=["threads", "prefork"], default="threads")
     parser.add_argument("--port", type=int, default=8091)
     return parser.parse_args()
 
@@ -95,7 +101,7 @@ def start(args: argparse.Namespace) -> list[subprocess.Popen]:
     slots = args.concurrency // args.workers
     for index in range(args.workers):
         worker = [
-            sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=threads", f"--concurrency={slots}",
+            sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={args.pool}", f"--concurrency={slots}",
             f"--hostname=bench{index}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
         ]
         processes.append(subprocess.Popen(worker, cwd=ROOT, env=env, start_new_session=True))
@@ -112,22 +118,47 @@ def stop(processes: list[subprocess.Popen]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
 
 
-def judge(run_ids: list[int], timeout: float) -> float:
-    """Publish the runs and wait until all are finished; return the seconds it took."""
+def cpu_seconds() -> Counter[str]:
+    """CPU time used so far by each part of the machine, from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parts: Counter[str] = Counter()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        part = next((name for key, name in PARTS if key in command), "other")
+        parts["bench driver" if proc.name == str(os.getpid()) else part] += (int(fields[11]) + int(fields[12])) / ticks
+    return parts
+
+
+PARTS = [("celery", "celery workers"), ("fake_openai", "fake LLM"), ("postgres", "postgresql"), ("redis", "redis")]
+
+
+def judge(app: Celery, run_ids: list[int], timeout: float) -> tuple[float, Counter[str]]:
+    """Queue the runs, then let the workers take them; return the seconds until
+    all are finished and the CPU each part used meanwhile."""
     from qa.models import JudgeRun
     from qa.tasks import judge_run
 
-    started = time.monotonic()
+    # Publishing is the ingest's cost, not the pipeline's: queue everything first.
+    app.control.cancel_consumer("celery", reply=True)
     for run_id in run_ids:
         judge_run.apply_async(args=[run_id])
+    cpu_before, started = cpu_seconds(), time.monotonic()
+    app.control.add_consumer("celery", reply=True)
     while JudgeRun.objects.filter(pk__in=run_ids, status__in=["pending", "running"]).exists():
         if time.monotonic() - started > timeout:
             raise SystemExit("The workers did not finish in time.")
-        time.sleep(0.05)
-    return time.monotonic() - started
+        time.sleep(0.25)
+    seconds = time.monotonic() - started
+    cpu = cpu_seconds()
+    cpu.subtract(cpu_before)
+    return seconds, cpu
 
 
-def report(args: argparse.Namespace, run_ids: list[int], seconds: float) -> None:
+def report(args: argparse.Namespace, run_ids: list[int], seconds: float, cpu: Counter[str]) -> None:
     from qa.models import JudgeRun
 
     runs = list(JudgeRun.objects.filter(pk__in=run_ids))
@@ -138,7 +169,7 @@ def report(args: argparse.Namespace, run_ids: list[int], seconds: float) -> None
     throughput = len(runs) / seconds
     ideal = args.concurrency / args.latency
     print(f"recordings: {len(runs)}  succeeded: {len(succeeded)}  failed: {len(runs) - len(succeeded)}")
-    print(f"concurrency: {args.concurrency} slots in {args.workers} worker processes  fake LLM latency: {args.latency * 1000:.0f} ms")
+    print(f"concurrency: {args.concurrency} slots ({args.pool}) in {args.workers} worker processes  fake LLM latency: {args.latency * 1000:.0f} ms")
     print(f"time: {seconds:.2f} s  throughput: {throughput:.1f} recordings/s  ideal: {ideal:.1f}/s  ({throughput / ideal:.1%} of ideal)")
     slot_overhead = args.concurrency * seconds / len(runs) * 1000 - args.latency * 1000
     print(f"pipeline overhead per recording: {slot_overhead:.1f} ms per slot (all but the LLM wait, queueing included)")
@@ -146,6 +177,11 @@ def report(args: argparse.Namespace, run_ids: list[int], seconds: float) -> None
         f"  inside the task (claim, prompt, client, validation, verification, storage, routing): "
         f"median {statistics.median(in_task):.1f} ms, p95 {in_task[int(len(in_task) * 0.95)]:.1f} ms"
     )
+    print(f"CPU per recording (2 cores = {2000 * seconds / len(runs):.1f} ms available):")
+    for part, used in cpu.most_common():
+        # Processes that ended during the run are not counted, and "other" is
+        # whatever else this machine ran meanwhile.
+        print(f"  {part:<15} {max(used, 0) * 1000 / len(runs):6.2f} ms")
     print(
         f"tokens per recording ({RUBRIC}, estimated at 4 characters a token): "
         f"prompt {statistics.mean(run.prompt_tokens for run in succeeded):.0f}, "
@@ -165,11 +201,11 @@ def main() -> None:
     app.control.purge()
     processes = start(args)
     try:
-        judge(warmup_ids, timeout=120)  # imports, connections, first prompts
-        seconds = judge(run_ids, timeout=args.recordings / 10 + 120)
+        judge(app, warmup_ids, timeout=120)  # imports, connections, first prompts
+        seconds, cpu = judge(app, run_ids, timeout=args.recordings / 10 + 120)
     finally:
         stop(processes)
-    report(args, run_ids, seconds)
+    report(args, run_ids, seconds, cpu)
 
 
 if __name__ == "__main__":

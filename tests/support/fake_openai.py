@@ -12,6 +12,7 @@ transcript's first line; the benchmark uses that with a fixed latency:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import itertools
 import json
 import re
@@ -20,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from typing import Any
 
 _TRANSCRIPT = re.compile(r"<transcript>\n(.*?)\n</transcript>", re.DOTALL)
@@ -108,13 +109,12 @@ def estimated_reply(request: dict[str, Any]) -> Reply:
     return completion(answer, prompt_tokens=prompt // 4, completion_tokens=len(answer) // 4)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # the benchmark opens dozens of connections at once
-
-
 class FakeOpenAI:
-    """Start with `with FakeOpenAI() as server:`; point OPENAI_BASE_URL at `server.base_url`."""
+    """Start with `with FakeOpenAI() as server:`; point OPENAI_BASE_URL at `server.base_url`.
+
+    An asyncio server on a thread of its own: light enough that, in the
+    benchmark, the fake LLM's own CPU does not crowd out the pipeline's.
+    """
 
     def __init__(
         self,
@@ -124,12 +124,14 @@ class FakeOpenAI:
         keep_requests: bool = True,
     ) -> None:
         self.latency = latency
-        self.keep_requests = keep_requests
         self.default = default
+        self.keep_requests = keep_requests
         self.requests: list[dict[str, Any]] = []
         self._script: deque[Reply | Callable[[dict[str, Any]], Reply]] = deque()
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None
 
     def script(self, *replies: Reply | Callable[[dict[str, Any]], Reply]) -> None:
         """Queue replies for the next requests, in order; after them, the default answers."""
@@ -143,45 +145,60 @@ class FakeOpenAI:
             scripted = self._script.popleft() if self._script else self.default
         return scripted(request) if callable(scripted) else scripted
 
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:  # keep-alive, as real servers do
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                body = await reader.readexactly(length) if length else b""
+                if self.latency:
+                    await asyncio.sleep(self.latency)
+                reply = self._reply(json.loads(body or b"{}"))
+                payload = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
+                headers = {"Content-Type": "application/json", "Content-Length": str(len(payload)), **reply.headers}
+                lines = [f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}"]
+                lines += [f"{name}: {value}" for name, value in headers.items()]
+                writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client closed the connection
+        finally:
+            writer.close()
+
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "start the server first"
-        host, port = self._httpd.server_address[:2]
+        assert self._server is not None, "start the server first"
+        host, port = self._server.sockets[0].getsockname()[:2]
         return f"http://{host}:{port}/v1"
 
     def start(self, port: int = 0) -> FakeOpenAI:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if fake.latency:
-                    time.sleep(fake.latency)
-                reply = fake._reply(json.loads(body or b"{}"))
-                payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
-                data = payload.encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read `requests`
-                pass
-
-        self._httpd = _Server(("127.0.0.1", port), Handler)
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        opening = asyncio.start_server(self._serve, "127.0.0.1", port, backlog=256)
+        self._server = asyncio.run_coroutine_threadsafe(opening, self._loop).result()
         return self
 
+    async def _shutdown(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        connections = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in connections:
+            task.cancel()
+        await asyncio.gather(*connections, return_exceptions=True)
+
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        if self._loop is None or self._thread is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(timeout=5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
+        self._loop.close()
+        self._loop, self._server, self._thread = None, None, None
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()
