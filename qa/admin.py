@@ -70,3 +70,7 @@ class ScoreAdmin(ReadOnlyAdmin):
     @admin.display(description=_("verified"), boolean=True, ordering="evidence_verified")
     def verified(self, score: Score) -> bool:
         return score.evidence_verified
+
+
+# The API key admin lives with the API; importing it registers it.
+import qa.api.admin  # noqa: E402,F401

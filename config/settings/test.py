@@ -12,3 +12,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# Messages asserted by tests are the English source strings; tests of the
+# Spanish UI ask for it, as a browser would, with Accept-Language.
+LANGUAGE_CODE = "en"
