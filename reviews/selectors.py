@@ -46,6 +46,8 @@ def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = N
         recordings = recordings.filter(
             Q(claim__isnull=True) | Q(claim__expires_at__lte=timezone.now()) | Q(claim__user=user)
         )
+    # Computed on every request, which costs ~1 s with 30,000 calls queued: bench/review/README.md
+    # measures the stored column that should replace this annotation (same name, so nothing else changes).
     lowest = Score.objects.filter(run=OuterRef("current_run")).order_by("confidence").values("confidence")[:1]
     return (
         recordings.annotate(lowest_confidence=Subquery(lowest))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
@@ -30,7 +32,7 @@ from reviews.services import RecordingNotJudgedError, review_create
 QUEUE_PAGE_SIZE = 50
 
 
-def supervisor_required(view):
+def supervisor_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Anonymous users go to the login page; signed-in users who may not review get a 403."""
     return login_required(permission_required("reviews.add_review", raise_exception=True)(view))
 
@@ -55,14 +57,16 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     # only being looked at (e.g. the reveal after a blind audit) and must not
     # block the next supervisor. Submitting always needs the claim.
     opening_for_review = recording.status == Recording.Status.IN_REVIEW and not page.reviewed_by_user
-    claim = claim_take(recording=recording, user=request.user) if request.method == "POST" or opening_for_review else None
+    wants_claim = request.method == "POST" or opening_for_review
+    claim = claim_take(recording=recording, user=request.user) if wants_claim else None
     holder = claim or claim_holder(recording=recording)
     locked = holder is not None and holder.user_id != request.user.pk
 
     form = ReviewForm(request.POST or None, criteria=page.criteria, blind=page.blind)
     if request.method == "POST" and form.is_valid():
         if locked:
-            form.add_error(None, _("%(user)s is reviewing this call; your review was not saved.") % {"user": holder.user})
+            message = _("%(user)s is reviewing this call; your review was not saved.") % {"user": holder.user}
+            form.add_error(None, message)
         elif (review := _submit(request, page, form)) is not None:
             return _after_submit(request, page, review)
     context = {"page": page, "form": form, "rows": form.rows(), "claim": holder, "locked": locked}
@@ -119,9 +123,8 @@ def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> Htt
         # Back to the same page, now revealed: the reviewer compares their values with the model's.
         messages.success(request, _("Blind audit saved. The model's scores are now shown next to yours."))
         return _keeping_filters(request, reverse("review-detail", args=[page.recording.pk]))
-    messages.success(
-        request, _("Review saved: %(decision)s on %(recording)s.") % {"decision": review.get_decision_display(), "recording": page.recording}
-    )
+    saved = {"decision": review.get_decision_display(), "recording": page.recording}
+    messages.success(request, _("Review saved: %(decision)s on %(recording)s.") % saved)
     return _to_queue(request)
 
 
