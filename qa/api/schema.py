@@ -24,7 +24,8 @@ def add_common_errors(result: dict[str, Any], generator: Any, request: Any, publ
 
     A hook rather than per-view declarations, so the reports' endpoints get them too.
     """
-    result.setdefault("components", {}).setdefault("schemas", {})[ERROR_COMPONENT] = ERROR_SCHEMA
+    # Views that declare ErrorSerializer already produced this same component.
+    result.setdefault("components", {}).setdefault("schemas", {}).setdefault(ERROR_COMPONENT, ERROR_SCHEMA)
     reference = {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"}
     for path, operations in result.get("paths", {}).items():
         if path in PUBLIC_PATHS:

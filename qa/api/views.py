@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
@@ -13,6 +15,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 from rest_framework.reverse import reverse
 
 from qa.api.permissions import CanReview
@@ -55,7 +58,8 @@ NO_PAGE = OpenApiResponse(ErrorSerializer, description=_("No such page."))
 TOO_LARGE = OpenApiResponse(ErrorSerializer, description=_("The body is larger than QA_MAX_BODY_BYTES."))
 
 
-def _parse(serializer_class: type, data, **context):
+def _parse(serializer_class: type[Serializer], data: Any, **context: Any) -> Any:
+    """The serializer's validated data; a ValidationError becomes the 400."""
     serializer = serializer_class(data=data, context=context)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
