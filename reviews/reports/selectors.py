@@ -44,6 +44,7 @@ from datetime import date, datetime, time, timedelta
 from enum import StrEnum
 from functools import reduce
 
+from django.db import connection
 from django.db.models import (
     Avg,
     BooleanField,
@@ -172,9 +173,11 @@ def _run_q(filters: ReportFilters, prefix: str) -> Q:
 
 
 def _has_reason(reasons_path: str, reasons: tuple[str, ...]) -> Q:
-    # JSON containment is not available on SQLite; the serialized list holds
-    # each reason as a quoted token on both databases, so a LIKE on the quoted
-    # reason matches exactly that reason.
+    if connection.features.supports_json_field_contains:
+        # PostgreSQL: jsonb containment, with no per-row conversion to text.
+        return reduce(operator.or_, (Q(**{f"{reasons_path}__contains": [reason]}) for reason in reasons))
+    # SQLite has no JSON containment. The stored list holds each reason as a
+    # quoted token, so a LIKE on the quoted reason matches exactly that reason.
     text = Cast(reasons_path, TextField())
     return reduce(operator.or_, (Q(Contains(text, f'"{reason}"')) for reason in reasons))
 
@@ -334,30 +337,39 @@ def _judged_scores(filters: ReportFilters) -> QuerySet[Score]:
 
 
 def evidence_report(filters: ReportFilters) -> EvidenceReport:
-    cube = (
+    """Two aggregations of the same scores, each grouped by few keys.
+
+    One GROUP BY of the scores by all six keys (criterion, status, verified,
+    model, prompt version, week) measured 1.5-2 times slower on PostgreSQL:
+    the week expression has no statistics, so the planner expects a group per
+    row and aggregates in one process. Apart, the per-criterion keys are
+    well known and aggregate in parallel, and the per-run keys make few groups.
+    """
+    per_criterion = (
         _judged_scores(filters)
-        .values(
-            "criterion_id",
-            "verification_status",
-            "evidence_verified",
-            model=F("run__model"),
-            prompt_version=F("run__prompt_version"),
-            week=TruncWeek("run__created_at"),
-        )
+        .values("criterion_id", "verification_status", "evidence_verified")
         .annotate(count=Count("pk"))
         .order_by()
     )
     by_criterion: defaultdict[int, Tally] = defaultdict(Tally)
     statuses: defaultdict[int, Counter[str]] = defaultdict(Counter)
+    for row in per_criterion:
+        by_criterion[row["criterion_id"]] += Tally(row["count"], 0 if row["evidence_verified"] else row["count"])
+        statuses[row["criterion_id"]][row["verification_status"]] += row["count"]
+
+    per_model_week = (
+        _judged_scores(filters)
+        .values(model=F("run__model"), prompt_version=F("run__prompt_version"), week=TruncWeek("run__created_at"))
+        .annotate(total=Count("pk"), unverified=Count("pk", filter=Q(evidence_verified=False)))
+        .order_by()
+    )
     by_model: defaultdict[tuple[str, str], Tally] = defaultdict(Tally)
     by_week: defaultdict[date, Tally] = defaultdict(Tally)
     by_model_week: defaultdict[tuple[str, str], defaultdict[date, Tally]] = defaultdict(lambda: defaultdict(Tally))
-    for row in cube:
-        tally = Tally(total=row["count"], unverified=0 if row["evidence_verified"] else row["count"])
+    for row in per_model_week:
+        tally = Tally(row["total"], row["unverified"])
         model = (row["model"], row["prompt_version"])
         week = row["week"].date()  # truncated in the current time zone already
-        by_criterion[row["criterion_id"]] += tally
-        statuses[row["criterion_id"]][row["verification_status"]] += row["count"]
         by_model[model] += tally
         by_week[week] += tally
         by_model_week[model][week] += tally

@@ -11,7 +11,7 @@ W1, W2 = date(2026, 3, 2), date(2026, 3, 9)
 
 
 def test_rates_overall_per_criterion_model_and_week(care_rubric, evidence_data, django_assert_max_num_queries):
-    with django_assert_max_num_queries(2):
+    with django_assert_max_num_queries(3):
         report = evidence_report(ReportFilters(rubric=care_rubric))
     # Runs a-d count (e failed, f is another rubric): 8 scores, 4 unverified.
     assert report.tally == Tally(8, 4)
