@@ -77,18 +77,6 @@ def transcript(index: int, size: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def database_create() -> None:
-    import environ
-    import psycopg
-
-    config = environ.Env.db_url_config(os.environ["DATABASE_URL"])
-    with psycopg.connect(
-        host=config["HOST"], port=config["PORT"] or 5432, user=config["USER"], dbname="postgres", autocommit=True
-    ) as connection:
-        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]).fetchone():
-            connection.execute(f'CREATE DATABASE "{config["NAME"]}"')
-
-
 def data_prepare(size: int) -> tuple[str, int]:
     """A published rubric of 12 criteria, a fresh key, and a judged recording with 12 scores."""
     from django.core.management import call_command
@@ -215,6 +203,8 @@ def post_all(base: str, key: str, indexes: range, clients: int, size: int) -> tu
 
 
 def main() -> None:
+    from bench.database import database_create
+
     args = parse_args()
     database_create()
     import django

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -134,3 +134,12 @@ def test_admin_shows_a_new_key_once_and_revokes(admin_client):
     stored.refresh_from_db()
     assert stored.revoked_at is not None
     assert key_client(key).get(LIST).status_code == 401
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("arguments", [["taken"], ["new", "--expires-at", "next week"], ["new", "--expires-at", "2030-13-01T00:00"]])
+def test_create_api_key_refuses_a_taken_name_or_a_bad_expiry(arguments):
+    new_key("taken")
+    with pytest.raises(CommandError):
+        call_command("create_api_key", *arguments)
+    assert not ApiKey.objects.filter(name="new").exists()
