@@ -66,6 +66,10 @@ class Recording(models.Model):
         "JudgeRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     needs_review = models.BooleanField(_("needs review"), default=False)
+    # The lowest score confidence of current_run, set with the routing: the
+    # review queue is ordered by it, and a stored, indexed column keeps that
+    # fast with tens of thousands of calls queued (bench/review/README.md).
+    lowest_confidence = models.FloatField(_("lowest confidence"), null=True, blank=True)
     review_reasons = models.JSONField(_("review reasons"), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -80,6 +84,7 @@ class Recording(models.Model):
         indexes = [
             models.Index(fields=["status", "created_at"]),
             models.Index(fields=["needs_review", "status"]),
+            models.Index(fields=["status", "lowest_confidence", "id"], name="qa_recording_queue_order"),
             models.Index(fields=["rubric", "occurred_at"]),
         ]
 

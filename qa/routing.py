@@ -53,7 +53,12 @@ def routing_fields(*, recording: Recording, rubric: Rubric, scores: Sequence[Sco
     """The recording's fields that routing sets, ready for an UPDATE."""
     reasons = review_reasons(recording=recording, rubric=rubric, scores=scores)
     status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
-    return {"needs_review": bool(reasons), "review_reasons": reasons, "status": status}
+    return {
+        "needs_review": bool(reasons),
+        "review_reasons": reasons,
+        "status": status,
+        "lowest_confidence": min((score.confidence for score in scores), default=None),
+    }
 
 
 def recording_route(*, recording: Recording, rubric: Rubric, scores: Sequence[Score]) -> bool:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, TextField
+from django.db.models import Count, F, Prefetch, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -46,12 +46,8 @@ def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = N
         recordings = recordings.filter(
             Q(claim__isnull=True) | Q(claim__expires_at__lte=timezone.now()) | Q(claim__user=user)
         )
-    # Computed on every request, which costs ~1 s with 30,000 calls queued: bench/review/README.md
-    # measures the stored column that should replace this annotation (same name, so nothing else changes).
-    lowest = Score.objects.filter(run=OuterRef("current_run")).order_by("confidence").values("confidence")[:1]
     return (
-        recordings.annotate(lowest_confidence=Subquery(lowest))
-        .select_related("rubric", "claim__user")
+        recordings.select_related("rubric", "claim__user")
         .order_by(F("lowest_confidence").asc(nulls_last=True), "id")
     )
 

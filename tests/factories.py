@@ -110,7 +110,8 @@ def judged_recording(*, values: dict[str, int] | None = None, confidence: float 
         value = (values or {}).get(criterion.key, 4)
         ScoreFactory(run=run, criterion=criterion, value=value, confidence=confidence, model_confidence=confidence)
     recording.current_run = run
-    recording.save(update_fields=["current_run"])
+    recording.lowest_confidence = confidence
+    recording.save(update_fields=["current_run", "lowest_confidence"])
     return recording
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from qa.models import Recording, Score
+from qa.routing import recording_route
 from reviews.models import ReviewClaim
 from tests.factories import JudgeRunFactory, ScoreFactory, UserFactory, judged_recording, published_rubric
 from tests.review.conftest import client_for, queued
@@ -66,8 +67,9 @@ def test_lowest_confidence_is_taken_from_the_current_run_only(sup_client):
     old_run = JudgeRunFactory(recording=rejudged)
     ScoreFactory(run=old_run, criterion=rejudged.rubric.criteria.first(), confidence=0.01)
     steady = queued(confidence=0.5)
-    # ...while one low score among high ones in the current run does.
+    # ...while one low score among high ones in the current run does, once routing has seen it.
     Score.objects.filter(run=rejudged.current_run, criterion__key="c2").update(confidence=0.3)
+    recording_route(recording=rejudged, rubric=rejudged.rubric, scores=list(rejudged.current_run.scores.all()))
 
     assert listed(sup_client.get("/review/")) == [rejudged.pk, steady.pk]
 
