@@ -96,6 +96,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
+# How long opening a call in the review queue keeps it for one supervisor.
+QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/review/"
 LOGOUT_REDIRECT_URL = "login"
@@ -138,7 +141,7 @@ REST_FRAMEWORK = {
     # Per key (or per staff user); DRF's "N/s|min|hour|day" notation. Answers 429 with Retry-After.
     "DEFAULT_THROTTLE_RATES": {"api_key": env("QA_API_THROTTLE_RATE", default="600/min")},
     "EXCEPTION_HANDLER": "qa.api.exceptions.api_exception_handler",
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["qa.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",

@@ -5,9 +5,10 @@ from datetime import timedelta
 import pytest
 from django.test import override_settings
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from qa.models import JudgeRun, Recording
-from tests.factories import SAMPLE_TRANSCRIPT, RubricFactory, published_rubric
+from tests.factories import SAMPLE_TRANSCRIPT, RubricFactory, UserFactory, published_rubric
 
 URL = "/api/recordings/"
 
@@ -188,6 +189,13 @@ def test_malformed_or_non_object_json_is_a_400(api, rubric, body):
 
 
 @pytest.mark.django_db
+def test_json_nested_too_deeply_is_a_400_not_a_crash(api):
+    response = api.post(URL, "[" * 100_000 + "]" * 100_000, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["detail"].startswith("JSON parse error")
+
+
+@pytest.mark.django_db
 def test_malformed_json_says_so(api):
     response = api.post(URL, '{"external_id": ', content_type="application/json")
     assert response.json()["detail"].startswith("JSON parse error")
@@ -208,3 +216,13 @@ def test_a_body_over_the_limit_is_a_413_json(api, rubric):
     assert response.status_code == 413
     assert "10000" in response.json()["detail"]
     assert not Recording.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_staff_session_posts_with_source_web_by_default(rubric, django_capture_on_commit_callbacks):
+    client = APIClient()
+    client.force_login(UserFactory(is_staff=True))
+    with django_capture_on_commit_callbacks():
+        response = client.post(URL, payload(rubric), format="json")
+    assert response.status_code == 201
+    assert Recording.objects.get().source == "web"
