@@ -75,6 +75,9 @@ def _start(path: Path, alias: str, port: int) -> None:
     params.hostnames = ["127.0.0.1"]
     params.port = port
     params.n_ctx = settings.QA_LOCAL_MODEL_CONTEXT
+    # llama.cpp logs every slot and token batch to stderr, drowning the judge's
+    # own progress; its failures still reach us as failed HTTP requests.
+    params.verbosity = -1
     if settings.QA_LOCAL_MODEL_THREADS:
         params.cpuparams.n_threads = settings.QA_LOCAL_MODEL_THREADS
     try:

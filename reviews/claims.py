@@ -18,12 +18,6 @@ from django.utils import timezone
 from qa.models import Recording
 from reviews.models import ReviewClaim
 
-DEFAULT_CLAIM_MINUTES = 15
-
-
-def claim_minutes() -> int:
-    return getattr(settings, "QA_REVIEW_CLAIM_MINUTES", DEFAULT_CLAIM_MINUTES)
-
 
 @transaction.atomic
 def claim_take(*, recording: Recording, user: AbstractBaseUser) -> ReviewClaim | None:
@@ -36,7 +30,7 @@ def claim_take(*, recording: Recording, user: AbstractBaseUser) -> ReviewClaim |
     supervisor got there first.
     """
     now = timezone.now()
-    expires_at = now + timedelta(minutes=claim_minutes())
+    expires_at = now + timedelta(minutes=settings.QA_REVIEW_CLAIM_MINUTES)
     taken = (
         ReviewClaim.objects.filter(recording=recording)
         .filter(Q(user=user) | Q(expires_at__lte=now))
