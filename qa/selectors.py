@@ -13,6 +13,7 @@ from qa.models import JudgeRun, Recording, Score
 from reviews.models import CriterionReview, Review
 from rubrics.models import Criterion, Rubric
 
+
 @dataclass(frozen=True)
 class RecordingFilters:
     status: str | None = None

@@ -1,6 +1,6 @@
 """Throughput and latency of the REST API under gunicorn on PostgreSQL. See README.md beside this file.
 
-    .venv/bin/python bench/api/run.py --posts 2000 --clients 16 --gets 500
+.venv/bin/python bench/api/run.py --posts 2000 --clients 16 --gets 500
 """
 
 from __future__ import annotations
@@ -67,7 +67,12 @@ def parse_args() -> argparse.Namespace:
 
 def transcript(index: int, size: int) -> str:
     """A verbatim call of about `size` characters, different for each index."""
-    values = {"name": "Marta", "day": 1 + index % 28, "amount": f"{20 + index % 80},{index % 100:02d}", "ticket": f"RC-{index:07d}"}
+    values = {
+        "name": "Marta",
+        "day": 1 + index % 28,
+        "amount": f"{20 + index % 80},{index % 100:02d}",
+        "ticket": f"RC-{index:07d}",
+    }
     lines: list[str] = []
     turn = 0
     while sum(len(line) + 1 for line in lines) < size:
@@ -114,9 +119,17 @@ def data_prepare(size: int) -> tuple[str, int]:
     start = text.index(quote)
     Score.objects.bulk_create(
         Score(
-            run=run, criterion=criterion, value=4, confidence=0.9, model_confidence=0.9, evidence=quote,
-            evidence_verified=True, verification_status="verified", verification_spans=[[start, start + len(quote)]],
-            verifier_version="bench", rationale="The agent apologises and opens a claim with a number.",
+            run=run,
+            criterion=criterion,
+            value=4,
+            confidence=0.9,
+            model_confidence=0.9,
+            evidence=quote,
+            evidence_verified=True,
+            verification_status="verified",
+            verification_spans=[[start, start + len(quote)]],
+            verifier_version="bench",
+            rationale="The agent apologises and opens a claim with a number.",
         )  # fmt: skip
         for criterion in rubric.criteria.all()
     )
@@ -136,7 +149,10 @@ def query_counts(key: str, judged_id: int, size: int) -> dict[str, int]:
     body = json.dumps({"external_id": "count", "rubric": RUBRIC, "agent": "a-1", "transcript": transcript(1, size)})
     for label, call in [
         ("POST /api/recordings/ (new)", lambda: client.post("/api/recordings/", body, content_type="application/json")),
-        ("POST /api/recordings/ (resend)", lambda: client.post("/api/recordings/", body, content_type="application/json")),
+        (
+            "POST /api/recordings/ (resend)",
+            lambda: client.post("/api/recordings/", body, content_type="application/json"),
+        ),
         ("GET /api/recordings/{id}/ (12 scores)", lambda: client.get(f"/api/recordings/{judged_id}/")),
         ("GET /api/recordings/ (page of 50)", lambda: client.get("/api/recordings/")),
     ]:

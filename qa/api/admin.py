@@ -45,7 +45,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
         messages.success(
             request,
             format_html(
-                _("The key for {name} is <code>{key}</code>. Copy it now: only its hash is stored, it cannot be shown again."),
+                _(
+                    "The key for {name} is <code>{key}</code>. Copy it now: "
+                    "only its hash is stored, it cannot be shown again."
+                ),
                 name=obj.name,
                 key=key,
             ),

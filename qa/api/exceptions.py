@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.utils.translation import gettext as _
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -41,7 +41,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, RequestDataTooBig):
         # Django raises it while DRF reads the body; left alone it becomes a plain-text 400.
         return Response(
-            {"detail": _("The request body is larger than %(limit)s bytes.") % {"limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}},
+            {
+                "detail": _("The request body is larger than %(limit)s bytes.")
+                % {"limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
+            },
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
     response = exception_handler(exc, context)

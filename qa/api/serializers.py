@@ -27,7 +27,6 @@ from rubrics.selectors import rubric_latest_published
 INT32_MAX = 2**31 - 1
 
 
-
 # --- Input -------------------------------------------------------------------
 
 
@@ -121,7 +120,9 @@ class ReviewCriterionSerializer(serializers.Serializer):
     criterion_key = serializers.CharField(max_length=64)
     adjusted_value = serializers.IntegerField(required=False, allow_null=True)
     comment = serializers.CharField(required=False, allow_blank=True, default="")
-    rejected = serializers.BooleanField(required=False, default=False, help_text=_("The judge got this criterion wrong."))
+    rejected = serializers.BooleanField(
+        required=False, default=False, help_text=_("The judge got this criterion wrong.")
+    )
 
     def to_internal_value(self, data: Any) -> CriterionAdjustment:
         return CriterionAdjustment(**super().to_internal_value(data))
@@ -141,7 +142,9 @@ class ReviewInputSerializer(serializers.Serializer):
     def validate(self, values: dict[str, Any]) -> dict[str, Any]:
         # A key speaks for a system, so the person must be named; a session already names them.
         if self.context.get("reviewer_required") and not values.get("reviewer"):
-            raise serializers.ValidationError({"reviewer": _("Say who reviewed: with an API key, 'reviewer' is required.")})
+            raise serializers.ValidationError(
+                {"reviewer": _("Say who reviewed: with an API key, 'reviewer' is required.")}
+            )
         return values
 
 
@@ -164,7 +167,10 @@ class RecordingFilterSerializer(serializers.Serializer):
 
 class RubricQuerySerializer(serializers.Serializer):
     version = serializers.IntegerField(
-        min_value=1, max_value=INT32_MAX, required=False, help_text=_("A version number; default: the latest published.")
+        min_value=1,
+        max_value=INT32_MAX,
+        required=False,
+        help_text=_("A version number; default: the latest published."),
     )
 
 
@@ -225,7 +231,17 @@ class RecordingSerializer(serializers.ModelSerializer):
 class JudgeRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = JudgeRun
-        fields = ["id", "status", "backend", "model", "prompt_version", "error", "created_at", "started_at", "finished_at"]
+        fields = [
+            "id",
+            "status",
+            "backend",
+            "model",
+            "prompt_version",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
 
 
 class VerificationSerializer(serializers.Serializer):
@@ -240,7 +256,9 @@ class VerificationSerializer(serializers.Serializer):
 class ScoreSerializer(serializers.ModelSerializer):
     criterion_key = serializers.CharField(source="criterion.key")
     evidence_verified = serializers.BooleanField(
-        help_text=_("False: the quote was not found as said in the transcript; show it marked 'NO VERIFICADA / NOT VERIFIED'.")
+        help_text=_(
+            "False: the quote was not found as said in the transcript; show it marked 'NO VERIFICADA / NOT VERIFIED'."
+        )
     )
     verification = VerificationSerializer(source="*")
 
@@ -267,12 +285,25 @@ class CriterionReviewSerializer(serializers.ModelSerializer):
 
 
 class ReviewSerializer(serializers.ModelSerializer):
-    api_key = serializers.CharField(source="api_key.name", allow_null=True, help_text=_("The key that posted it, if any."))
+    api_key = serializers.CharField(
+        source="api_key.name", allow_null=True, help_text=_("The key that posted it, if any.")
+    )
     criteria = CriterionReviewSerializer(many=True)
 
     class Meta:
         model = Review
-        fields = ["id", "run", "reviewer", "api_key", "decision", "adjusted_mean", "comment", "blind", "criteria", "created_at"]
+        fields = [
+            "id",
+            "run",
+            "reviewer",
+            "api_key",
+            "decision",
+            "adjusted_mean",
+            "comment",
+            "blind",
+            "criteria",
+            "created_at",
+        ]
 
 
 class RecordingDetailSerializer(RecordingSerializer):
@@ -364,5 +395,8 @@ VALIDATION_ERROR_SCHEMA = {
     "description": "One message per bad field; a list or object field maps each bad position or sub-field "
     "to its own error in the same shape.",
     "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "object"}]},
-    "example": {"transcript": "The transcript has no speaker turns.", "turns": {"2": "Each turn needs a non-empty text."}},
+    "example": {
+        "transcript": "The transcript has no speaker turns.",
+        "turns": {"2": "Each turn needs a non-empty text."},
+    },
 }

@@ -15,8 +15,8 @@ from rest_framework.exceptions import NotFound
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.serializers import Serializer
 from rest_framework.reverse import reverse
+from rest_framework.serializers import Serializer
 
 from qa.api.permissions import CanReview
 from qa.api.serializers import (
@@ -85,7 +85,9 @@ class RecordingsView(GenericAPIView):
         request=RecordingIngestSerializer,
         responses={
             201: OpenApiResponse(RecordingSerializer, description=_("Stored; its judgment is enqueued.")),
-            200: OpenApiResponse(RecordingSerializer, description=_("Sent before with the same content: nothing changed.")),
+            200: OpenApiResponse(
+                RecordingSerializer, description=_("Sent before with the same content: nothing changed.")
+            ),
             400: BAD_REQUEST,
             409: OpenApiResponse(ConflictSerializer, description=_("Sent before with different content.")),
             413: TOO_LARGE,
@@ -135,7 +137,10 @@ class RecordingRejudgeView(GenericAPIView):
         if active is not None:
             # Nothing new would start; say so instead of pretending a rejudge was queued.
             return Response(
-                {"detail": _("Recording %(id)s is already being judged.") % {"id": pk}, "run": self.get_serializer(active).data},
+                {
+                    "detail": _("Recording %(id)s is already being judged.") % {"id": pk},
+                    "run": self.get_serializer(active).data,
+                },
                 status=status.HTTP_409_CONFLICT,
             )
         run = recording_enqueue_judging(recording=recording)
@@ -177,7 +182,9 @@ class RecordingReviewView(GenericAPIView):
         )
         url = reverse("api:recording-detail", kwargs={"pk": pk}, request=request)
         return Response(
-            ReviewSerializer(review_detail(pk=review.pk)).data, status=status.HTTP_201_CREATED, headers={"Location": url}
+            ReviewSerializer(review_detail(pk=review.pk)).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": url},
         )
 
 

@@ -118,7 +118,9 @@ def test_create_api_key_without_review_rights_and_with_an_expiry(capsys):
 @pytest.mark.django_db
 def test_admin_shows_a_new_key_once_and_revokes(admin_client):
     response = admin_client.post(
-        reverse("admin:qa_apikey_add"), {"name": "crm", "can_review": "on", "expires_at_0": "", "expires_at_1": ""}, follow=True
+        reverse("admin:qa_apikey_add"),
+        {"name": "crm", "can_review": "on", "expires_at_0": "", "expires_at_1": ""},
+        follow=True,
     )
     assert response.status_code == 200
     stored = ApiKey.objects.get(name="crm")
@@ -137,7 +139,9 @@ def test_admin_shows_a_new_key_once_and_revokes(admin_client):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("arguments", [["taken"], ["new", "--expires-at", "next week"], ["new", "--expires-at", "2030-13-01T00:00"]])
+@pytest.mark.parametrize(
+    "arguments", [["taken"], ["new", "--expires-at", "next week"], ["new", "--expires-at", "2030-13-01T00:00"]]
+)
 def test_create_api_key_refuses_a_taken_name_or_a_bad_expiry(arguments):
     new_key("taken")
     with pytest.raises(CommandError):

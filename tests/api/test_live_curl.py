@@ -42,6 +42,11 @@ def test_the_documented_curl_posts_a_review(live_server):
     assert status == "201", body
     assert json.loads(body)["decision"] == "approve"
     review = Review.objects.get()
-    assert (review.recording_id, review.reviewer, review.decision, review.adjusted_mean) == (1, "supervisor-1", "approve", 3.8)
+    assert (review.recording_id, review.reviewer, review.decision, review.adjusted_mean) == (
+        1,
+        "supervisor-1",
+        "approve",
+        3.8,
+    )
     assert review.api_key == api_key
     assert Recording.objects.get(pk=1).status == Recording.Status.REVIEWED

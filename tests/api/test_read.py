@@ -1,15 +1,15 @@
 from __future__ import annotations
 
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from qa.models import JudgeRun, Recording
-from rubrics.services import rubric_new_version, rubric_publish
 from reviews.services import CriterionAdjustment, review_create
 from rubrics.models import Rubric
+from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import (
     CriterionExceptionFactory,
     CriterionFactory,
@@ -149,19 +149,26 @@ def test_list_is_paginated_newest_first(api):
 def test_list_filters(api):
     support = published_rubric(slug="support")
     sales = published_rubric(slug="sales")
-    day = datetime(2026, 1, 5, 12, tzinfo=dt_timezone.utc)
-    target = RecordingFactory(
-        rubric=support, agent_id="a-1", team="billing", status=Recording.Status.JUDGED, needs_review=True, occurred_at=day
-    )
-    RecordingFactory(rubric=sales, agent_id="a-1", team="billing", status=Recording.Status.JUDGED, needs_review=True, occurred_at=day)
-    RecordingFactory(rubric=support, agent_id="a-2", team="billing", status=Recording.Status.JUDGED, needs_review=True, occurred_at=day)
-    RecordingFactory(rubric=support, agent_id="a-1", team="sales", status=Recording.Status.JUDGED, needs_review=True, occurred_at=day)
-    RecordingFactory(rubric=support, agent_id="a-1", team="billing", status=Recording.Status.QUEUED, needs_review=True, occurred_at=day)
-    RecordingFactory(rubric=support, agent_id="a-1", team="billing", status=Recording.Status.JUDGED, needs_review=False, occurred_at=day)
-    RecordingFactory(
-        rubric=support, agent_id="a-1", team="billing", status=Recording.Status.JUDGED, needs_review=True,
-        occurred_at=datetime(2026, 2, 1, tzinfo=dt_timezone.utc),
-    )  # fmt: skip
+    day = datetime(2026, 1, 5, 12, tzinfo=UTC)
+    matching = {
+        "rubric": support,
+        "agent_id": "a-1",
+        "team": "billing",
+        "status": Recording.Status.JUDGED,
+        "needs_review": True,
+        "occurred_at": day,
+    }
+    target = RecordingFactory(**matching)
+    # Each decoy differs from the target in one filtered field only.
+    for change in [
+        {"rubric": sales},
+        {"agent_id": "a-2"},
+        {"team": "sales"},
+        {"status": Recording.Status.QUEUED},
+        {"needs_review": False},
+        {"occurred_at": datetime(2026, 2, 1, tzinfo=UTC)},
+    ]:
+        RecordingFactory(**{**matching, **change})
 
     query = (
         "status=judged&rubric=support&agent=a-1&team=billing&needs_review=true"

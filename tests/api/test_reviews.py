@@ -30,7 +30,12 @@ def test_a_key_with_review_rights_posts_a_review_recorded_with_the_key(review_ap
     body = response.json()
     review = Review.objects.get()
     assert body["id"] == review.pk
-    assert (review.reviewer, review.api_key, review.user, review.adjusted_mean) == ("supervisor-1", review_key[0], None, 3.8)
+    assert (review.reviewer, review.api_key, review.user, review.adjusted_mean) == (
+        "supervisor-1",
+        review_key[0],
+        None,
+        3.8,
+    )
     assert body["api_key"] == "qa-tool"
     assert body["criteria"] == [
         {"criterion_key": "c2", "adjusted_value": 3, "rejected": False, "comment": "Partly met at 02:10"}
@@ -108,7 +113,9 @@ def test_a_recording_not_judged_yet_is_a_conflict(review_api):
 
 @pytest.mark.django_db
 def test_an_unknown_recording_is_a_404(review_api):
-    response = review_api.post("/api/recordings/999999/review/", {"reviewer": "s", "decision": "approve"}, format="json")
+    response = review_api.post(
+        "/api/recordings/999999/review/", {"reviewer": "s", "decision": "approve"}, format="json"
+    )
     assert response.status_code == 404
 
 
