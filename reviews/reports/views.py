@@ -168,7 +168,7 @@ class DeviationView(ReportView):
     def context(self, form: ReportFilterForm) -> dict[str, Any]:
         filters = form.filters()
         report = deviation_report(filters)
-        keys = [criterion.key for criterion in filters.rubric.criteria.all()]
+        keys = [row.criterion.key for row in report.groups[Group.ALL].criteria]
 
         def chart(field: str, title: str) -> str:
             series = [
