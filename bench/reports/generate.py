@@ -31,7 +31,11 @@ def build_rubric(criteria: int):
     rubric = Rubric.objects.create(name="Benchmark", slug=BENCH_SLUG)
     for order in range(1, criteria + 1):
         Criterion.objects.create(
-            rubric=rubric, key=f"c{order}", title=f"Criterion {order}", description="The agent does one thing.", order=order
+            rubric=rubric,
+            key=f"c{order}",
+            title=f"Criterion {order}",
+            description="The agent does one thing.",
+            order=order,
         )
     return rubric_publish(rubric=rubric)
 
@@ -149,7 +153,12 @@ def main() -> None:
     started = time.perf_counter()
     with transaction.atomic():
         rubric = build_rubric(args.criteria)
-        params = {"rubric": rubric.pk, "recordings": recordings, "rejudged": runs - recordings, "criteria": args.criteria}
+        params = {
+            "rubric": rubric.pk,
+            "recordings": recordings,
+            "rejudged": runs - recordings,
+            "criteria": args.criteria,
+        }
         with connection.cursor() as cursor:
             cursor.execute("SELECT setseed(%s)", [args.seed])
             for statement in STATEMENTS:

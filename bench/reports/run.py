@@ -25,6 +25,7 @@ PostgreSQL's plans.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import statistics
@@ -99,7 +100,8 @@ def main() -> None:
                 cursor.execute("SET max_parallel_workers_per_gather = 0")
         for label, filters in cases:
             for name, report in reports.items():
-                count, seconds = measure(lambda: report(filters), args.repeat, backend_pid if mode == "cpu" else None)
+                cpu_of = backend_pid if mode == "cpu" else None
+                count, seconds = measure(functools.partial(report, filters), args.repeat, cpu_of)
                 print(
                     f"{mode:<5}{name:>10} {label:<10} {count} queries  min {min(seconds):.3f} s  "
                     f"median {statistics.median(seconds):.3f} s  max {max(seconds):.3f} s"

@@ -54,7 +54,9 @@ def _legend(series: Sequence[Series]) -> tuple[list[SafeString], int]:
     return parts, (len(series) + LEGEND_PER_ROW - 1) // LEGEND_PER_ROW * LEGEND_ROW + 6
 
 
-def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]) -> SafeString:
+def bar_chart(
+    categories: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]
+) -> SafeString:
     """Horizontal bars, one cluster per category; negative values extend left of zero."""
     values = [value for item in series for value in item.values if value is not None]
     low, high = min([0.0, *values]), max([0.0, *values])
@@ -78,17 +80,29 @@ def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str
                 format_html(
                     '<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{} · {}: {}</title></rect>'
                     '<text x="{}" y="{}" font-size="10">{}</text>',
-                    round(left, 1), y, round(max(right - left, 1.0), 1), BAR, PALETTE[index % len(PALETTE)],
-                    category, item.name, fmt(value),
-                    LABEL_WIDTH + PLOT_WIDTH + 4, y + BAR - 1, fmt(value),
+                    round(left, 1),
+                    y,
+                    round(max(right - left, 1.0), 1),
+                    BAR,
+                    PALETTE[index % len(PALETTE)],
+                    category,
+                    item.name,
+                    fmt(value),
+                    LABEL_WIDTH + PLOT_WIDTH + 4,
+                    y + BAR - 1,
+                    fmt(value),
                 )
             )
     height = legend + len(categories) * row_height
-    parts.append(format_html('<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#5b6475"/>', round(x(0.0), 1), legend, height))
+    parts.append(
+        format_html('<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#5b6475"/>', round(x(0.0), 1), legend, height)
+    )
     return _svg(LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH, height, title, parts)
 
 
-def line_chart(labels: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]) -> SafeString:
+def line_chart(
+    labels: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]
+) -> SafeString:
     """Lines over evenly spaced points (weeks) from zero up; a None breaks the line."""
     parts, legend = _legend(series)
     width, height, left, top, bottom = LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH, 220 + legend, 56, legend + 6, 28
@@ -104,15 +118,25 @@ def line_chart(labels: Sequence[str], series: Sequence[Series], *, title: str, f
         _, y = point(0, high * fraction)
         parts.append(
             format_html(
-                '<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#d9dde5"/>'
-                '<text x="0" y="{}" font-size="10">{}</text>',
-                left, width - 10, y, y, y + 3, fmt(high * fraction),
+                '<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#d9dde5"/><text x="0" y="{}" font-size="10">{}</text>',
+                left,
+                width - 10,
+                y,
+                y,
+                y + 3,
+                fmt(high * fraction),
             )
         )
     # First, middle and last labels, anchored so that none runs off the drawing.
     shown = {0: "start", len(labels) // 2: "middle", len(labels) - 1: "end"} if labels else {}
     parts.extend(
-        format_html('<text x="{}" y="{}" font-size="10" text-anchor="{}">{}</text>', point(i, 0)[0], height - 8, anchor, labels[i])
+        format_html(
+            '<text x="{}" y="{}" font-size="10" text-anchor="{}">{}</text>',
+            point(i, 0)[0],
+            height - 8,
+            anchor,
+            labels[i],
+        )
         for i, anchor in sorted(shown.items())
     )
     for index, item in enumerate(series):
@@ -124,11 +148,17 @@ def line_chart(labels: Sequence[str], series: Sequence[Series], *, title: str, f
                 parts.append(
                     format_html(
                         '<circle cx="{}" cy="{}" r="3" fill="{}"><title>{} · {}: {}</title></circle>',
-                        *segment[-1], color, item.name, labels[i], fmt(value),
+                        *segment[-1],
+                        color,
+                        item.name,
+                        labels[i],
+                        fmt(value),
                     )
                 )
             elif segment:
                 coords = format_html_join(" ", "{},{}", segment)
-                parts.append(format_html('<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>', color, coords))
+                parts.append(
+                    format_html('<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>', color, coords)
+                )
                 segment = []
     return _svg(width, height, title, parts)

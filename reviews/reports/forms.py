@@ -19,8 +19,8 @@ GROUP_LABELS = {
 def rubric_choices() -> list[tuple[str, str]]:
     """One entry per rubric slug that has results (drafts have none), named as its latest version."""
     names: dict[str, str] = {}
-    for slug, name in Rubric.objects.exclude(status=Rubric.Status.DRAFT).order_by("slug", "-version").values_list(
-        "slug", "name"
+    for slug, name in (
+        Rubric.objects.exclude(status=Rubric.Status.DRAFT).order_by("slug", "-version").values_list("slug", "name")
     ):
         names.setdefault(slug, name)
     return list(names.items())
@@ -57,9 +57,7 @@ class ReportFilterForm(forms.Form):
                 self.add_error("version", _("This rubric has no published version %(version)s.") % {"version": version})
             return found
         # The published version; once archived (a newer one replaced it), the latest.
-        return versions.order_by(
-            Case(When(status=Rubric.Status.PUBLISHED, then=0), default=1), "-version"
-        ).first()
+        return versions.order_by(Case(When(status=Rubric.Status.PUBLISHED, then=0), default=1), "-version").first()
 
     def filters(self) -> ReportFilters:
         data = self.cleaned_data

@@ -189,7 +189,9 @@ def _group_q(group: Group, reasons_path: str) -> Q:
 def _group_flags(reasons_path: str) -> dict[str, Case]:
     """Membership of the two overlapping groups, to GROUP BY: counts stay additive."""
     return {
-        f"in_{group}": Case(When(_has_reason(reasons_path, reasons), then=True), default=False, output_field=BooleanField())
+        f"in_{group}": Case(
+            When(_has_reason(reasons_path, reasons), then=True), default=False, output_field=BooleanField()
+        )
         for group, reasons in GROUP_REASONS.items()
     }
 
@@ -284,7 +286,9 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
             group: DeviationGroup(
                 recordings=final[group],
                 needs_review=pending[group],
-                criteria=[CriterionDeviation(criterion, agreement(pairs[(group, criterion.pk)])) for criterion in criteria],
+                criteria=[
+                    CriterionDeviation(criterion, agreement(pairs[(group, criterion.pk)])) for criterion in criteria
+                ],
             )
             for group in Group
         },

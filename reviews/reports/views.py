@@ -213,7 +213,9 @@ class DeviationView(ReportView):
             for group, data in report.groups.items()
             for row in data.criteria
         )
-        return csv_response(f"{_file_stem('deviation', filters)}.csv", ["group", "criterion_key", "criterion_title", *names], rows)
+        return csv_response(
+            f"{_file_stem('deviation', filters)}.csv", ["group", "criterion_key", "criterion_title", *names], rows
+        )
 
 
 def _tally_cells(tally: Tally, url: str) -> list[Cell]:
@@ -230,6 +232,43 @@ def _tally_values(tally: Tally) -> list[Any]:
 
 
 EVIDENCE_TABLES = ("criteria", "models", "weeks")
+
+
+def evidence_table(report: EvidenceReport, table: str) -> tuple[list[str], Iterable[list[Any]]]:
+    """One of the evidence page's tables, as CSV header and rows (each built only when asked for)."""
+    tally = [column.field for column in TALLY_COLUMNS]
+    tables = {
+        "criteria": (
+            ["criterion_key", "criterion_title", "description", "evidence_guidance", *tally, "statuses"],
+            (
+                [
+                    row.criterion.key,
+                    row.criterion.title,
+                    row.criterion.description,
+                    row.criterion.evidence_guidance,
+                    *_tally_values(row.tally),
+                    " ".join(f"{status}={count}" for status, count in row.statuses.items()),
+                ]
+                for row in report.criteria
+            ),
+        ),
+        "models": (
+            ["model", "prompt_version", *tally],
+            ([row.model, row.prompt_version, *_tally_values(row.tally)] for row in report.models),
+        ),
+        "weeks": (
+            ["week", "model", "prompt_version", *tally],
+            chain(
+                ([row.week.isoformat(), "", "", *_tally_values(row.tally)] for row in report.weeks),
+                (
+                    [week.week.isoformat(), row.model, row.prompt_version, *_tally_values(week.tally)]
+                    for row in report.models
+                    for week in row.weeks
+                ),
+            ),
+        ),
+    }
+    return tables[table]
 
 
 class EvidenceView(ReportView):
@@ -250,7 +289,9 @@ class EvidenceView(ReportView):
             "models": [
                 {
                     "row": row,
-                    "cells": _tally_cells(row.tally, _url(scores, filters, model=row.model, prompt_version=row.prompt_version)),
+                    "cells": _tally_cells(
+                        row.tally, _url(scores, filters, model=row.model, prompt_version=row.prompt_version)
+                    ),
                 }
                 for row in report.models
             ],
@@ -265,7 +306,9 @@ class EvidenceView(ReportView):
                 fmt=_pct,
             ),
             "trend_chart": self._trend(report),
-            "csv_urls": {table: _url("reports:evidence", filters, format="csv", table=table) for table in EVIDENCE_TABLES},
+            "csv_urls": {
+                table: _url("reports:evidence", filters, format="csv", table=table) for table in EVIDENCE_TABLES
+            },
         }
 
     @staticmethod
@@ -286,40 +329,13 @@ class EvidenceView(ReportView):
         table = self.request.GET.get("table", "criteria")
         if table not in EVIDENCE_TABLES:
             return HttpResponse(
-                _("Unknown table '%(table)s'; use one of: %(tables)s.") % {"table": table, "tables": ", ".join(EVIDENCE_TABLES)},
+                _("Unknown table '%(table)s'; use one of: %(tables)s.")
+                % {"table": table, "tables": ", ".join(EVIDENCE_TABLES)},
                 status=400,
                 content_type="text/plain; charset=utf-8",
             )
         filters = form.filters()
-        report = evidence_report(filters)
-        tally = [column.field for column in TALLY_COLUMNS]
-        header, rows = {
-            "criteria": (
-                ["criterion_key", "criterion_title", "description", "evidence_guidance", *tally, "statuses"],
-                (
-                    [
-                        row.criterion.key, row.criterion.title, row.criterion.description, row.criterion.evidence_guidance,
-                        *_tally_values(row.tally), " ".join(f"{status}={count}" for status, count in row.statuses.items()),
-                    ]
-                    for row in report.criteria
-                ),
-            ),
-            "models": (
-                ["model", "prompt_version", *tally],
-                ([row.model, row.prompt_version, *_tally_values(row.tally)] for row in report.models),
-            ),
-            "weeks": (
-                ["week", "model", "prompt_version", *tally],
-                chain(
-                    ([row.week.isoformat(), "", "", *_tally_values(row.tally)] for row in report.weeks),
-                    (
-                        [week.week.isoformat(), row.model, row.prompt_version, *_tally_values(week.tally)]
-                        for row in report.models
-                        for week in row.weeks
-                    ),
-                ),
-            ),
-        }[table]
+        header, rows = evidence_table(evidence_report(filters), table)
         return csv_response(f"{_file_stem('evidence', filters)}-{table}.csv", header, rows)
 
 

@@ -3,7 +3,7 @@ worked out by hand in the test modules from the tables below."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone as dt_timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -20,7 +20,7 @@ APPROVE, REJECT, NEEDS_REVIEW = Review.Decision.APPROVE, Review.Decision.REJECT,
 
 
 def at(day: int, hour: int = 12) -> datetime:
-    return datetime(2026, 3, day, hour, tzinfo=dt_timezone.utc)
+    return datetime(2026, 3, day, hour, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -29,8 +29,13 @@ def care_rubric(db) -> Rubric:
     rubric = RubricFactory(slug="care", name="Care")
     CriterionFactory(rubric=rubric, key="c1", title="Greets", description="The agent greets by name.", order=1)
     CriterionFactory(
-        rubric=rubric, key="c2", title="Confirms", description="The agent confirms the issue.", order=2,
-        scale_min=0, scale_max=3,
+        rubric=rubric,
+        key="c2",
+        title="Confirms",
+        description="The agent confirms the issue.",
+        order=2,
+        scale_min=0,
+        scale_max=3,
     )
     return rubric_publish(rubric=rubric)
 
@@ -47,7 +52,11 @@ def add_review(
 ) -> Review:
     """A review with explicit time (created_at is auto_now_add, so it is set after)."""
     review = Review.objects.create(
-        recording=recording, run=run or recording.current_run, reviewer="sup", decision=decision, comment=comment,
+        recording=recording,
+        run=run or recording.current_run,
+        reviewer="sup",
+        decision=decision,
+        comment=comment,
         adjusted_mean=adjusted_mean,
     )
     Review.objects.filter(pk=review.pk).update(created_at=when)
@@ -73,6 +82,7 @@ def deviation_data(care_rubric: Rubric) -> dict[str, Recording]:
     r9    audit              approve       (3, 3, -)     (1, 1, -)      reviewed run A; run B (5, 3) is current
     * adjusted value; adjusted means: r2 3.0 (model mean 2.0), r7 3.5 (model mean 4.0)
     """
+
     def judged(values: dict[str, int], reasons: list[str], external_id: str) -> Recording:
         return judged_recording(
             rubric=care_rubric, values=values, review_reasons=reasons, external_id=external_id, occurred_at=at(1, 9)
@@ -85,7 +95,9 @@ def deviation_data(care_rubric: Rubric) -> dict[str, Recording]:
         r2, APPROVE, when=at(10), entries={"c1": {"adjusted_value": 2, "comment": "No name used."}}, adjusted_mean=3.0
     )
     r3 = judged({"c1": 5, "c2": 0}, [AUDIT, LOW], "r3")
-    add_review(r3, REJECT, when=at(10), entries={"c1": {"adjusted_value": 3, "comment": "Half."}}, comment="Wrong call.")
+    add_review(
+        r3, REJECT, when=at(10), entries={"c1": {"adjusted_value": 3, "comment": "Half."}}, comment="Wrong call."
+    )
     r4 = judged({"c1": 2, "c2": 3}, [LOW], "r4")
     add_review(r4, APPROVE, when=at(10), entries={"c2": {"rejected": True, "comment": "Not applicable."}})
     r5 = judged({"c1": 1, "c2": 2}, [UNVERIFIED], "r5")
@@ -96,7 +108,11 @@ def deviation_data(care_rubric: Rubric) -> dict[str, Recording]:
     add_review(r6, NEEDS_REVIEW, when=at(11))
     r7 = judged({"c1": 5, "c2": 3}, [], "r7")
     add_review(
-        r7, APPROVE, when=at(10), entries={"c2": {"adjusted_value": 1, "comment": "Did not confirm."}}, adjusted_mean=3.5
+        r7,
+        APPROVE,
+        when=at(10),
+        entries={"c2": {"adjusted_value": 1, "comment": "Did not confirm."}},
+        adjusted_mean=3.5,
     )
     r8 = judged({"c1": 1, "c2": 0}, [AUDIT], "r8")
     r9 = judged({"c1": 3, "c2": 1}, [AUDIT], "r9")
@@ -144,6 +160,8 @@ def evidence_data(care_rubric: Rubric) -> dict[str, JudgeRun]:
         runs[name] = run
     other = JudgeRunFactory()
     JudgeRun.objects.filter(pk=other.pk).update(created_at=at(2))
-    ScoreFactory(run=other, criterion=other.rubric.criteria.first(), evidence_verified=False, verification_status="not_found")
+    ScoreFactory(
+        run=other, criterion=other.rubric.criteria.first(), evidence_verified=False, verification_status="not_found"
+    )
     runs["f"] = other
     return runs

@@ -24,11 +24,25 @@ def test_deviation_groups_are_keyed_and_never_mixed(api, care_rubric, deviation_
     body = api.get("/api/reports/deviation/", {"rubric": "care"}).json()
     assert body["rubric"] == {"slug": "care", "version": 1, "name": "Care"}
     assert list(body["groups"]) == ["random_audit", "flagged", "all"]
-    by_group = {group: {row["criterion_key"]: row for row in data["criteria"]} for group, data in body["groups"].items()}
+    by_group = {
+        group: {row["criterion_key"]: row for row in data["criteria"]} for group, data in body["groups"].items()
+    }
     assert by_group["random_audit"]["c1"] == {
-        "criterion_key": "c1", "title": "Greets", "scale_min": 1, "scale_max": 5, "n": 4, "model_mean": 3.75,
-        "human_mean": 3.0, "bias": 0.75, "mae": 0.75, "exact_agreement": 0.5, "within_one": 0.75,
-        "qwk": float(Fraction(2, 7)), "reviewed": 4, "rejected": 1, "rejection_rate": 0.25,
+        "criterion_key": "c1",
+        "title": "Greets",
+        "scale_min": 1,
+        "scale_max": 5,
+        "n": 4,
+        "model_mean": 3.75,
+        "human_mean": 3.0,
+        "bias": 0.75,
+        "mae": 0.75,
+        "exact_agreement": 0.5,
+        "within_one": 0.75,
+        "qwk": float(Fraction(2, 7)),
+        "reviewed": 4,
+        "rejected": 1,
+        "rejection_rate": 0.25,
     }
     assert [by_group[group]["c1"]["n"] for group in ("random_audit", "flagged", "all")] == [4, 3, 7]
     assert by_group["flagged"]["c2"]["qwk"] is None
@@ -39,11 +53,19 @@ def test_evidence_report(api, care_rubric, evidence_data):
     body = api.get("/api/reports/evidence/", {"rubric": "care", "version": 1}).json()
     assert body["overall"] == {"total": 8, "unverified": 4, "rate": 0.5}
     assert body["criteria"][1] | {"statuses": None} == {
-        "criterion_key": "c2", "title": "Confirms", "description": "The agent confirms the issue.",
-        "evidence_guidance": "Quote the agent's words.", "total": 4, "unverified": 3, "rate": 0.75, "statuses": None,
+        "criterion_key": "c2",
+        "title": "Confirms",
+        "description": "The agent confirms the issue.",
+        "evidence_guidance": "Quote the agent's words.",
+        "total": 4,
+        "unverified": 3,
+        "rate": 0.75,
+        "statuses": None,
     }
     assert [(m["model"], m["prompt_version"], m["rate"], [w["week"] for w in m["weeks"]]) for m in body["models"]] == [
-        ("m1", "p1", 0.75, ["2026-03-02"]), ("m1", "p2", 0.0, ["2026-03-09"]), ("m2", "p2", 0.5, ["2026-03-09"]),
+        ("m1", "p1", 0.75, ["2026-03-02"]),
+        ("m1", "p2", 0.0, ["2026-03-09"]),
+        ("m2", "p2", 0.5, ["2026-03-09"]),
     ]
     assert body["weeks"] == [
         {"week": "2026-03-02", "total": 4, "unverified": 3, "rate": 0.75},

@@ -26,10 +26,14 @@ def test_every_figure_per_group_and_criterion(care_rubric, deviation_data, djang
         # c1 audit: r1 (4,4) r2 (3,2) r3 (5,3,R) r9 (3,3). QWK: observed Σ(i-j)² = 0+1+4+0 = 5;
         # marginals model {4:1, 3:2, 5:1}, human {4:1, 2:1, 3:2}: n·expected = 6 + 4 + 18 = 28;
         # kappa = 1 - 5·4/28 = 2/7.
-        (Group.RANDOM_AUDIT, "c1"): Agreement(4, 15 / 4, 12 / 4, 3 / 4, 3 / 4, 2 / 4, 3 / 4, float(Fraction(2, 7)), 4, 1, 1 / 4),
+        (Group.RANDOM_AUDIT, "c1"): Agreement(
+            4, 15 / 4, 12 / 4, 3 / 4, 3 / 4, 2 / 4, 3 / 4, float(Fraction(2, 7)), 4, 1, 1 / 4
+        ),
         # c1 flagged: r3 (5,3,R) r4 (2,2) r5 (1,4). observed 4+0+9 = 13; model {5,2,1}, human {3,2,4}:
         # n·expected = 14 + 5 + 14 = 33; kappa = 1 - 13·3/33 = -2/11.
-        (Group.FLAGGED, "c1"): Agreement(3, 8 / 3, 9 / 3, -1 / 3, 5 / 3, 1 / 3, 1 / 3, float(Fraction(-2, 11)), 3, 1, 1 / 3),
+        (Group.FLAGGED, "c1"): Agreement(
+            3, 8 / 3, 9 / 3, -1 / 3, 5 / 3, 1 / 3, 1 / 3, float(Fraction(-2, 11)), 3, 1, 1 / 3
+        ),
         # c1 all: r1 r2 r3 r4 r5 r7 (5,5) r9. sums 23 and 23; |diff| 0+1+2+0+3+0+0 = 6;
         # observed 14; model {4:1, 3:2, 5:2, 2:1, 1:1}, human {4:2, 2:2, 3:2, 5:1}:
         # n·expected = 11 + 16 + 56 + 19 + 44 = 146; kappa = 1 - 14·7/146 = 24/73.
@@ -57,7 +61,11 @@ def test_recordings_and_needs_review_per_group(care_rubric, deviation_data):
 def test_filters_by_team_agent_call_date_and_rubric_version(care_rubric, deviation_data):
     # r10: another team and agent, called late on 20 March (UTC): only it matches those filters.
     r10 = judged_recording(
-        rubric=care_rubric, values={"c1": 1, "c2": 0}, review_reasons=[AUDIT], team="sales", agent_id="a2",
+        rubric=care_rubric,
+        values={"c1": 1, "c2": 0},
+        review_reasons=[AUDIT],
+        team="sales",
+        agent_id="a2",
         occurred_at=at(20, 23),
     )
     add_review(r10, APPROVE, when=at(21), entries={"c1": {"adjusted_value": 2, "comment": "Partly."}})

@@ -20,7 +20,9 @@ def test_rates_overall_per_criterion_model_and_week(care_rubric, evidence_data, 
         ("c1", Tally(4, 1), {"verified": 3, "paraphrase": 1}),
         ("c2", Tally(4, 3), {"not_found": 1, "empty": 1, "verified": 1, "too_short": 1}),
     ]
-    assert [(row.model, row.prompt_version, row.tally, [(w.week, w.tally) for w in row.weeks]) for row in report.models] == [
+    assert [
+        (row.model, row.prompt_version, row.tally, [(w.week, w.tally) for w in row.weeks]) for row in report.models
+    ] == [
         ("m1", "p1", Tally(4, 3), [(W1, Tally(4, 3))]),
         ("m1", "p2", Tally(2, 0), [(W2, Tally(2, 0))]),
         ("m2", "p2", Tally(2, 1), [(W2, Tally(2, 1))]),  # Sunday 15 March 23:00 is still the week of the 9th

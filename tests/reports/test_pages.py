@@ -13,7 +13,13 @@ from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["reports:deviation", "reports:evidence", "reports:deviation-scores", "reports:evidence-scores", "reports:deviation-recordings"]
+PAGES = [
+    "reports:deviation",
+    "reports:evidence",
+    "reports:deviation-scores",
+    "reports:evidence-scores",
+    "reports:deviation-recordings",
+]
 
 
 def rows_of(response) -> list[dict[str, str]]:
@@ -47,18 +53,36 @@ def test_deviation_page_shows_each_group_with_linked_figures(client, supervisor,
     response = client.get(reverse("reports:deviation"), {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="en")
     groups = {group["key"]: group for group in response.context["groups"]}
     c1_audit = groups["random_audit"]["rows"][0]
-    assert [cell.text for cell in c1_audit["cells"]] == ["4", "3.75", "3.00", "0.75", "0.75", "50.0 %", "75.0 %", "0.29", "25.0 %"]
+    assert [cell.text for cell in c1_audit["cells"]] == [
+        "4",
+        "3.75",
+        "3.00",
+        "0.75",
+        "0.75",
+        "50.0 %",
+        "75.0 %",
+        "0.29",
+        "25.0 %",
+    ]
     assert all(cell.url == c1_audit["url"] for cell in c1_audit["cells"])
     assert c1_audit["url"] == "/reports/deviation/scores/?rubric=care&version=1&group=random_audit&criterion=c1"
     html = response.content.decode()
-    assert html.count("<svg") == 2 and 'href="/reports/deviation/scores/?rubric=care&amp;version=1&amp;group=flagged&amp;criterion=c2"' in html
+    assert (
+        html.count("<svg") == 2
+        and 'href="/reports/deviation/scores/?rubric=care&amp;version=1&amp;group=flagged&amp;criterion=c2"' in html
+    )
 
 
 def test_deviation_csv_has_every_group_and_figure(client, supervisor, care_rubric, deviation_data):
     client.force_login(supervisor)
     rows = rows_of(client.get(reverse("reports:deviation"), {"rubric": "care", "format": "csv"}))
     assert [(row["group"], row["criterion_key"]) for row in rows] == [
-        ("random_audit", "c1"), ("random_audit", "c2"), ("flagged", "c1"), ("flagged", "c2"), ("all", "c1"), ("all", "c2"),
+        ("random_audit", "c1"),
+        ("random_audit", "c2"),
+        ("flagged", "c1"),
+        ("flagged", "c2"),
+        ("all", "c1"),
+        ("all", "c2"),
     ]
     flagged_c2 = rows[3]
     assert (flagged_c2["n"], flagged_c2["qwk"], flagged_c2["rejected"], flagged_c2["reviewed"]) == ("1", "", "2", "3")
@@ -91,7 +115,16 @@ def test_deviation_drilldown_csv_has_human_value_and_comments(client, supervisor
     response = client.get(
         reverse("reports:deviation-scores"), {"rubric": "care", "group": "flagged", "criterion": "c1", "format": "csv"}
     )
-    got = {row["external_id"]: (row["model_value"], row["human_value"], row["rejected"], row["criterion_comment"], row["review_comment"]) for row in rows_of(response)}
+    got = {
+        row["external_id"]: (
+            row["model_value"],
+            row["human_value"],
+            row["rejected"],
+            row["criterion_comment"],
+            row["review_comment"],
+        )
+        for row in rows_of(response)
+    }
     assert got == {
         "r3": ("5", "3", "True", "Half.", "Wrong call."),
         "r4": ("2", "2", "False", "", ""),
@@ -99,7 +132,9 @@ def test_deviation_drilldown_csv_has_human_value_and_comments(client, supervisor
     }
 
 
-def test_evidence_page_shows_wording_beside_rate_and_exports_each_table(client, rubric_owner, care_rubric, evidence_data):
+def test_evidence_page_shows_wording_beside_rate_and_exports_each_table(
+    client, rubric_owner, care_rubric, evidence_data
+):
     client.force_login(rubric_owner)
     response = client.get(reverse("reports:evidence"), {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="en")
     c2 = response.context["criteria"][1]
@@ -116,13 +151,20 @@ def test_evidence_page_shows_wording_beside_rate_and_exports_each_table(client, 
         ("c2", "4", "3", "0.75"),
     ]
     assert [(row["model"], row["prompt_version"], row["rate"]) for row in export("models")] == [
-        ("m1", "p1", "0.75"), ("m1", "p2", "0.0"), ("m2", "p2", "0.5"),
+        ("m1", "p1", "0.75"),
+        ("m1", "p2", "0.0"),
+        ("m2", "p2", "0.5"),
     ]
     assert [(row["week"], row["model"], row["unverified"]) for row in export("weeks")] == [
-        ("2026-03-02", "", "3"), ("2026-03-09", "", "1"),
-        ("2026-03-02", "m1", "3"), ("2026-03-09", "m1", "0"), ("2026-03-09", "m2", "1"),
+        ("2026-03-02", "", "3"),
+        ("2026-03-09", "", "1"),
+        ("2026-03-02", "m1", "3"),
+        ("2026-03-09", "m1", "0"),
+        ("2026-03-09", "m2", "1"),
     ]
-    assert client.get(reverse("reports:evidence"), {"rubric": "care", "format": "csv", "table": "nope"}).status_code == 400
+    assert (
+        client.get(reverse("reports:evidence"), {"rubric": "care", "format": "csv", "table": "nope"}).status_code == 400
+    )
 
 
 def test_recordings_page_lists_model_against_adjusted_mean(client, supervisor, care_rubric, deviation_data):

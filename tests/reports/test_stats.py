@@ -28,7 +28,9 @@ def textbook_qwk(pairs: list[tuple[int, int]], scale_min: int, scale_max: int) -
 scale = st.tuples(st.integers(-2, 3), st.integers(1, 6)).map(lambda t: (t[0], t[0] + t[1]))
 
 
-@given(scale.flatmap(lambda s: st.tuples(st.just(s), st.lists(st.tuples(st.integers(*s), st.integers(*s)), min_size=1))))
+@given(
+    scale.flatmap(lambda s: st.tuples(st.just(s), st.lists(st.tuples(st.integers(*s), st.integers(*s)), min_size=1)))
+)
 def test_qwk_matches_the_textbook_computation(case):
     (low, high), pairs = case
     got = quadratic_weighted_kappa(Counter(pairs))
