@@ -118,11 +118,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
 CELERY_TIMEZONE = TIME_ZONE
 
+# Redis for what every process must share: the LLM quota and the cache (so
+# the API's per-key throttle). Without it, each process keeps its own cache.
+QA_REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL)
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": QA_REDIS_URL}
+        if QA_REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
 # The judge. OPENAI_API_KEY and OPENAI_BASE_URL are read by the openai client
 # itself; with neither set, Veredicto judges with the bundled local model.
 QA_JUDGE_MODEL = env("QA_JUDGE_MODEL", default="")
 QA_LOCAL_MODEL_PATH = env("QA_LOCAL_MODEL_PATH", default="")
-QA_REDIS_URL = env("REDIS_URL", default=CELERY_BROKER_URL)
 
 # --- REST API (section owned by the API) ---
 REST_FRAMEWORK = {

@@ -16,3 +16,7 @@ STORAGES = {
 # Messages asserted by tests are the English source strings; tests of the
 # Spanish UI ask for it, as a browser would, with Accept-Language.
 LANGUAGE_CODE = "en"
+
+# Each test process its own cache: throttle counts must not leak between
+# test runs that share one Redis.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
