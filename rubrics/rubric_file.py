@@ -3,6 +3,7 @@ and line, and write one back so that export → import round-trips."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,29 +190,34 @@ def _unit(fields: Fields, name: str, default: float) -> float:
     return value
 
 
-def rubric_spec_dump(rubric: Rubric) -> str:
-    """The YAML of one rubric version, in the shape rubric_spec_parse reads."""
-    data = {
-        "slug": rubric.slug,
-        "name": rubric.name,
-        "language": rubric.language,
-        "description": rubric.description,
-        "review_confidence_threshold": rubric.review_confidence_threshold,
-        "audit_rate": rubric.audit_rate,
-        "criteria": [
-            {
-                "key": criterion.key,
-                "title": criterion.title,
-                "description": criterion.description,
-                "evidence_guidance": criterion.evidence_guidance,
-                "scale_min": criterion.scale_min,
-                "scale_max": criterion.scale_max,
-                "weight": criterion.weight,
-                "exceptions": [{"when": e.text, "outcome": e.outcome} for e in criterion.exceptions.all()],
-            }
+def rubric_spec_of(rubric: Rubric) -> RubricSpec:
+    """The content of one stored rubric version, as a file would hold it."""
+    return RubricSpec(
+        slug=rubric.slug,
+        name=rubric.name,
+        language=rubric.language,
+        description=rubric.description,
+        review_confidence_threshold=rubric.review_confidence_threshold,
+        audit_rate=rubric.audit_rate,
+        criteria=[
+            CriterionSpec(
+                key=criterion.key,
+                title=criterion.title,
+                description=criterion.description,
+                evidence_guidance=criterion.evidence_guidance,
+                scale_min=criterion.scale_min,
+                scale_max=criterion.scale_max,
+                weight=criterion.weight,
+                exceptions=[ExceptionSpec(when=e.text, outcome=e.outcome) for e in criterion.exceptions.all()],
+            )
             for criterion in rubric.criteria.prefetch_related("exceptions")
         ],
-    }
-    if not rubric.description:
+    )
+
+
+def rubric_spec_dump(spec: RubricSpec) -> str:
+    """The YAML of a rubric, in the shape rubric_spec_parse reads."""
+    data = dataclasses.asdict(spec)
+    if not spec.description:
         del data["description"]
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)

@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError
-from rubrics.rubric_file import RubricSpec
+from rubrics.rubric_file import RubricSpec, rubric_spec_of
 
 
 @transaction.atomic
@@ -29,33 +29,11 @@ def rubric_publish(*, rubric: Rubric) -> Rubric:
     return rubric
 
 
-@transaction.atomic
 def rubric_new_version(*, rubric: Rubric) -> Rubric:
     """Clone a published (or archived) version into a new draft with the next number."""
     if rubric.is_draft:
         raise RubricFrozenError(_("This version is still a draft: edit it instead."))
-    if Rubric.objects.filter(slug=rubric.slug, status=Rubric.Status.DRAFT).exists():
-        raise RubricFrozenError(_("A draft of %(slug)s already exists.") % {"slug": rubric.slug})
-    last_version = Rubric.objects.filter(slug=rubric.slug).aggregate(last=Max("version"))["last"]
-    draft = Rubric.objects.create(
-        name=rubric.name,
-        slug=rubric.slug,
-        language=rubric.language,
-        version=last_version + 1,
-        description=rubric.description,
-        review_confidence_threshold=rubric.review_confidence_threshold,
-        audit_rate=rubric.audit_rate,
-    )
-    for criterion in rubric.criteria.prefetch_related("exceptions"):
-        exceptions = list(criterion.exceptions.all())
-        criterion.pk = None
-        criterion.rubric = draft
-        criterion.save()
-        for exception in exceptions:
-            CriterionException.objects.create(
-                criterion=criterion, text=exception.text, outcome=exception.outcome, order=exception.order
-            )
-    return draft
+    return rubric_import(spec=rubric_spec_of(rubric))
 
 
 @transaction.atomic

@@ -10,7 +10,7 @@ from django.utils.dateparse import parse_datetime
 
 from qa.errors import InvalidInputError
 from qa.services import recording_ingest
-from rubrics.rubric_file import rubric_spec_dump, rubric_spec_parse
+from rubrics.rubric_file import rubric_spec_of, rubric_spec_parse
 from rubrics.selectors import rubric_latest_published
 from rubrics.services import rubric_import
 
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         for path in sorted((SAMPLES / "rubrics").glob("*.yaml")):
             spec = rubric_spec_parse(path.read_text(encoding="utf-8"))
             current = rubric_latest_published(slug=spec.slug)
-            if current is not None and rubric_spec_parse(rubric_spec_dump(current)) == spec:
+            if current is not None and rubric_spec_of(current) == spec:
                 self.stdout.write(f"Rubric {current} is up to date.")
                 continue
             self.stdout.write(f"Published {rubric_import(spec=spec, publish=True)}.")

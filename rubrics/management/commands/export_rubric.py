@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rubrics.models import Rubric
-from rubrics.rubric_file import rubric_spec_dump
+from rubrics.rubric_file import rubric_spec_dump, rubric_spec_of
 
 
 class Command(BaseCommand):
@@ -21,4 +21,4 @@ class Command(BaseCommand):
             rubric = versions.filter(status=Rubric.Status.PUBLISHED).first() or versions.order_by("-version").first()
         if rubric is None:
             raise CommandError(f"No rubric {slug!r}" + (f" version {rubric_version}" if rubric_version else "") + ".")
-        self.stdout.write(rubric_spec_dump(rubric), ending="")
+        self.stdout.write(rubric_spec_dump(rubric_spec_of(rubric)), ending="")
