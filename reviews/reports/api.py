@@ -80,7 +80,9 @@ class CriterionEvidenceSerializer(TallySerializer):
     title = serializers.CharField(source="criterion.title")
     description = serializers.CharField(source="criterion.description")
     evidence_guidance = serializers.CharField(source="criterion.evidence_guidance")
-    statuses = serializers.DictField(child=serializers.IntegerField(), help_text="Scores per verification status.")
+    unverified_by_status = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Unverified scores per verification status: why quotes failed."
+    )
 
 
 class WeekSerializer(TallySerializer):

@@ -123,7 +123,7 @@ class WeekTally:
 class CriterionEvidence:
     criterion: Criterion
     tally: Tally
-    statuses: dict[str, int]  # verification status -> scores
+    unverified_by_status: dict[str, int]  # verification status -> unverified scores
 
 
 @dataclass(frozen=True)
@@ -337,53 +337,100 @@ def deviation_scores(filters: ReportFilters, group: Group, criterion: Criterion 
 
 
 def _judged_scores(filters: ReportFilters) -> QuerySet[Score]:
+    """The scores of the rubric's succeeded runs (a score's criterion is one of its run's rubric)."""
     return Score.objects.filter(_run_q(filters, "run__"), run__status=JudgeRun.Status.SUCCEEDED)
 
 
-def evidence_report(filters: ReportFilters) -> EvidenceReport:
-    """Two aggregations of the same scores, each grouped by few keys.
+CellKey = tuple[int, str, str, date]  # criterion id, model, prompt version, week
 
-    One GROUP BY of the scores by all six keys (criterion, status, verified,
-    model, prompt version, week) measured 1.5-2 times slower on PostgreSQL:
-    the week expression has no statistics, so the planner expects a group per
-    row and aggregates in one process. Apart, the per-criterion keys are
-    well known and aggregate in parallel, and the per-run keys make few groups.
-    """
-    per_criterion = (
-        _judged_scores(filters)
-        .values("criterion_id", "verification_status", "evidence_verified")
+
+def _count_cells(scores: QuerySet[Score], *also: str) -> Counter[tuple]:
+    """Scores per (criterion, model, prompt version, week, *also)."""
+    rows = (
+        scores.values(
+            "criterion_id",
+            *also,
+            model=F("run__model"),
+            prompt_version=F("run__prompt_version"),
+            week=TruncWeek("run__created_at"),
+        )
         .annotate(count=Count("pk"))
         .order_by()
     )
-    by_criterion: defaultdict[int, Tally] = defaultdict(Tally)
-    statuses: defaultdict[int, Counter[str]] = defaultdict(Counter)
-    for row in per_criterion:
-        by_criterion[row["criterion_id"]] += Tally(row["count"], 0 if row["evidence_verified"] else row["count"])
-        statuses[row["criterion_id"]][row["verification_status"]] += row["count"]
+    # Weeks come truncated in the current time zone already.
+    return Counter(
+        {
+            (
+                row["criterion_id"],
+                row["model"],
+                row["prompt_version"],
+                row["week"].date(),
+                *(row[k] for k in also),
+            ): row["count"]
+            for row in rows
+        }
+    )
 
-    per_model_week = (
-        _judged_scores(filters)
-        .values(model=F("run__model"), prompt_version=F("run__prompt_version"), week=TruncWeek("run__created_at"))
-        .annotate(total=Count("pk"), unverified=Count("pk", filter=Q(evidence_verified=False)))
+
+def _scores_by_runs(filters: ReportFilters, criteria: list[Criterion]) -> Counter[CellKey]:
+    """The scores every run has: one per criterion of its rubric."""
+    runs = (
+        JudgeRun.objects.filter(_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED)
+        .values("model", "prompt_version", week=TruncWeek("created_at"))
+        .annotate(count=Count("pk"))
         .order_by()
     )
+    return Counter(
+        {
+            (criterion.pk, row["model"], row["prompt_version"], row["week"].date()): row["count"]
+            for row in runs
+            for criterion in criteria
+        }
+    )
+
+
+def evidence_report(filters: ReportFilters) -> EvidenceReport:
+    """Unverified quotes per criterion, model, prompt version and week.
+
+    Grouping a million scores by those keys is what costs (text keys and a
+    week expression PostgreSQL has no statistics for, so it aggregates in one
+    process). Only the unverified scores, a small share, are grouped; the
+    totals come from the runs, as each run has one score per criterion. That
+    is checked: a run has at most one score per criterion (a unique
+    constraint), all on its rubric's criteria (the judge makes them from the
+    rubric), so the runs' scores add up to the counted scores only if no run
+    lacks one. If it does not hold, the scores are grouped after all.
+    """
+    criteria = list(filters.rubric.criteria.all())
+    scores = _judged_scores(filters)
+    failed = _count_cells(scores.filter(evidence_verified=False), "verification_status")
+    totals = _scores_by_runs(filters, criteria)
+    if totals.total() != scores.count():
+        totals = _count_cells(scores)
+    unverified: Counter[CellKey] = Counter()
+    statuses: defaultdict[int, Counter[str]] = defaultdict(Counter)
+    for (criterion_id, model, prompt_version, week, status), count in failed.items():
+        unverified[(criterion_id, model, prompt_version, week)] += count
+        statuses[criterion_id][status] += count
+
+    by_criterion: defaultdict[int, Tally] = defaultdict(Tally)
     by_model: defaultdict[tuple[str, str], Tally] = defaultdict(Tally)
     by_week: defaultdict[date, Tally] = defaultdict(Tally)
     by_model_week: defaultdict[tuple[str, str], defaultdict[date, Tally]] = defaultdict(lambda: defaultdict(Tally))
-    for row in per_model_week:
-        tally = Tally(row["total"], row["unverified"])
-        model = (row["model"], row["prompt_version"])
-        week = row["week"].date()  # truncated in the current time zone already
-        by_model[model] += tally
+    for cell, total in totals.items():
+        criterion_id, model, prompt_version, week = cell
+        tally = Tally(total, unverified[cell])
+        by_criterion[criterion_id] += tally
+        by_model[(model, prompt_version)] += tally
         by_week[week] += tally
-        by_model_week[model][week] += tally
+        by_model_week[(model, prompt_version)][week] += tally
 
     return EvidenceReport(
         rubric=filters.rubric,
         tally=sum(by_criterion.values(), Tally()),
         criteria=[
             CriterionEvidence(criterion, by_criterion[criterion.pk], dict(statuses[criterion.pk].most_common()))
-            for criterion in filters.rubric.criteria.all()
+            for criterion in criteria
         ],
         models=[
             ModelEvidence(model, prompt_version, tally, _weekly(by_model_week[(model, prompt_version)]))

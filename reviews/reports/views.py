@@ -239,7 +239,7 @@ def evidence_table(report: EvidenceReport, table: str) -> tuple[list[str], Itera
     tally = [column.field for column in TALLY_COLUMNS]
     tables = {
         "criteria": (
-            ["criterion_key", "criterion_title", "description", "evidence_guidance", *tally, "statuses"],
+            ["criterion_key", "criterion_title", "description", "evidence_guidance", *tally, "unverified_by_status"],
             (
                 [
                     row.criterion.key,
@@ -247,7 +247,7 @@ def evidence_table(report: EvidenceReport, table: str) -> tuple[list[str], Itera
                     row.criterion.description,
                     row.criterion.evidence_guidance,
                     *_tally_values(row.tally),
-                    " ".join(f"{status}={count}" for status, count in row.statuses.items()),
+                    " ".join(f"{status}={count}" for status, count in row.unverified_by_status.items()),
                 ]
                 for row in report.criteria
             ),

@@ -52,7 +52,7 @@ def test_deviation_groups_are_keyed_and_never_mixed(api, care_rubric, deviation_
 def test_evidence_report(api, care_rubric, evidence_data):
     body = api.get("/api/reports/evidence/", {"rubric": "care", "version": 1}).json()
     assert body["overall"] == {"total": 8, "unverified": 4, "rate": 0.5}
-    assert body["criteria"][1] | {"statuses": None} == {
+    assert body["criteria"][1] | {"unverified_by_status": None} == {
         "criterion_key": "c2",
         "title": "Confirms",
         "description": "The agent confirms the issue.",
@@ -60,8 +60,9 @@ def test_evidence_report(api, care_rubric, evidence_data):
         "total": 4,
         "unverified": 3,
         "rate": 0.75,
-        "statuses": None,
+        "unverified_by_status": None,
     }
+    assert body["criteria"][1]["unverified_by_status"] == {"not_found": 1, "empty": 1, "too_short": 1}
     assert [(m["model"], m["prompt_version"], m["rate"], [w["week"] for w in m["weeks"]]) for m in body["models"]] == [
         ("m1", "p1", 0.75, ["2026-03-02"]),
         ("m1", "p2", 0.0, ["2026-03-09"]),
