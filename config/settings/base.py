@@ -207,6 +207,10 @@ QA_LOCAL_MODEL_THREADS = env.int("QA_LOCAL_MODEL_THREADS", default=0)
 CELERY_BEAT_SCHEDULE = {
     "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
 }
+# Without it Celery's Django fixup closes every database connection around
+# every task; config.celery closes only the broken or expired ones instead
+# (CONN_MAX_AGE), and this forces a fresh connection every 1000 tasks.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 # A down broker must not hold an ingest request for long: the sweep enqueues later.
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # --- end judge pipeline ---
