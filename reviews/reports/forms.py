@@ -7,6 +7,7 @@ from django.db.models import Case, When
 from django.utils.translation import gettext_lazy as _
 
 from reviews.reports.selectors import EvidenceCell, Group, ReportFilters
+from reviews.selectors import rubric_choices
 from rubrics.models import Criterion, Rubric
 
 GROUP_LABELS = {
@@ -14,16 +15,6 @@ GROUP_LABELS = {
     Group.FLAGGED: _("Flagged"),
     Group.ALL: _("All reviewed"),
 }
-
-
-def rubric_choices() -> list[tuple[str, str]]:
-    """One entry per rubric slug that has results (drafts have none), named as its latest version."""
-    names: dict[str, str] = {}
-    for slug, name in (
-        Rubric.objects.exclude(status=Rubric.Status.DRAFT).order_by("slug", "-version").values_list("slug", "name")
-    ):
-        names.setdefault(slug, name)
-    return list(names.items())
 
 
 class ReportFilterForm(forms.Form):

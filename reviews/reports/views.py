@@ -31,7 +31,6 @@ from reviews.reports.forms import (
     EvidenceScoresForm,
     GroupFilterForm,
     ReportFilterForm,
-    rubric_choices,
 )
 from reviews.reports.selectors import (
     CriterionDeviation,
@@ -46,6 +45,7 @@ from reviews.reports.selectors import (
     evidence_scores,
 )
 from reviews.reports.stats import Agreement, Tally
+from reviews.selectors import rubric_choices
 
 # Bilingual on purpose: the mark must survive any UI language and any copy of an export.
 UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
