@@ -1,9 +1,10 @@
 """Reads for the deviation and evidence-quality reports.
 
-Each report is one GROUP BY query (plus one small count for deviation) whose
-result has at most a few thousand rows, whatever the number of scores; the
-figures are derived from those counts in `stats`. Works on PostgreSQL and
-SQLite: no database-specific functions.
+Each report is a few GROUP BY queries whose results have at most a few
+thousand rows, whatever the number of scores; the figures are derived from
+those counts in `stats` and here. Works on PostgreSQL and SQLite; the one
+PostgreSQL-only operator (jsonb containment) is used only where the database
+says it supports it.
 
 Which scores count
     Deviation: the scores of the run that each recording's latest review
