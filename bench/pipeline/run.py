@@ -103,6 +103,7 @@ def start(args: argparse.Namespace) -> list[subprocess.Popen]:
         worker = [
             sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={args.pool}", f"--concurrency={slots}",
             f"--hostname=bench{index}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
+            "--without-heartbeat",
         ]
         processes.append(subprocess.Popen(worker, cwd=ROOT, env=env, start_new_session=True))
     return processes
@@ -176,6 +177,11 @@ def report(args: argparse.Namespace, run_ids: list[int], seconds: float, cpu: Co
     print(
         f"  inside the task (claim, prompt, client, validation, verification, storage, routing): "
         f"median {statistics.median(in_task):.1f} ms, p95 {in_task[int(len(in_task) * 0.95)]:.1f} ms"
+    )
+    llm = sorted(run.llm_duration_ms for run in succeeded)
+    print(
+        f"  the LLM wait as the worker saw it: median {statistics.median(llm):.0f} ms, p95 {llm[int(len(llm) * 0.95)]} ms"
+        f" (the fake server sleeps {args.latency * 1000:.0f} ms)"
     )
     print(f"CPU per recording (2 cores = {2000 * seconds / len(runs):.1f} ms available):")
     for part, used in cpu.most_common():
