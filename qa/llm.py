@@ -20,7 +20,6 @@ from typing import Any
 
 import openai
 from django.conf import settings
-from openai.types.chat import ChatCompletion
 
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
 # Statuses worth another try: timeouts, conflicts, rate limits, server errors.
@@ -125,24 +124,18 @@ def llm_complete(
     *, backend: Backend, messages: list[dict[str, str]], schema: dict[str, Any], max_tokens: int
 ) -> Completion:
     """One strict-JSON chat completion at temperature 0."""
-    body: dict[str, Any] = {
-        "model": backend.model,
-        "messages": messages,
-        "temperature": 0,
-        "max_tokens": max_tokens,
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {"name": "judgment", "strict": True, "schema": schema},
-        },
-    }
     started = time.monotonic()
     try:
-        # The request `chat.completions.create` sends, without its walk of the
-        # parameters (the schema included) through the client's TypedDict
-        # transformation: a no-op on this plain JSON, and a third of the
-        # client's CPU per call (bench/pipeline/README.md). Errors, timeouts
-        # and the typed response are the client's as with `create`.
-        response = backend.client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        response = backend.client.chat.completions.create(
+            model=backend.model,
+            messages=messages,
+            temperature=0,
+            max_tokens=max_tokens,
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": "judgment", "strict": True, "schema": schema},
+            },
+        )
     except openai.OpenAIError as error:
         if backend.name == "local" and isinstance(error, openai.APIConnectionError):
             # The process that ran the local server may be gone; the next
