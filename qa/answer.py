@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rubrics.models import Criterion
+from rubrics.models import Criterion, CriterionException
 
 # Bounds on the free-text fields: without them a small local model under a
 # grammar can loop inside a string until the token limit.
@@ -34,7 +34,7 @@ class InvalidAnswerError(Exception):
 @dataclass(frozen=True)
 class CriterionAnswer:
     criterion: Criterion
-    value: int
+    value: int | None  # None: not applicable
     confidence: float
     evidence: str
     rationale: str
@@ -52,13 +52,19 @@ def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) 
     def text(limit: int) -> dict[str, Any]:
         return {"type": "string", "maxLength": limit} if bound_strings else {"type": "string"}
 
+    def value_schema(criterion: Criterion) -> dict[str, Any]:
+        values: list[int | None] = list(range(criterion.scale_min, criterion.scale_max + 1))
+        if not_applicable_allowed(criterion):
+            return {"type": ["integer", "null"], "enum": [*values, None]}
+        return {"type": "integer", "enum": values}
+
     def criterion_schema(criterion: Criterion) -> dict[str, Any]:
         return {
             "type": "object",
             "properties": {
                 "evidence": text(EVIDENCE_MAX_CHARS),
                 "rationale": text(RATIONALE_MAX_CHARS),
-                "value": {"type": "integer", "enum": list(range(criterion.scale_min, criterion.scale_max + 1))},
+                "value": value_schema(criterion),
                 "confidence": {"type": "number", "minimum": 0, "maximum": 1},
             },
             "required": list(FIELDS),
@@ -79,6 +85,11 @@ def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) 
         "required": ["scores"],
         "additionalProperties": False,
     }
+
+
+def not_applicable_allowed(criterion: Criterion) -> bool:
+    """Only a criterion with a written "not applicable" exception may be left unscored."""
+    return any(e.outcome == CriterionException.Outcome.NOT_APPLICABLE for e in criterion.exceptions.all())
 
 
 def answer_max_tokens(*, criteria: Sequence[Criterion]) -> int:
@@ -110,7 +121,10 @@ def _criterion_errors(criterion: Criterion, item: Any) -> list[str]:
     if unknown := sorted(set(item) - set(FIELDS)):
         errors.append(f"has unknown fields {', '.join(unknown)}")
     value = item.get("value")
-    if "value" in item and not (_is_number(value) and value == int(value) and criterion.in_scale(value)):
+    if value is None and "value" in item:
+        if not not_applicable_allowed(criterion):
+            errors.append("value is null, but the criterion has no 'not applicable' exception")
+    elif "value" in item and not (_is_number(value) and value == int(value) and criterion.in_scale(value)):
         errors.append(f"value {value!r} is not an integer in {criterion.scale_min}..{criterion.scale_max}")
     confidence = item.get("confidence")
     if "confidence" in item and not (_is_number(confidence) and 0 <= confidence <= 1):
@@ -145,7 +159,7 @@ def answer_parse(*, content: str, criteria: Sequence[Criterion]) -> list[Criteri
     return [
         CriterionAnswer(
             criterion=criterion,
-            value=int(scores[key]["value"]),
+            value=None if scores[key]["value"] is None else int(scores[key]["value"]),
             confidence=float(scores[key]["confidence"]),
             evidence=scores[key]["evidence"],
             rationale=scores[key]["rationale"],

@@ -143,7 +143,9 @@ class Score(models.Model):
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="scores")
-    value = models.SmallIntegerField(_("value"))
+    # None: the criterion does not apply to this call, under one of its
+    # "not applicable" exceptions (the evidence quotes why).
+    value = models.SmallIntegerField(_("value"), null=True, blank=True)
     confidence = models.FloatField(_("confidence"), help_text=_("After verification: 0 when the quote is not verified."))
     model_confidence = models.FloatField(_("model's confidence"))
     evidence = models.TextField(_("evidence"), blank=True, help_text=_("Exactly as the model returned it."))

@@ -48,10 +48,11 @@ Write each "rationale" in {language}, in at most three sentences."""
 _OUTCOMES = {
     CriterionException.Outcome.MET: "the criterion counts as met: give the scale maximum",
     CriterionException.Outcome.NOT_MET: "the criterion counts as not met: give the scale minimum",
-    # There is no "not applicable" value in the contract; the maximum keeps the
-    # call from being penalised, and the rationale records why.
+    # Only these criteria accept null in the schema: not applicable is never a
+    # way out of scoring a criterion without such an exception.
     CriterionException.Outcome.NOT_APPLICABLE: (
-        "the criterion does not apply: give the scale maximum and start the rationale with 'Not applicable:'"
+        "the criterion does not apply: give the value null, quote the passage that shows why, "
+        "and start the rationale with 'Not applicable:'"
     ),
 }
 _LANGUAGES = {"es": "Spanish", "en": "English", "pt": "Portuguese", "fr": "French"}

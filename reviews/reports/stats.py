@@ -18,7 +18,7 @@ from fractions import Fraction
 class PairCount:
     """`count` reviewed scores with the same model value, human value and rejection."""
 
-    model: int
+    model: int | None  # None: the judge found the criterion not applicable
     human: int | None  # None: the review gave no human value for this criterion
     rejected: bool
     count: int
@@ -71,7 +71,8 @@ def agreement(pairs: Iterable[PairCount]) -> Agreement:
     for pair in pairs:
         reviewed += pair.count
         rejected += pair.count if pair.rejected else 0
-        if pair.human is not None:
+        # A criterion left "not applicable" by either side has no numeric difference to measure.
+        if pair.human is not None and pair.model is not None:
             matrix[(pair.model, pair.human)] += pair.count
     n = sum(matrix.values())
     if n == 0:

@@ -37,7 +37,8 @@ def test_request_carries_the_contract(fake_llm, recording, django_capture_on_com
     assert scores["required"] == ["saludo", "compromiso"]
     assert scores["additionalProperties"] is False
     assert scores["properties"]["saludo"]["properties"]["value"]["enum"] == [1, 2, 3, 4, 5]
-    assert scores["properties"]["compromiso"]["properties"]["value"]["enum"] == [0, 1, 2]
+    # Only the criterion with a "not applicable" exception may be left unscored.
+    assert scores["properties"]["compromiso"]["properties"]["value"] == {"type": ["integer", "null"], "enum": [0, 1, 2, None]}
     criterion = scores["properties"]["saludo"]["properties"]
     assert criterion["confidence"] == {"type": "number", "minimum": 0, "maximum": 1}
     assert criterion["evidence"]["maxLength"] and criterion["rationale"]["maxLength"]
@@ -140,6 +141,19 @@ def test_permanent_errors_fail_at_once(fake_llm, recording, status):
     assert len(fake_llm.requests) == 1
 
 
+def test_not_applicable_is_stored_as_no_value(fake_llm, recording, django_capture_on_commit_callbacks):
+    def reply(request: dict) -> dict:
+        answer = answer_for(request)
+        answer["scores"]["compromiso"].update(value=None, rationale="Not applicable: the customer hung up.")
+        return completion(answer)
+
+    fake_llm.script(reply)
+    run = enqueue_and_run(recording, django_capture_on_commit_callbacks)
+
+    assert run.status == JudgeRun.Status.SUCCEEDED
+    assert dict(run.scores.values_list("criterion__key", "value")) == {"saludo": 5, "compromiso": None}
+
+
 def _answer(request: dict, **changes) -> dict:
     answer = answer_for(request)
     answer["scores"]["saludo"].update(changes)
@@ -157,6 +171,10 @@ BAD_ANSWERS = {
         "unknown criterion extra",
     ),
     "value out of scale": (lambda request: completion(_answer(request, value=7)), "value 7"),
+    "not applicable without such an exception": (
+        lambda request: completion(_answer(request, value=None)),
+        "no 'not applicable' exception",
+    ),
     "confidence out of 0..1": (lambda request: completion(_answer(request, confidence=1.5)), "confidence 1.5"),
     "criterion twice": (
         lambda request: completion(json.dumps(answer_for(request))[:-2] + ', "saludo": {}}}'),

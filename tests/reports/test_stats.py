@@ -52,3 +52,9 @@ def test_agreement_without_human_values_still_counts_rejections():
     result = agreement([PairCount(model=3, human=None, rejected=True, count=2), PairCount(3, None, False, 1)])
     assert (result.n, result.model_mean, result.qwk, result.reviewed, result.rejected) == (0, None, None, 3, 2)
     assert result.rejection_rate == 2 / 3
+
+
+def test_a_criterion_the_judge_left_not_applicable_has_no_difference_to_measure():
+    result = agreement([PairCount(model=None, human=2, rejected=True, count=1), PairCount(4, 3, False, 2)])
+    assert (result.n, result.model_mean, result.human_mean, result.mae) == (2, 4, 3, 1)
+    assert (result.reviewed, result.rejected) == (3, 1)

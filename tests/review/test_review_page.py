@@ -110,6 +110,15 @@ def test_criterion_description_exceptions_run_and_rationale_are_shown(sup_client
         assert f"<code>{shown}</code>" in page
 
 
+def test_a_criterion_judged_not_applicable_shows_no_value(sup_client):
+    recording = queued()
+    recording.current_run.scores.filter(criterion__key="c2").update(value=None)
+
+    block = panel(sup_client.get(f"/review/{recording.pk}/").content.decode(), "c2")
+
+    assert '<dd class="value">N/A</dd>' in block
+
+
 def test_an_unchanged_form_approves_and_stores_no_adjustment(sup_client):
     recording = queued()
     response = sup_client.post(f"/review/{recording.pk}/", form_data(recording, decision="approve"))

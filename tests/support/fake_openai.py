@@ -90,7 +90,7 @@ def answer_for(request: dict[str, Any], *, evidence: str | None = None, confiden
             key: {
                 "evidence": quote,
                 "rationale": "The quoted passage shows it.",
-                "value": max(item["properties"]["value"]["enum"]),
+                "value": max(value for value in item["properties"]["value"]["enum"] if value is not None),
                 "confidence": confidence,
             }
             for key, item in schema.items()
