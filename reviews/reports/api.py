@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from qa.api.views import BAD_REQUEST
 from reviews.reports.access import CanViewReports
 from reviews.reports.forms import ReportFilterForm
 from reviews.reports.selectors import DeviationReport, EvidenceReport, ReportFilters, deviation_report, evidence_report
@@ -130,7 +131,7 @@ class ReportAPIView(APIView):
         raise NotImplementedError
 
 
-@extend_schema(parameters=FILTER_PARAMETERS, responses=DeviationReportSerializer)
+@extend_schema(parameters=FILTER_PARAMETERS, responses={200: DeviationReportSerializer, 400: BAD_REQUEST})
 class DeviationReportView(ReportAPIView):
     """Per criterion, how far the judge sits from the supervisors, in three groups never mixed."""
 
@@ -140,7 +141,7 @@ class DeviationReportView(ReportAPIView):
         return deviation_report(filters)
 
 
-@extend_schema(parameters=FILTER_PARAMETERS, responses=EvidenceReportSerializer)
+@extend_schema(parameters=FILTER_PARAMETERS, responses={200: EvidenceReportSerializer, 400: BAD_REQUEST})
 class EvidenceReportView(ReportAPIView):
     """How often the judge's quotes fail verification: overall, per criterion, model and prompt version, week."""
 

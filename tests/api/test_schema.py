@@ -51,8 +51,6 @@ def test_the_docs_load_their_assets_from_the_app_not_a_cdn():
 # fixture-based loader does not work with this pytest yet.
 schema = (
     schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application())
-    # The reports' endpoints are another issue's and have their own tests.
-    .exclude(path_regex=r"^/api/reports/")
     # The same view as /api/recordings/{id}/review/; outside /api/, a malformed id
     # gets the site's HTML 404, which is not the API's to change.
     .exclude(path="/recordings/{id}/review")
