@@ -17,12 +17,15 @@ from typing import Any
 from rubrics.models import Criterion, CriterionException
 
 # Bounds on the free-text fields: without them a small local model under a
-# grammar can loop inside a string until the token limit.
-EVIDENCE_MAX_CHARS = 400
-RATIONALE_MAX_CHARS = 600
-# Generous token budget per criterion: both strings at their bound (a token is
-# rarely under 2.5 characters) plus the JSON around them.
-_TOKENS_PER_CRITERION = (EVIDENCE_MAX_CHARS + RATIONALE_MAX_CHARS) * 2 // 5 + 60
+# grammar can loop inside a string until the token limit, and one that fills
+# them costs generation time on CPU (measured with SmolLM2 on 2 cores: about
+# 30 tokens/s, so 11 criteria at 400 + 600 characters took minutes). A literal
+# quote of 25 words and a two-sentence rationale fit.
+EVIDENCE_MAX_CHARS = 160
+RATIONALE_MAX_CHARS = 200
+# Token budget per criterion: both strings at their bound (a token of Spanish
+# text from a small model can be as short as 1.5 characters) plus the JSON around them.
+_TOKENS_PER_CRITERION = (EVIDENCE_MAX_CHARS + RATIONALE_MAX_CHARS) * 2 // 3 + 60
 
 FIELDS = ("evidence", "rationale", "value", "confidence")
 

@@ -185,7 +185,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Judge pipeline (section owned by the judge) ---
 # One LLM call's timeout; the task's time limits leave room around it.
-QA_LLM_TIMEOUT = env.float("QA_LLM_TIMEOUT", default=120.0)
+QA_LLM_TIMEOUT = env.float("QA_LLM_TIMEOUT", default=300.0)
 QA_JUDGE_SOFT_TIME_LIMIT = env.int("QA_JUDGE_SOFT_TIME_LIMIT", default=int(QA_LLM_TIMEOUT) + 60)
 QA_JUDGE_TIME_LIMIT = env.int("QA_JUDGE_TIME_LIMIT", default=QA_JUDGE_SOFT_TIME_LIMIT + 30)
 # Transient failures (429, 5xx, timeouts) are retried with exponential backoff
