@@ -28,6 +28,10 @@ RATIONALE_MAX_CHARS = 200
 _TOKENS_PER_CRITERION = (EVIDENCE_MAX_CHARS + RATIONALE_MAX_CHARS) * 2 // 3 + 60
 
 FIELDS = ("evidence", "rationale", "value", "confidence")
+# Confidence in steps of 0.05, as an enum: llama.cpp's grammar ignores a
+# number's minimum and maximum (SmolLM2 answered 1000000000000000), while every
+# decoder enforces an enum, and 21 steps are finer than the prompt's bands.
+CONFIDENCE_STEPS = [step / 20 for step in range(21)]
 
 
 class InvalidAnswerError(Exception):
@@ -68,7 +72,7 @@ def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) 
                 "evidence": text(EVIDENCE_MAX_CHARS),
                 "rationale": text(RATIONALE_MAX_CHARS),
                 "value": value_schema(criterion),
-                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "confidence": {"type": "number", "enum": CONFIDENCE_STEPS},
             },
             "required": list(FIELDS),
             "additionalProperties": False,
