@@ -186,6 +186,15 @@ def generate(*, recordings: int, review_percent: int) -> None:
             CROSS JOIN LATERAL (SELECT (hashtext(e.criterion_id || '/' || j.id) & 1023) < 102 AS bad) AS verified
             """,
         ),
+        # What routing stores with each judgment: the lowest confidence of the current run.
+        (
+            "lowest confidence",
+            """
+            UPDATE qa_recording r SET lowest_confidence = s.lowest
+            FROM (SELECT run_id, min(confidence) AS lowest FROM qa_score GROUP BY run_id) AS s
+            WHERE s.run_id = r.current_run_id
+            """,
+        ),
         # One earlier "needs review" per tenth of the queue, so review pages show a history.
         (
             "earlier reviews",
