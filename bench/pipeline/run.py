@@ -45,18 +45,6 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def database_create() -> None:
-    import environ
-    import psycopg
-
-    config = environ.Env.db_url_config(os.environ["DATABASE_URL"])
-    with psycopg.connect(
-        host=config["HOST"], port=config["PORT"] or 5432, user=config["USER"], dbname="postgres", autocommit=True
-    ) as connection:
-        if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]).fetchone():
-            connection.execute(f'CREATE DATABASE "{config["NAME"]}"')
-
-
 def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
     """Pending runs for `warmup` + `count` copies of the sample calls of the sample rubric."""
     from django.core.management import call_command
@@ -196,6 +184,8 @@ def report(args: argparse.Namespace, run_ids: list[int], seconds: float, cpu: Co
 
 
 def main() -> None:
+    from bench.database import database_create
+
     args = parse_args()
     database_create()
     import django
