@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
+from qa.judging import recording_enqueue_judging
 from qa.models import Recording
 from rubrics.models import Rubric
 
@@ -102,14 +103,12 @@ def recording_ingest(
 ) -> tuple[Recording, bool]:
     """Store a recording and (unless judge=False) enqueue its judgment; return it and whether it is new.
 
-    judge=False leaves it `received`, for `manage.py judge --pending` or the
-    periodic sweep to pick up (the sample loader uses it to keep a first run short).
+    judge=False leaves it `received` with no run, for `manage.py judge --pending`
+    to pick up (the sample loader uses it to keep a first run short).
 
     Idempotent on (source, external_id): the same content again returns the
     stored recording; different content raises RecordingConflictError.
     """
-    from qa.judging import recording_enqueue_judging  # the judge imports models that import us
-
     if not external_id.strip():
         raise InvalidInputError({"external_id": _("external_id may not be blank.")})
     if (transcript is None) == (turns is None):
