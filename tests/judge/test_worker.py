@@ -35,6 +35,16 @@ def _database_url() -> str:
 
 @pytest.fixture
 def worker(fake_llm):
+    yield from _worker(fake_llm)
+
+
+@pytest.fixture
+def worker_keeping_connections(fake_llm):
+    """A worker configured as production is: connections kept for a minute."""
+    yield from _worker(fake_llm, CONN_MAX_AGE="60")
+
+
+def _worker(fake_llm, **extra_env: str):
     if not settings.CELERY_BROKER_URL:
         pytest.skip("No broker configured: set CELERY_BROKER_URL to run a real worker.")
     if connection.vendor != "postgresql":
@@ -48,6 +58,7 @@ def worker(fake_llm):
         "OPENAI_API_KEY": "test-key",
         "QA_JUDGE_MODEL": "fake-judge",
         "QA_JUDGE_RETRY_BASE": "0.2",
+        **extra_env,
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=WARNING", "--concurrency=2",
@@ -91,3 +102,38 @@ def test_worker_judges_retries_and_ignores_duplicates(worker, fake_llm):
     for recording in Recording.objects.filter(pk__in=[r.pk for r in recordings]):
         assert recording.status == Recording.Status.JUDGED
         assert recording.current_run.backend == "openai-compatible"
+
+
+def _sessions_opened() -> int:
+    """How many sessions PostgreSQL has opened to the test database so far.
+
+    A backend counts its own session in its statistics, which it reports when
+    it goes idle (within a second) or exits; the wait lets the count settle.
+    """
+    time.sleep(1.5)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def test_worker_keeps_its_database_connections(worker_keeping_connections):
+    """Celery's Django fixup would close every connection around every task
+    (a new PostgreSQL backend per judgment); the worker keeps them as a web
+    process does, within CONN_MAX_AGE."""
+    rubric = judge_rubric()
+    first = [RecordingFactory(rubric=rubric) for _ in range(2)]
+    for recording in first:  # both worker threads open their connection
+        recording_enqueue_judging(recording=recording)
+    _wait_until_done(first, worker_keeping_connections)
+    before = _sessions_opened()
+
+    recordings = [RecordingFactory(rubric=rubric) for _ in range(8)]
+    for recording in recordings:
+        recording_enqueue_judging(recording=recording)
+    _wait_until_done(recordings, worker_keeping_connections)
+
+    assert Recording.objects.filter(pk__in=[r.pk for r in recordings], status=Recording.Status.JUDGED).count() == 8
+    # The worker has two threads, each with its own connection: at most two
+    # late first connections, never one per judgment.
+    assert _sessions_opened() - before <= 2
