@@ -38,11 +38,14 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recordings", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=50, help="concurrent LLM calls (worker slots)")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes sharing the slots")
+    parser.add_argument("--workers", type=int, default=10, help="worker processes sharing the slots")
     parser.add_argument("--latency", type=float, default=0.3, help="the fake LLM's seconds per call")
-    parser.add_argument("--pool", choices=["threads", "prefork"], default="threads")
+    parser.add_argument("--pool", choices=["threads", "prefork", "solo"], default="threads")
     parser.add_argument("--port", type=int, default=8091)
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.pool == "solo" and args.workers != args.concurrency:
+        parser.error("a solo worker has one slot: give as many --workers as --concurrency")
+    return args
 
 
 def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
