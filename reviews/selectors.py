@@ -46,8 +46,11 @@ def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = N
         recordings = recordings.filter(
             Q(claim__isnull=True) | Q(claim__expires_at__lte=timezone.now()) | Q(claim__user=user)
         )
+    # The queue shows no transcript: leaving it (and the turns) out keeps the
+    # rows PostgreSQL sorts for a deep page narrow enough to sort in memory.
     return (
         recordings.select_related("rubric", "claim__user")
+        .defer("transcript", "turns")
         .order_by(F("lowest_confidence").asc(nulls_last=True), "id")
     )
 
