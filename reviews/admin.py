@@ -10,7 +10,7 @@ class CriterionReviewInline(admin.TabularInline):
     model = CriterionReview
     extra = 0
     can_delete = False
-    fields = ["criterion", "adjusted_value", "rejected", "comment"]
+    fields = ["criterion", "adjusted_value", "not_applicable", "rejected", "comment"]
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:

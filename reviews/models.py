@@ -41,11 +41,17 @@ class Review(models.Model):
 
 
 class CriterionReview(models.Model):
-    """The supervisor's value for one criterion (None: the model's value stands)."""
+    """The supervisor's word on one criterion: their value, or `not_applicable`
+    (the criterion does not apply to the call); with neither, the model's value stands."""
 
     review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="criteria")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="reviews")
     adjusted_value = models.SmallIntegerField(_("adjusted value"), null=True, blank=True)
+    not_applicable = models.BooleanField(
+        _("not applicable"),
+        default=False,
+        help_text=_("The supervisor finds this criterion does not apply to the call."),
+    )
     rejected = models.BooleanField(_("rejected"), default=False, help_text=_("The judge got this criterion wrong."))
     comment = models.TextField(_("comment"), blank=True)
 
@@ -55,6 +61,11 @@ class CriterionReview(models.Model):
         verbose_name_plural = _("criterion reviews")
         constraints = [
             models.UniqueConstraint(fields=["review", "criterion"], name="criterion_review_once_per_review"),
+            # A value and "does not apply" contradict each other; review_create refuses it with a message.
+            models.CheckConstraint(
+                condition=models.Q(adjusted_value__isnull=True) | models.Q(not_applicable=False),
+                name="criterion_review_value_or_not_applicable",
+            ),
         ]
 
 
