@@ -8,9 +8,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from qa.answer import not_applicable_allowed
 from qa.errors import InvalidInputError
 from qa.models import ApiKey, Recording
 from reviews.models import CriterionReview, Review, ReviewClaim
+from rubrics.models import Criterion
 
 REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)
 
@@ -25,6 +27,7 @@ class CriterionAdjustment:
     adjusted_value: int | None = None
     comment: str = ""
     rejected: bool = False
+    not_applicable: bool = False  # the criterion does not apply to the call; then no adjusted_value
 
 
 @transaction.atomic
@@ -61,7 +64,9 @@ def review_create(
     if not reviewer.strip():
         errors["reviewer"] = _("Say who reviewed.")
 
-    criteria_by_key = {criterion.key: criterion for criterion in recording.rubric.criteria.all()}
+    criteria_by_key = {
+        criterion.key: criterion for criterion in recording.rubric.criteria.prefetch_related("exceptions")
+    }
     if adjusted_mean is not None and criteria_by_key:
         low = min(criterion.scale_min for criterion in criteria_by_key.values())
         high = max(criterion.scale_max for criterion in criteria_by_key.values())
@@ -94,6 +99,7 @@ def review_create(
             review=review,
             criterion=criteria_by_key[item.criterion_key],
             adjusted_value=item.adjusted_value,
+            not_applicable=item.not_applicable,
             comment=item.comment,
             rejected=item.rejected,
         )
@@ -108,15 +114,18 @@ def review_create(
 
 def _criteria_errors(
     criteria: list[CriterionAdjustment] | tuple[CriterionAdjustment, ...],
-    criteria_by_key: dict,
-    model_values: dict[str, int],
+    criteria_by_key: dict[str, Criterion],
+    model_values: dict[str, int | None],
     *,
     blind: bool,
 ) -> dict[str, str]:
     """One message per bad criterion entry, keyed by its position in the list.
 
-    A changed value needs a comment, except in a blind audit: there the
-    supervisor has not seen the model's value, so nothing was "changed".
+    "Not applicable" is allowed where the judge may say it too: on a criterion
+    whose rubric lists a not-applicable exception. A changed value, or "not
+    applicable" where the model gave a number, needs a comment, except in a
+    blind audit: there the supervisor has not seen the model's value, so
+    nothing was "changed".
     """
     errors: dict[str, str] = {}
     seen: set[str] = set()
@@ -126,6 +135,14 @@ def _criteria_errors(
             errors[str(index)] = _("Unknown criterion '%(key)s' for this rubric.") % {"key": item.criterion_key}
         elif item.criterion_key in seen:
             errors[str(index)] = _("Criterion '%(key)s' appears twice.") % {"key": item.criterion_key}
+        elif item.not_applicable and not not_applicable_allowed(criterion):
+            errors[str(index)] = _(
+                "'%(key)s' cannot be marked not applicable: its rubric lists no \"not applicable\" exception."
+            ) % {"key": item.criterion_key}
+        elif item.not_applicable and item.adjusted_value is not None:
+            errors[str(index)] = _("'%(key)s' has a value and is marked not applicable: choose one.") % {
+                "key": item.criterion_key
+            }
         elif item.adjusted_value is not None and not criterion.in_scale(item.adjusted_value):
             errors[str(index)] = _("'%(key)s' must be between %(low)s and %(high)s.") % {
                 "key": item.criterion_key,
@@ -133,11 +150,22 @@ def _criteria_errors(
                 "high": criterion.scale_max,
             }
         elif (
-            item.adjusted_value is not None
-            and not blind
-            and item.adjusted_value != model_values.get(item.criterion_key)
+            not blind
             and not item.comment.strip()
+            and _replaces_model_value(item, model_values.get(item.criterion_key))
         ):
-            errors[str(index)] = _("Changing '%(key)s' needs a comment saying why.") % {"key": item.criterion_key}
+            message = (
+                _("Marking '%(key)s' not applicable needs a comment saying why.")
+                if item.not_applicable
+                else _("Changing '%(key)s' needs a comment saying why.")
+            )
+            errors[str(index)] = message % {"key": item.criterion_key}
         seen.add(item.criterion_key)
     return errors
+
+
+def _replaces_model_value(item: CriterionAdjustment, model_value: int | None) -> bool:
+    """The entry puts another number, or "does not apply", in place of what the model said."""
+    if item.not_applicable:
+        return model_value is not None
+    return item.adjusted_value is not None and item.adjusted_value != model_value

@@ -51,11 +51,14 @@ class CriterionExceptionFactory(factory.django.DjangoModelFactory):
     outcome = CriterionException.Outcome.NOT_APPLICABLE
 
 
-def published_rubric(*, criteria: int = 3, **fields) -> Rubric:
-    """A published rubric with `criteria` criteria keyed c1, c2, ... on a 1–5 scale."""
+def published_rubric(*, criteria: int = 3, not_applicable: tuple[str, ...] = (), **fields) -> Rubric:
+    """A published rubric with `criteria` criteria keyed c1, c2, ... on a 1–5 scale;
+    those keyed in `not_applicable` have a "not applicable" exception."""
     rubric = RubricFactory(**fields)
     for index in range(1, criteria + 1):
-        CriterionFactory(rubric=rubric, key=f"c{index}", title=f"Criterion {index}", order=index)
+        criterion = CriterionFactory(rubric=rubric, key=f"c{index}", title=f"Criterion {index}", order=index)
+        if criterion.key in not_applicable:
+            CriterionExceptionFactory(criterion=criterion)
     return rubric_publish(rubric=rubric)
 
 

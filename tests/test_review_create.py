@@ -2,9 +2,18 @@ import pytest
 
 from qa.errors import InvalidInputError
 from qa.models import Recording
-from reviews.models import Review, ReviewClaim
+from reviews.models import CriterionReview, Review, ReviewClaim
 from reviews.services import CriterionAdjustment, RecordingNotJudgedError, review_create
-from tests.factories import RecordingFactory, judged_recording
+from rubrics.models import CriterionException
+from rubrics.services import rubric_publish
+from tests.factories import (
+    CriterionExceptionFactory,
+    CriterionFactory,
+    RecordingFactory,
+    RubricFactory,
+    judged_recording,
+    published_rubric,
+)
 
 
 @pytest.mark.django_db
@@ -76,3 +85,58 @@ def test_a_recording_not_judged_yet_cannot_be_reviewed():
     with pytest.raises(RecordingNotJudgedError):
         review_create(recording=recording, decision="approve", reviewer="s")
     assert not Review.objects.exists()
+
+
+def review(recording: Recording, *criteria: CriterionAdjustment, blind: bool = False) -> Review:
+    return review_create(recording=recording, decision="approve", reviewer="s", blind=blind, criteria=criteria)
+
+
+@pytest.mark.django_db
+def test_not_applicable_is_stored_for_a_criterion_with_that_exception():
+    recording = judged_recording(values={"c1": 4}, rubric=published_rubric(not_applicable=("c1",)))
+    [entry] = review(recording, CriterionAdjustment("c1", not_applicable=True), blind=True).criteria.all()
+    assert (entry.criterion.key, entry.adjusted_value, entry.not_applicable) == ("c1", None, True)
+
+
+@pytest.mark.django_db
+def test_not_applicable_is_refused_where_the_rubric_has_no_such_exception_and_nothing_is_stored():
+    draft = RubricFactory()
+    CriterionFactory(rubric=draft, key="c1")
+    other = CriterionFactory(rubric=draft, key="c2")
+    CriterionExceptionFactory(criterion=other, outcome=CriterionException.Outcome.MET)  # an exception, not this one
+    recording = judged_recording(values={"c1": 4}, rubric=rubric_publish(rubric=draft))
+    with pytest.raises(InvalidInputError) as caught:
+        review(
+            recording,
+            CriterionAdjustment("c1", not_applicable=True),
+            CriterionAdjustment("c2", not_applicable=True),
+            blind=True,
+        )
+    messages = caught.value.errors["criteria"]
+    assert set(messages) == {"0", "1"}
+    assert "'c1' cannot be marked not applicable" in messages["0"]
+    assert "'c2' cannot be marked not applicable" in messages["1"]
+    assert not Review.objects.exists() and not CriterionReview.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_value_and_not_applicable_together_are_refused():
+    recording = judged_recording(values={"c1": 4}, rubric=published_rubric(not_applicable=("c1",)))
+    with pytest.raises(InvalidInputError) as caught:
+        review(recording, CriterionAdjustment("c1", adjusted_value=2, not_applicable=True), blind=True)
+    assert caught.value.errors == {"criteria": {"0": "'c1' has a value and is marked not applicable: choose one."}}
+    assert not Review.objects.exists()
+
+
+@pytest.mark.django_db
+def test_not_applicable_over_a_model_number_needs_a_comment_outside_blind_mode():
+    recording = judged_recording(values={"c1": 4, "c2": 4}, rubric=published_rubric(not_applicable=("c1", "c2")))
+    recording.current_run.scores.filter(criterion__key="c2").update(value=None)
+    with pytest.raises(InvalidInputError) as caught:
+        review(recording, CriterionAdjustment("c1", not_applicable=True), CriterionAdjustment("c2", not_applicable=True))
+    # c2 agrees with the model's own "not applicable": nothing changed, no comment needed.
+    assert caught.value.errors == {"criteria": {"0": "Marking 'c1' not applicable needs a comment saying why."}}
+    assert not Review.objects.exists()
+
+    review(recording, CriterionAdjustment("c1", not_applicable=True, comment="The customer hung up at once."))
+    assert CriterionReview.objects.get().not_applicable
