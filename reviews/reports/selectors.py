@@ -17,11 +17,13 @@ Which scores count
     version, and comparing an old prompt with its replacement needs both runs.
 
 The human value of a criterion
-    The latest final review's adjusted value if set; else the model's value
-    when the review approves and did not mark the criterion rejected (a
-    supervisor who flags a criterion as wrong does not agree with it); else
-    none. Rejection counts every final review with a score for the criterion
-    whose decision is reject or whose criterion entry is marked rejected.
+    None when the latest final review marked the criterion not applicable;
+    else its adjusted value if set; else the model's value when the review
+    approves and did not mark the criterion rejected (a supervisor who flags a
+    criterion as wrong does not agree with it); else none. Rejection counts
+    every final review with a score for the criterion whose decision is reject
+    or whose criterion entry is marked rejected ("does not apply" alone is not
+    a rejection).
 
 Groups
     `random_audit`: the recording's review reasons include random_audit (the
@@ -60,6 +62,7 @@ from django.db.models import (
     QuerySet,
     Subquery,
     TextField,
+    Value,
     When,
 )
 from django.db.models.functions import Abs, Cast, TruncWeek
@@ -209,9 +212,12 @@ def latest_reviews() -> QuerySet[Review]:
     return Review.objects.filter(~Exists(later))
 
 
-# Both read the annotations review_decision, cr_adjusted and cr_rejected, which
-# the aggregate query takes from joins and the row lists from subqueries.
+# Both read the annotations review_decision and cr_* (the criterion's review
+# entry: cr_not_applicable, cr_adjusted, cr_rejected), which the aggregate query
+# takes from joins and the row lists from subqueries; with no entry, cr_* are NULL.
 HUMAN_VALUE = Case(
+    # "Does not apply" is no number: the pair is left out of the numeric figures.
+    When(cr_not_applicable=True, then=Value(None)),
     When(cr_adjusted__isnull=False, then=F("cr_adjusted")),
     When(
         Q(review_decision=Review.Decision.APPROVE) & (Q(cr_rejected__isnull=True) | Q(cr_rejected=False)),
@@ -244,6 +250,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
                 "run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))
             ),
             review_decision=F("run__reviews__decision"),
+            cr_not_applicable=F("cr__not_applicable"),
             cr_adjusted=F("cr__adjusted_value"),
             cr_rejected=F("cr__rejected"),
         )
@@ -318,6 +325,7 @@ def _score_rows(scores: QuerySet[Score]) -> QuerySet[Score]:
             review_id=Subquery(review.values("pk")[:1]),
             review_decision=Subquery(review.values("decision")[:1]),
             review_comment=Subquery(review.values("comment")[:1]),
+            cr_not_applicable=Subquery(entry.values("not_applicable")[:1]),
             cr_adjusted=Subquery(entry.values("adjusted_value")[:1]),
             cr_rejected=Subquery(entry.values("rejected")[:1]),
             cr_comment=Subquery(entry.values("comment")[:1]),

@@ -19,7 +19,7 @@ class PairCount:
     """`count` reviewed scores with the same model value, human value and rejection."""
 
     model: int | None  # None: the judge found the criterion not applicable
-    human: int | None  # None: the review gave no human value for this criterion
+    human: int | None  # None: the review gave no human value for this criterion, or found it not applicable
     rejected: bool
     count: int
 

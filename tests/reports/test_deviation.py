@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import date
 from fractions import Fraction
 
+from reviews.models import CriterionReview
 from reviews.reports.selectors import Group, ReportFilters, deviation_recordings, deviation_report, deviation_scores
 from reviews.reports.stats import Agreement
 from rubrics.services import rubric_new_version, rubric_publish
@@ -111,3 +112,25 @@ def test_recordings_list_compares_model_mean_of_the_reviewed_run_with_adjusted_m
     assert {row.recording.external_id for row in rows} == {"r1", "r2", "r3", "r4", "r5", "r7", "r9"}
     audited = deviation_recordings(ReportFilters(rubric=care_rubric), Group.RANDOM_AUDIT)
     assert {row.recording.external_id for row in audited} == {"r1", "r2", "r3", "r9"}
+
+
+def test_a_not_applicable_entry_leaves_its_pair_out_of_the_figures(care_rubric):
+    # na: c1 (2, N/A) c2 (1, 1); valued: c1 (4, 4) c2 (1, 1); both random audits, approved.
+    na = judged_recording(rubric=care_rubric, values={"c1": 2, "c2": 1}, review_reasons=[AUDIT], external_id="na")
+    add_review(na, APPROVE, when=at(10), entries={"c1": {"not_applicable": True, "comment": "Transferred at once."}})
+    valued = judged_recording(rubric=care_rubric, values={"c1": 4, "c2": 1}, review_reasons=[AUDIT])
+    add_review(valued, APPROVE, when=at(10))
+    filters = ReportFilters(rubric=care_rubric)
+    c1 = care_rubric.criteria.get(key="c1")
+
+    got = figures(filters)
+    # c1: one pair, (4, 4); the N/A entry is reviewed but neither a pair nor a rejection.
+    assert got[(Group.RANDOM_AUDIT, "c1")] == Agreement(1, 4.0, 4.0, 0.0, 0.0, 1.0, 1.0, None, 2, 0, 0.0)
+    assert got[(Group.RANDOM_AUDIT, "c2")].n == 2  # only c1 was marked
+    rows = deviation_scores(filters, Group.RANDOM_AUDIT, c1)
+    assert {row.run.recording.external_id: (row.human_value, row.is_rejected) for row in rows}["na"] == (None, False)
+
+    # The same entry with a value instead is a pair: (2, 5) and (4, 4), |diff| 3 + 0, one of two equal.
+    CriterionReview.objects.filter(not_applicable=True).update(not_applicable=False, adjusted_value=5)
+    with_value = figures(filters)[(Group.RANDOM_AUDIT, "c1")]
+    assert (with_value.n, with_value.human_mean, with_value.mae, with_value.exact_agreement) == (2, 9 / 2, 3 / 2, 1 / 2)
