@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from qa.answer import not_applicable_allowed
 from qa.models import Recording
 from reviews.models import Review
 from reviews.selectors import CriterionView, QueueFilters
@@ -20,6 +21,7 @@ class CriterionRow:
 
     view: CriterionView
     value: forms.BoundField
+    not_applicable: forms.BoundField | None  # only where the rubric lists a "not applicable" exception
     comment: forms.BoundField
     rejected: forms.BoundField | None  # absent in a blind audit: there is no judgment to call wrong
 
@@ -27,9 +29,12 @@ class CriterionRow:
 class ReviewForm(forms.Form):
     """A supervisor's decision, with one value/comment pair per criterion of the rubric.
 
-    Outside a blind audit each value starts at the model's, and only a changed
-    value, a comment or a "judge was wrong" tick becomes an adjustment. In a
-    blind audit every value is the supervisor's own and all are required.
+    A criterion whose rubric lists a "not applicable" exception also gets a
+    "does not apply" box. Outside a blind audit each value starts at the
+    model's (the box ticked when the model said not applicable), and only a
+    changed value or box, a comment or a "judge was wrong" tick becomes an
+    adjustment. In a blind audit every value is the supervisor's own and each
+    criterion needs one, or the box ticked.
     """
 
     decision = forms.ChoiceField(label=_("Decision"), choices=Review.Decision.choices, widget=forms.RadioSelect)
@@ -42,13 +47,21 @@ class ReviewForm(forms.Form):
         self.blind = blind
         for view in criteria:
             criterion = view.criterion
+            may_not_apply = not_applicable_allowed(criterion)
             self.fields[_field(criterion.key, "value")] = forms.IntegerField(
                 label=_("Value"),
                 min_value=criterion.scale_min,
                 max_value=criterion.scale_max,
-                required=blind,
+                # With the box, "no value" can be an answer: clean() decides.
+                required=blind and not may_not_apply,
                 initial=None if blind or view.score is None else view.score.value,
             )
+            if may_not_apply:
+                self.fields[_field(criterion.key, "not_applicable")] = forms.BooleanField(
+                    label=_("Does not apply"),
+                    required=False,
+                    initial=not blind and view.score is not None and view.score.value is None,
+                )
             self.fields[_field(criterion.key, "comment")] = forms.CharField(
                 label=_("Comment"), required=False, widget=forms.Textarea(attrs={"rows": 2})
             )
@@ -62,11 +75,33 @@ class ReviewForm(forms.Form):
             CriterionRow(
                 view=view,
                 value=self[_field(view.criterion.key, "value")],
+                not_applicable=self._optional(view.criterion.key, "not_applicable"),
                 comment=self[_field(view.criterion.key, "comment")],
-                rejected=None if self.blind else self[_field(view.criterion.key, "rejected")],
+                rejected=self._optional(view.criterion.key, "rejected"),
             )
             for view in self.criteria
         ]
+
+    def _optional(self, key: str, part: str) -> forms.BoundField | None:
+        """A field only some criteria have, or only outside a blind audit."""
+        name = _field(key, part)
+        return self[name] if name in self.fields else None
+
+    def clean(self) -> dict[str, Any]:
+        cleaned_data = super().clean()
+        if self.blind:
+            for view in self.criteria:
+                value = _field(view.criterion.key, "value")
+                not_applicable = _field(view.criterion.key, "not_applicable")
+                # Only the criteria with the box: the others' values are plainly required.
+                if (
+                    not_applicable in self.fields
+                    and not cleaned_data.get(not_applicable)
+                    and cleaned_data.get(value) is None
+                    and not self.has_error(value)
+                ):
+                    self.add_error(value, _("Enter your value, or tick “Does not apply”."))
+        return cleaned_data
 
     def adjustments(self) -> list[CriterionAdjustment]:
         adjustments = []
@@ -75,11 +110,19 @@ class ReviewForm(forms.Form):
             value = self.cleaned_data[_field(key, "value")]
             comment = self.cleaned_data[_field(key, "comment")]
             rejected = self.cleaned_data.get(_field(key, "rejected"), False)
+            ticked = self.cleaned_data.get(_field(key, "not_applicable"), False)
             model_value = view.score.value if view.score is not None else None
             # An untouched value means "the model's value stands", stored as None.
             adjusted = value if self.blind or value != model_value else None
-            if adjusted is not None or comment.strip() or rejected:
-                adjustments.append(CriterionAdjustment(key, adjusted_value=adjusted, comment=comment, rejected=rejected))
+            # So does a box left ticked over the model's own "not applicable";
+            # ticked next to a new value, it goes on for the service to refuse.
+            not_applicable = ticked and (adjusted is not None or not self.fields[_field(key, "not_applicable")].initial)
+            if adjusted is not None or not_applicable or comment.strip() or rejected:
+                adjustments.append(
+                    CriterionAdjustment(
+                        key, adjusted_value=adjusted, not_applicable=not_applicable, comment=comment, rejected=rejected
+                    )
+                )
         return adjustments
 
     def add_service_errors(self, errors: dict[str, Any], adjustments: list[CriterionAdjustment]) -> None:

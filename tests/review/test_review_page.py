@@ -10,7 +10,14 @@ import pytest
 from qa.models import Recording
 from reviews.models import CriterionReview, Review, ReviewClaim
 from rubrics.services import rubric_publish
-from tests.factories import CriterionExceptionFactory, CriterionFactory, RecordingFactory, RubricFactory, UserFactory
+from tests.factories import (
+    CriterionExceptionFactory,
+    CriterionFactory,
+    RecordingFactory,
+    RubricFactory,
+    UserFactory,
+    published_rubric,
+)
 from tests.review.conftest import client_for, queued, set_evidence
 
 pytestmark = pytest.mark.django_db
@@ -192,10 +199,93 @@ def test_reviews_are_appended_and_the_latest_supersedes(sup_client, other_superv
 
 
 def form_data(recording: Recording, **fields: str) -> dict[str, str]:
-    """What the browser posts for an untouched form: every value at the model's."""
-    data = {f"criterion-{score.criterion.key}-value": str(score.value) for score in recording.current_run.scores.all()}
-    data |= {f"criterion-{score.criterion.key}-comment": "" for score in recording.current_run.scores.all()}
+    """What the browser posts for an untouched form: every value at the model's, and
+    "does not apply" ticked where the model said so (a criterion without the box ignores it)."""
+    scores = recording.current_run.scores.all()
+    data = {f"criterion-{score.criterion.key}-value": str(score.value) for score in scores if score.value is not None}
+    data |= {f"criterion-{score.criterion.key}-not_applicable": "on" for score in scores if score.value is None}
+    data |= {f"criterion-{score.criterion.key}-comment": "" for score in scores}
     return data | fields
+
+
+class TestNotApplicable:
+    """c2 has a "not applicable" exception, so it gets the "Does not apply" box; c1 and c3 don't."""
+
+    def recording(self, **fields) -> Recording:
+        return queued(rubric=published_rubric(not_applicable=("c2",)), values={"c1": 4, "c2": 4, "c3": 4}, **fields)
+
+    def test_only_a_criterion_with_the_exception_has_the_box_and_it_starts_at_the_model_s_answer(self, sup_client):
+        recording = self.recording()
+        page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+        assert not re.search(r'name="criterion-c2-not_applicable"[^>]*checked', panel(page, "c2"))
+        assert "Does not apply" in panel(page, "c2")
+        assert "not_applicable" not in panel(page, "c1") + panel(page, "c3")
+
+        recording.current_run.scores.filter(criterion__key="c2").update(value=None)
+        page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+        assert re.search(r'name="criterion-c2-not_applicable"[^>]*checked', panel(page, "c2"))
+
+    def test_left_ticked_over_the_model_s_own_not_applicable_it_stores_nothing(self, sup_client):
+        recording = self.recording()
+        recording.current_run.scores.filter(criterion__key="c2").update(value=None)
+        response = sup_client.post(f"/review/{recording.pk}/", form_data(recording, decision="approve"))
+        assert response.status_code == 302
+        assert not Review.objects.get().criteria.exists()
+
+    def test_ticked_over_a_model_number_needs_a_comment_and_is_then_stored(self, sup_client):
+        recording = self.recording()
+        data = form_data(recording, decision="approve") | {"criterion-c2-not_applicable": "on"}
+
+        page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
+
+        assert "Marking &#x27;c2&#x27; not applicable needs a comment" in panel(page, "c2")
+        assert re.search(r'name="criterion-c2-not_applicable"[^>]*checked', page)
+        assert not Review.objects.exists()
+
+        data["criterion-c2-comment"] = "Se transfirió la llamada."
+        assert sup_client.post(f"/review/{recording.pk}/", data).status_code == 302
+        entry = CriterionReview.objects.get()
+        assert (entry.criterion.key, entry.adjusted_value, entry.not_applicable) == ("c2", None, True)
+        page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+        assert re.search(r'class="latest">N/A<', panel(page, "c2"))
+        assert "Criterion 2: N/A — Se transfirió la llamada." in page
+
+    def test_ticked_next_to_a_changed_value_is_refused(self, sup_client):
+        recording = self.recording()
+        data = form_data(recording, decision="approve") | {
+            "criterion-c2-value": "2",
+            "criterion-c2-not_applicable": "on",
+            "criterion-c2-comment": "¿Aplica?",
+        }
+        page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
+        assert "marked not applicable: choose one" in panel(page, "c2")
+        assert not Review.objects.exists()
+
+    def test_a_blind_audit_takes_the_ticked_box_for_a_value(self, sup_client):
+        recording = self.recording(reasons=["random_audit"])
+        page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+        # No value is required where the box can answer; the others still are.
+        assert re.search(r'name="criterion-c2-value"[^>]*>', page).group().count("required") == 0
+        assert " required " in re.search(r'name="criterion-c1-value"[^>]*>', page).group()
+
+        data = {"decision": "approve", "criterion-c1-value": "4", "criterion-c2-not_applicable": "on", "criterion-c3-value": "1"}
+        assert sup_client.post(f"/review/{recording.pk}/", data)["Location"] == f"/review/{recording.pk}/"
+
+        stored = {(e.criterion.key, e.adjusted_value, e.not_applicable) for e in Review.objects.get().criteria.all()}
+        assert stored == {("c1", 4, False), ("c2", None, True), ("c3", 1, False)}
+        page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+        assert re.search(r'class="latest">N/A<', panel(page, "c2"))
+
+    def test_a_blind_audit_still_needs_a_value_without_the_box(self, sup_client):
+        recording = self.recording(reasons=["random_audit"])
+        data = {"decision": "approve", "criterion-c1-value": "4", "criterion-c2-value": "", "criterion-c3-value": ""}
+
+        page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
+
+        assert "Enter your value, or tick “Does not apply”." in panel(page, "c2")
+        assert "This field is required." in panel(page, "c3")
+        assert 'name="criterion-c1-value" value="4"' in page
+        assert not Review.objects.exists()
 
 
 class TestBlindAudit:
