@@ -123,6 +123,14 @@ class ReviewCriterionSerializer(serializers.Serializer):
     rejected = serializers.BooleanField(
         required=False, default=False, help_text=_("The judge got this criterion wrong.")
     )
+    not_applicable = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=_(
+            "The criterion does not apply to the call (send no adjusted_value). Only for a criterion whose "
+            "rubric lists a 'not applicable' exception."
+        ),
+    )
 
     def to_internal_value(self, data: Any) -> CriterionAdjustment:
         return CriterionAdjustment(**super().to_internal_value(data))
@@ -281,7 +289,7 @@ class CriterionReviewSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = CriterionReview
-        fields = ["criterion_key", "adjusted_value", "rejected", "comment"]
+        fields = ["criterion_key", "adjusted_value", "not_applicable", "rejected", "comment"]
 
 
 class ReviewSerializer(serializers.ModelSerializer):

@@ -90,7 +90,9 @@ def test_detail_lists_the_reviews(api, supervisor):
     )
     [review] = api.get(detail_url(recording)).json()["reviews"]
     assert (review["reviewer"], review["decision"], review["api_key"]) == ("supervisor-1", "approve", None)
-    assert review["criteria"] == [{"criterion_key": "c1", "adjusted_value": 3, "rejected": False, "comment": "Partly"}]
+    assert review["criteria"] == [
+        {"criterion_key": "c1", "adjusted_value": 3, "not_applicable": False, "rejected": False, "comment": "Partly"}
+    ]
 
 
 @pytest.mark.django_db

@@ -5,7 +5,7 @@ from rest_framework.test import APIClient
 
 from qa.models import Recording
 from reviews.models import Review
-from tests.factories import RecordingFactory, UserFactory, judged_recording
+from tests.factories import RecordingFactory, UserFactory, judged_recording, published_rubric
 
 
 def url(recording: Recording) -> str:
@@ -38,7 +38,13 @@ def test_a_key_with_review_rights_posts_a_review_recorded_with_the_key(review_ap
     )
     assert body["api_key"] == "qa-tool"
     assert body["criteria"] == [
-        {"criterion_key": "c2", "adjusted_value": 3, "rejected": False, "comment": "Partly met at 02:10"}
+        {
+            "criterion_key": "c2",
+            "adjusted_value": 3,
+            "not_applicable": False,
+            "rejected": False,
+            "comment": "Partly met at 02:10",
+        }
     ]
     recording.refresh_from_db()
     assert recording.status == Recording.Status.REVIEWED
@@ -132,6 +138,10 @@ BAD_REVIEWS = {
     "unknown criterion key": ({"criteria": [{"criterion_key": "nope", "adjusted_value": 3}]}, "criteria"),
     "criteria of the wrong type": ({"criteria": "c1=3"}, "criteria"),
     "a changed value without a comment": ({"criteria": [{"criterion_key": "c1", "adjusted_value": 2}]}, "criteria"),
+    "not_applicable of the wrong type": (
+        {"criteria": [{"criterion_key": "c1", "not_applicable": "perhaps"}]},
+        "criteria",
+    ),
 }
 
 
@@ -169,3 +179,34 @@ def test_each_bad_criterion_is_named_by_its_position(review_api):
     )
     assert response.status_code == 400
     assert set(response.json()["criteria"]) == {"1", "2"}
+
+
+@pytest.mark.django_db
+def test_not_applicable_round_trips(review_api):
+    recording = judged_recording(values={"c1": 4}, rubric=published_rubric(not_applicable=("c1",)))
+    entry = {"criterion_key": "c1", "not_applicable": True, "comment": "The customer asked for a transfer."}
+    response = review_api.post(
+        url(recording), {"reviewer": "s", "decision": "approve", "criteria": [entry]}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    expected = [{**entry, "adjusted_value": None, "rejected": False}]
+    assert response.json()["criteria"] == expected
+    assert Review.objects.get().criteria.get().not_applicable
+    [review] = review_api.get(f"/api/recordings/{recording.pk}/").json()["reviews"]
+    assert review["criteria"] == expected
+
+
+@pytest.mark.django_db
+def test_not_applicable_is_refused_for_a_criterion_without_that_exception(review_api):
+    recording = judged_recording(values={"c1": 4}, rubric=published_rubric(not_applicable=("c2",)))
+    body = {
+        "reviewer": "s",
+        "decision": "approve",
+        "criteria": [{"criterion_key": "c1", "not_applicable": True, "comment": "No aplica."}],
+    }
+    response = review_api.post(url(recording), body, format="json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "criteria": {"0": "'c1' cannot be marked not applicable: its rubric lists no \"not applicable\" exception."}
+    }
+    assert not Review.objects.exists()
