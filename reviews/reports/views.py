@@ -362,7 +362,7 @@ def review_url(recording_id: int) -> str:
 
 SCORE_CSV_HEADER = (
     "recording_id", "external_id", "occurred_at", "team", "agent_id", "criterion_key", "model_value", "human_value",
-    "evidence", "evidence_verified", "verification_status", "rationale", "rejected", "criterion_comment",
+    "human_not_applicable", "evidence", "evidence_verified", "verification_status", "rationale", "rejected", "criterion_comment",
     "review_comment", "review_url",
 )  # fmt: skip
 
@@ -396,9 +396,10 @@ class ScoreListView(ReportView):
                 evidence = score.evidence if score.evidence_verified else f"[{UNVERIFIED_MARK}] {score.evidence}"
                 yield [
                     recording.pk, recording.external_id, recording.occurred_at and recording.occurred_at.isoformat(),
-                    recording.team, recording.agent_id, score.criterion.key, score.value, score.human_value, evidence,
-                    score.evidence_verified, score.verification_status, score.rationale, score.is_rejected,
-                    score.cr_comment, score.review_comment, self.request.build_absolute_uri(review_url(recording.pk)),
+                    recording.team, recording.agent_id, score.criterion.key, score.value, score.human_value,
+                    bool(score.cr_not_applicable), evidence, score.evidence_verified, score.verification_status,
+                    score.rationale, score.is_rejected, score.cr_comment, score.review_comment,
+                    self.request.build_absolute_uri(review_url(recording.pk)),
                 ]  # fmt: skip
 
         filters = form.filters()

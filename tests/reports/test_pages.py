@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from tests.factories import UserFactory
+from tests.factories import UserFactory, judged_recording
+from tests.reports.conftest import APPROVE, AUDIT, add_review, at
 
 pytestmark = pytest.mark.django_db
 
@@ -130,6 +131,22 @@ def test_deviation_drilldown_csv_has_human_value_and_comments(client, supervisor
         "r4": ("2", "2", "False", "", ""),
         "r5": ("1", "4", "False", "Greeted after all.", ""),
     }
+
+
+def test_deviation_drilldown_says_when_the_supervisor_found_a_criterion_not_applicable(client, supervisor, care_rubric):
+    na = judged_recording(rubric=care_rubric, values={"c1": 2, "c2": 1}, review_reasons=[AUDIT], external_id="na")
+    add_review(na, APPROVE, when=at(10), entries={"c1": {"not_applicable": True, "comment": "Transferred at once."}})
+    valued = judged_recording(rubric=care_rubric, values={"c1": 4, "c2": 1}, review_reasons=[AUDIT], external_id="v")
+    add_review(valued, APPROVE, when=at(10))
+    client.force_login(supervisor)
+    url = reverse("reports:deviation-scores")
+    query = {"rubric": "care", "group": "random_audit", "criterion": "c1"}
+
+    page = client.get(url, query, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert page.count(">N/A<") == 1
+    rows = rows_of(client.get(url, {**query, "format": "csv"}))
+    got = {row["external_id"]: (row["model_value"], row["human_value"], row["human_not_applicable"]) for row in rows}
+    assert got == {"na": ("2", "", "True"), "v": ("4", "4", "False")}
 
 
 def test_evidence_page_shows_wording_beside_rate_and_exports_each_table(
