@@ -15,8 +15,9 @@ from django.conf import settings
 from django.contrib.auth.models import Group, Permission
 from django.db import connections
 
+from qa.models import Recording
 from reviews.models import Review
-from tests.factories import UserFactory
+from tests.factories import UserFactory, published_rubric
 from tests.review.conftest import queued, set_evidence
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -127,3 +128,40 @@ def test_a_supervisor_reviews_a_call_in_the_browser(live_server, browser, superv
     assert [(e.criterion.key, e.adjusted_value, e.comment) for e in review.criteria.all()] == [
         ("c2", 2, "no confirma la hora: ver turno 5")
     ]
+
+
+def test_a_blind_audit_takes_the_supervisors_own_values_and_a_does_not_apply(
+    live_server, browser, supervisor_with_password
+):
+    rubric = published_rubric(not_applicable=("c2",))
+    audit = queued(rubric=rubric, reasons=[Recording.ReviewReason.RANDOM_AUDIT], values={"c1": 5, "c2": 1, "c3": 5})
+
+    page = browser.new_page(locale="es-ES", viewport={"width": 1400, "height": 1000})
+    page.goto(f"{live_server.url}/review/{audit.pk}/")
+    page.fill("#id_username", "marta")
+    page.fill("#id_password", "pass-word-123")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/review/{audit.pk}/")
+
+    # Blind: the model's values are not on the page, and only c2 may be "does not apply".
+    assert page.locator("#id_criterion-c1-value").input_value() == ""
+    assert page.locator("input[name$='-not_applicable']").count() == 1
+    assert "si cambia el valor" not in page.content()  # there is no model value to change
+    page.fill("#id_criterion-c1-value", "4")
+    page.fill("#id_criterion-c3-value", "3")
+    page.check("#id_criterion-c2-not_applicable")
+    page.screenshot(path=SCREENSHOTS / "05-blind-audit.png", full_page=True)
+    page.locator(".transcript h2").click()
+    page.keyboard.press("a")
+
+    # Back on the same call, now revealed beside the supervisor's values.
+    page.locator(".messages").wait_for()
+    assert "Auditoría a ciegas guardada" in page.locator(".messages").inner_text()
+    review = Review.objects.get()
+    assert (review.decision, review.blind) == ("approve", True)
+    assert [(e.criterion.key, e.adjusted_value, e.not_applicable) for e in review.criteria.all()] == [
+        ("c1", 4, False),
+        ("c2", None, True),
+        ("c3", 3, False),
+    ]
+    page.screenshot(path=SCREENSHOTS / "06-blind-audit-revealed.png", full_page=True)
