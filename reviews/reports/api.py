@@ -49,6 +49,10 @@ class CriterionDeviationSerializer(serializers.Serializer):
     reviewed = serializers.IntegerField(source="agreement.reviewed", help_text="Final reviews scored on the criterion.")
     rejected = serializers.IntegerField(source="agreement.rejected")
     rejection_rate = serializers.FloatField(source="agreement.rejection_rate", allow_null=True)
+    not_applicable_disputed = serializers.IntegerField(
+        source="agreement.not_applicable_disputed",
+        help_text="Reviewed scores where one side found the criterion not applicable and the other gave it a value.",
+    )
 
 
 class DeviationGroupSerializer(serializers.Serializer):

@@ -259,6 +259,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
             "value",
             human=HUMAN_VALUE,
             rejected=IS_REJECTED,
+            human_not_applicable=F("cr_not_applicable"),
             **_group_flags("run__recording__review_reasons"),
         )
         .annotate(count=Count("pk"))
@@ -266,7 +267,13 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     )
     pairs: defaultdict[tuple[Group, int], list[PairCount]] = defaultdict(list)
     for row in cube:
-        pair = PairCount(model=row["value"], human=row["human"], rejected=bool(row["rejected"]), count=row["count"])
+        pair = PairCount(
+            model=row["value"],
+            human=row["human"],
+            rejected=bool(row["rejected"]),
+            count=row["count"],
+            human_not_applicable=bool(row["human_not_applicable"]),  # NULL without a criterion entry
+        )
         for group in _groups_of(row):
             pairs[(group, row["criterion_id"])].append(pair)
 

@@ -22,6 +22,7 @@ class PairCount:
     human: int | None  # None: the review gave no human value for this criterion, or found it not applicable
     rejected: bool
     count: int
+    human_not_applicable: bool = False  # the supervisor found the criterion not applicable (human is None)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,9 @@ class Agreement:
     The means, bias, mae and shares are over the `n` pairs that have a human
     value; `reviewed` and `rejected` count every final review of a recording
     scored on the criterion, with or without a human value.
+    `not_applicable_disputed` counts the reviewed scores where one side found
+    the criterion not applicable and the other gave it a value: disagreements
+    the numeric figures cannot show, since such a pair has no difference.
     """
 
     n: int
@@ -44,6 +48,7 @@ class Agreement:
     reviewed: int
     rejected: int
     rejection_rate: float | None
+    not_applicable_disputed: int
 
 
 @dataclass(frozen=True)
@@ -67,16 +72,20 @@ def share(part: int, whole: int) -> float | None:
 
 def agreement(pairs: Iterable[PairCount]) -> Agreement:
     matrix: Counter[tuple[int, int]] = Counter()
-    reviewed = rejected = 0
+    reviewed = rejected = disputed = 0
     for pair in pairs:
         reviewed += pair.count
         rejected += pair.count if pair.rejected else 0
+        if (pair.model is None and pair.human is not None) or (pair.model is not None and pair.human_not_applicable):
+            disputed += pair.count
         # A criterion left "not applicable" by either side has no numeric difference to measure.
         if pair.human is not None and pair.model is not None:
             matrix[(pair.model, pair.human)] += pair.count
     n = sum(matrix.values())
     if n == 0:
-        return Agreement(0, None, None, None, None, None, None, None, reviewed, rejected, share(rejected, reviewed))
+        return Agreement(
+            0, None, None, None, None, None, None, None, reviewed, rejected, share(rejected, reviewed), disputed
+        )
     sum_model = sum(model * count for (model, _), count in matrix.items())
     sum_human = sum(human * count for (_, human), count in matrix.items())
     return Agreement(
@@ -91,6 +100,7 @@ def agreement(pairs: Iterable[PairCount]) -> Agreement:
         reviewed=reviewed,
         rejected=rejected,
         rejection_rate=share(rejected, reviewed),
+        not_applicable_disputed=disputed,
     )
 
 

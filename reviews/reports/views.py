@@ -78,6 +78,7 @@ DEVIATION_COLUMNS = (
     Column("within_one", gettext_lazy("Within ±1"), _pct),
     Column("qwk", gettext_lazy("QWK"), _num),
     Column("rejection_rate", gettext_lazy("Rejected"), _pct),
+    Column("not_applicable_disputed", gettext_lazy("N/A disputed"), str),
 )
 TALLY_COLUMNS = (
     Column("total", gettext_lazy("Scores"), str),

@@ -43,6 +43,7 @@ def test_deviation_groups_are_keyed_and_never_mixed(api, care_rubric, deviation_
         "reviewed": 4,
         "rejected": 1,
         "rejection_rate": 0.25,
+        "not_applicable_disputed": 0,
     }
     assert [by_group[group]["c1"]["n"] for group in ("random_audit", "flagged", "all")] == [4, 3, 7]
     assert by_group["flagged"]["c2"]["qwk"] is None

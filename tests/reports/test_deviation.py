@@ -28,24 +28,24 @@ def test_every_figure_per_group_and_criterion(care_rubric, deviation_data, djang
         # marginals model {4:1, 3:2, 5:1}, human {4:1, 2:1, 3:2}: n·expected = 6 + 4 + 18 = 28;
         # kappa = 1 - 5·4/28 = 2/7.
         (Group.RANDOM_AUDIT, "c1"): Agreement(
-            4, 15 / 4, 12 / 4, 3 / 4, 3 / 4, 2 / 4, 3 / 4, float(Fraction(2, 7)), 4, 1, 1 / 4
+            4, 15 / 4, 12 / 4, 3 / 4, 3 / 4, 2 / 4, 3 / 4, float(Fraction(2, 7)), 4, 1, 1 / 4, 0
         ),
         # c1 flagged: r3 (5,3,R) r4 (2,2) r5 (1,4). observed 4+0+9 = 13; model {5,2,1}, human {3,2,4}:
         # n·expected = 14 + 5 + 14 = 33; kappa = 1 - 13·3/33 = -2/11.
         (Group.FLAGGED, "c1"): Agreement(
-            3, 8 / 3, 9 / 3, -1 / 3, 5 / 3, 1 / 3, 1 / 3, float(Fraction(-2, 11)), 3, 1, 1 / 3
+            3, 8 / 3, 9 / 3, -1 / 3, 5 / 3, 1 / 3, 1 / 3, float(Fraction(-2, 11)), 3, 1, 1 / 3, 0
         ),
         # c1 all: r1 r2 r3 r4 r5 r7 (5,5) r9. sums 23 and 23; |diff| 0+1+2+0+3+0+0 = 6;
         # observed 14; model {4:1, 3:2, 5:2, 2:1, 1:1}, human {4:2, 2:2, 3:2, 5:1}:
         # n·expected = 11 + 16 + 56 + 19 + 44 = 146; kappa = 1 - 14·7/146 = 24/73.
-        (Group.ALL, "c1"): Agreement(7, 23 / 7, 23 / 7, 0.0, 6 / 7, 4 / 7, 5 / 7, float(Fraction(24, 73)), 7, 1, 1 / 7),
+        (Group.ALL, "c1"): Agreement(7, 23 / 7, 23 / 7, 0.0, 6 / 7, 4 / 7, 5 / 7, float(Fraction(24, 73)), 7, 1, 1 / 7, 0),
         # c2 audit: r1 (2,2) r2 (1,1) r3 (0,none,R) r9 (1,1): perfect on 3 pairs with two values -> kappa 1.
-        (Group.RANDOM_AUDIT, "c2"): Agreement(3, 4 / 3, 4 / 3, 0.0, 0.0, 1.0, 1.0, 1.0, 4, 1, 1 / 4),
+        (Group.RANDOM_AUDIT, "c2"): Agreement(3, 4 / 3, 4 / 3, 0.0, 0.0, 1.0, 1.0, 1.0, 4, 1, 1 / 4, 0),
         # c2 flagged: only r5 (2,2) has a human value: one value on both sides, kappa undefined.
-        (Group.FLAGGED, "c2"): Agreement(1, 2.0, 2.0, 0.0, 0.0, 1.0, 1.0, None, 3, 2, 2 / 3),
+        (Group.FLAGGED, "c2"): Agreement(1, 2.0, 2.0, 0.0, 0.0, 1.0, 1.0, None, 3, 2, 2 / 3, 0),
         # c2 all: r1 r2 r5 r7 (3,1) r9 with values, r3 r4 without. observed 4; model {2:2, 1:2, 3:1},
         # human {2:2, 1:3}: n·expected = 6 + 4 + 14 = 24; kappa = 1 - 4·5/24 = 1/6.
-        (Group.ALL, "c2"): Agreement(5, 9 / 5, 7 / 5, 2 / 5, 2 / 5, 4 / 5, 4 / 5, float(Fraction(1, 6)), 7, 2, 2 / 7),
+        (Group.ALL, "c2"): Agreement(5, 9 / 5, 7 / 5, 2 / 5, 2 / 5, 4 / 5, 4 / 5, float(Fraction(1, 6)), 7, 2, 2 / 7, 0),
     }
     assert got == expected
 
@@ -124,8 +124,9 @@ def test_a_not_applicable_entry_leaves_its_pair_out_of_the_figures(care_rubric):
     c1 = care_rubric.criteria.get(key="c1")
 
     got = figures(filters)
-    # c1: one pair, (4, 4); the N/A entry is reviewed but neither a pair nor a rejection.
-    assert got[(Group.RANDOM_AUDIT, "c1")] == Agreement(1, 4.0, 4.0, 0.0, 0.0, 1.0, 1.0, None, 2, 0, 0.0)
+    # c1: one pair, (4, 4); the N/A entry is reviewed, neither a pair nor a rejection, but a dispute:
+    # the judge gave it a 2.
+    assert got[(Group.RANDOM_AUDIT, "c1")] == Agreement(1, 4.0, 4.0, 0.0, 0.0, 1.0, 1.0, None, 2, 0, 0.0, 1)
     assert got[(Group.RANDOM_AUDIT, "c2")].n == 2  # only c1 was marked
     rows = deviation_scores(filters, Group.RANDOM_AUDIT, c1)
     assert {row.run.recording.external_id: (row.human_value, row.is_rejected) for row in rows}["na"] == (None, False)

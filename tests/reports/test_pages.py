@@ -64,6 +64,7 @@ def test_deviation_page_shows_each_group_with_linked_figures(client, supervisor,
         "75.0 %",
         "0.29",
         "25.0 %",
+        "0",
     ]
     assert all(cell.url == c1_audit["url"] for cell in c1_audit["cells"])
     assert c1_audit["url"] == "/reports/deviation/scores/?rubric=care&version=1&group=random_audit&criterion=c1"

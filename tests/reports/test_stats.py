@@ -58,3 +58,16 @@ def test_a_criterion_the_judge_left_not_applicable_has_no_difference_to_measure(
     result = agreement([PairCount(model=None, human=2, rejected=True, count=1), PairCount(4, 3, False, 2)])
     assert (result.n, result.model_mean, result.human_mean, result.mae) == (2, 4, 3, 1)
     assert (result.reviewed, result.rejected) == (3, 1)
+
+
+def test_not_applicable_on_one_side_only_is_a_dispute():
+    result = agreement(
+        [
+            PairCount(model=None, human=3, rejected=False, count=2),  # the judge said N/A, the supervisor a value
+            PairCount(model=4, human=None, rejected=False, count=1, human_not_applicable=True),  # the other way
+            PairCount(model=None, human=None, rejected=False, count=5),  # both N/A: they agree
+            PairCount(model=4, human=None, rejected=True, count=3),  # rejected without a value: no claim either way
+            PairCount(model=4, human=4, rejected=False, count=7),
+        ]
+    )
+    assert (result.not_applicable_disputed, result.reviewed, result.n) == (3, 18, 7)
