@@ -219,8 +219,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    # The openai client's HTTP library logs every request at INFO: one line per
-    # judgment, which breaks the judge command's progress bar and repeats what
-    # the run already stores (duration, tokens, errors).
-    "loggers": {"httpx": {"level": "WARNING"}},
+    # The openai client's HTTP library (httpx2 since openai 3, httpx before)
+    # logs every request at INFO: one line per judgment, which breaks the judge
+    # command's progress bar and repeats what the run already stores.
+    "loggers": {"httpx2": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from io import StringIO
 
 import pytest
@@ -34,6 +35,14 @@ def test_judge_pending_prints_a_summary(fake_llm, rubric):
     assert "Unverified quotes: 2 of 4 (50%)" in output
     assert "Tokens: 1800 prompt + 600 completion" in output
     assert not JudgeRun.objects.exclude(status=JudgeRun.Status.SUCCEEDED).exists()
+
+
+def test_judge_logs_no_line_per_llm_request(fake_llm, recording, caplog):
+    with caplog.at_level(logging.INFO):
+        judge("--recording", str(recording.pk))
+
+    assert recording.runs.get().status == JudgeRun.Status.SUCCEEDED
+    assert not [record.getMessage() for record in caplog.records if record.name.startswith("httpx")]
 
 
 def test_judge_recording_adds_a_run_and_honours_limit_and_rubric(fake_llm, rubric, recording):
