@@ -17,6 +17,7 @@ from qa.judging import recording_enqueue_judging
 from qa.models import Recording
 from rubrics.models import Rubric
 
+
 class RecordingConflictError(Exception):
     """The same external id was sent before with different content."""
 
