@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, F, Prefetch, Q, QuerySet, TextField
+from django.db.models import (
+    BooleanField,
+    Case,
+    Count,
+    Exists,
+    F,
+    FilteredRelation,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -17,6 +33,7 @@ from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
 
 Reason = Recording.ReviewReason
+FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
 
 
 @dataclass(frozen=True)
@@ -189,3 +206,101 @@ def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
         reviewed_by_user=reviewed_by_user,
         blind=blind,
     )
+
+
+# --- The human reference ------------------------------------------------------
+# What a human stands behind for a (recording, criterion): the one definition
+# that the reports, experiments and scorecards read (shared/design.md).
+
+
+def latest_reviews(*, decisions: Iterable[str] | None = None) -> QuerySet[Review]:
+    """Each recording's latest review among those with `decisions` (all when None);
+    ties on created_at go to the higher id."""
+    candidates = Review.objects.all() if decisions is None else Review.objects.filter(decision__in=decisions)
+    later = candidates.filter(recording_id=OuterRef("recording_id")).filter(
+        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), pk__gt=OuterRef("pk"))
+    )
+    return candidates.filter(~Exists(later))
+
+
+# These read the annotations review_decision and cr_* (the criterion's review
+# entry: cr_not_applicable, cr_adjusted, cr_rejected) beside the score's value;
+# queries take them from joins or subqueries. With no entry, cr_* are NULL.
+_APPROVED_AS_JUDGED = Q(review_decision=Review.Decision.APPROVE) & (Q(cr_rejected__isnull=True) | Q(cr_rejected=False))
+HUMAN_VALUE = Case(
+    # "Does not apply" is no number: the pair is left out of the numeric figures.
+    When(cr_not_applicable=True, then=Value(None)),
+    When(cr_adjusted__isnull=False, then=F("cr_adjusted")),
+    # Approved without marking the criterion wrong: the supervisor stands behind the judge's value.
+    When(_APPROVED_AS_JUDGED, then=F("value")),
+    default=None,
+    output_field=IntegerField(),
+)
+HUMAN_NOT_APPLICABLE = Case(
+    When(cr_not_applicable=True, then=True),
+    # The judge's N/A, approved as it was, is the supervisor's N/A too.
+    When(_APPROVED_AS_JUDGED & Q(cr_adjusted__isnull=True, value__isnull=True), then=True),
+    default=False,
+    output_field=BooleanField(),
+)
+IS_REJECTED = Case(
+    When(Q(review_decision=Review.Decision.REJECT) | Q(cr_rejected=True), then=True),
+    default=False,
+    output_field=BooleanField(),
+)
+
+
+@dataclass(frozen=True)
+class HumanReference:
+    """The value a human stands behind for one criterion of one recording."""
+
+    value: int | None  # None exactly when not_applicable
+    not_applicable: bool
+    source: str  # "review": the latest final review
+    review_id: int
+    run_id: int  # the judgment that review saw
+
+
+def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], HumanReference]:
+    """The human reference per (recording id, criterion key), in one query.
+
+    The latest final review (approve or reject; "needs review" is not final)
+    gives the supervisor's value where they set one, N/A where they ticked
+    "does not apply", and the judge's value where they approved it without
+    marking it wrong. A criterion with none of these (a reject that gave no
+    value) has no reference and is absent, as are recordings without a final review.
+    """
+    final = latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=list(recording_ids))
+    rows = (
+        # One filter() call, so the join to the review is made once and reused by the entry's join.
+        Score.objects.filter(run__reviews__in=final)
+        .alias(
+            cr=FilteredRelation(
+                "run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))
+            ),
+            review_decision=F("run__reviews__decision"),
+            cr_not_applicable=F("cr__not_applicable"),
+            cr_adjusted=F("cr__adjusted_value"),
+            cr_rejected=F("cr__rejected"),
+        )
+        .values(
+            "run_id",
+            recording_id=F("run__recording_id"),
+            key=F("criterion__key"),
+            review_id=F("run__reviews__id"),
+            human=HUMAN_VALUE,
+            not_applicable=HUMAN_NOT_APPLICABLE,
+        )
+        .order_by()
+    )
+    return {
+        (row["recording_id"], row["key"]): HumanReference(
+            value=None if row["not_applicable"] else row["human"],
+            not_applicable=bool(row["not_applicable"]),
+            source="review",
+            review_id=row["review_id"],
+            run_id=row["run_id"],
+        )
+        for row in rows
+        if row["not_applicable"] or row["human"] is not None
+    }

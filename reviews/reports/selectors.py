@@ -53,16 +53,13 @@ from django.db.models import (
     BooleanField,
     Case,
     Count,
-    Exists,
     F,
     FilteredRelation,
-    IntegerField,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
     TextField,
-    Value,
     When,
 )
 from django.db.models.functions import Abs, Cast, TruncWeek
@@ -72,9 +69,8 @@ from django.utils import timezone
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import CriterionReview, Review
 from reviews.reports.stats import Agreement, PairCount, Tally, agreement
+from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews
 from rubrics.models import Criterion, Rubric
-
-FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
 
 
 class Group(StrEnum):
@@ -202,35 +198,6 @@ def _group_flags(reasons_path: str) -> dict[str, Case]:
 
 def _groups_of(row: dict) -> list[Group]:
     return [Group.ALL, *(group for group in GROUP_REASONS if row[f"in_{group}"])]
-
-
-def latest_reviews() -> QuerySet[Review]:
-    """Each recording's latest review (ties on created_at go to the higher id)."""
-    later = Review.objects.filter(recording_id=OuterRef("recording_id")).filter(
-        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), pk__gt=OuterRef("pk"))
-    )
-    return Review.objects.filter(~Exists(later))
-
-
-# Both read the annotations review_decision and cr_* (the criterion's review
-# entry: cr_not_applicable, cr_adjusted, cr_rejected), which the aggregate query
-# takes from joins and the row lists from subqueries; with no entry, cr_* are NULL.
-HUMAN_VALUE = Case(
-    # "Does not apply" is no number: the pair is left out of the numeric figures.
-    When(cr_not_applicable=True, then=Value(None)),
-    When(cr_adjusted__isnull=False, then=F("cr_adjusted")),
-    When(
-        Q(review_decision=Review.Decision.APPROVE) & (Q(cr_rejected__isnull=True) | Q(cr_rejected=False)),
-        then=F("value"),
-    ),
-    default=None,
-    output_field=IntegerField(),
-)
-IS_REJECTED = Case(
-    When(Q(review_decision=Review.Decision.REJECT) | Q(cr_rejected=True), then=True),
-    default=False,
-    output_field=BooleanField(),
-)
 
 
 def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
