@@ -1,8 +1,25 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from qa.api.views import RecordingReviewView
+import qa.api.urls
+import reviews.api.urls
+import rubrics.api
+from qa.api.views import api_not_found
+from reviews.api.views import RecordingReviewView
+
+# One `api` namespace, each app serving what it owns (rubrics ← qa ← reviews).
+api_urlpatterns = [
+    *rubrics.api.urlpatterns,
+    *qa.api.urls.urlpatterns,
+    *reviews.api.urls.urlpatterns,
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN.
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # Last: unknown API URLs (a non-numeric id, a typo) answer JSON, as every API error does.
+    re_path(r"^", api_not_found),  # a prefix match: any rest of the path, newlines included
+]
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="review-queue", permanent=False)),
@@ -12,7 +29,7 @@ urlpatterns = [
     path("review/", include("reviews.urls")),
     path("reports/", include("reviews.reports.urls")),
     path("api/reports/", include("reviews.reports.api_urls")),
-    path("api/", include("qa.api.urls")),
+    path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).
     path("recordings/<int:pk>/review", RecordingReviewView.as_view(), name="recording-review-alias"),
 ]

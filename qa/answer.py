@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rubrics.models import Criterion, CriterionException
+from rubrics.models import Criterion
 
 # Bounds on the free-text fields: without them a small local model under a
 # grammar can loop inside a string until the token limit, and one that fills
@@ -61,7 +61,7 @@ def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) 
 
     def value_schema(criterion: Criterion) -> dict[str, Any]:
         values: list[int | None] = list(range(criterion.scale_min, criterion.scale_max + 1))
-        if not_applicable_allowed(criterion):
+        if criterion.allows_not_applicable():
             return {"type": ["integer", "null"], "enum": [*values, None]}
         return {"type": "integer", "enum": values}
 
@@ -94,11 +94,6 @@ def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) 
     }
 
 
-def not_applicable_allowed(criterion: Criterion) -> bool:
-    """Only a criterion with a written "not applicable" exception may be left unscored."""
-    return any(e.outcome == CriterionException.Outcome.NOT_APPLICABLE for e in criterion.exceptions.all())
-
-
 def answer_max_tokens(*, criteria: Sequence[Criterion]) -> int:
     """The completion budget: enough for every criterion at its string bounds, no more."""
     return 100 + _TOKENS_PER_CRITERION * len(criteria)
@@ -129,7 +124,7 @@ def _criterion_errors(criterion: Criterion, item: Any) -> list[str]:
         errors.append(f"has unknown fields {', '.join(unknown)}")
     value = item.get("value")
     if value is None and "value" in item:
-        if not not_applicable_allowed(criterion):
+        if not criterion.allows_not_applicable():
             errors.append("value is null, but the criterion has no 'not applicable' exception")
     elif "value" in item and not (_is_number(value) and value == int(value) and criterion.in_scale(value)):
         errors.append(f"value {value!r} is not an integer in {criterion.scale_min}..{criterion.scale_max}")

@@ -14,3 +14,10 @@ class InvalidInputError(Exception):
     def __init__(self, errors: dict[str, Any]) -> None:
         super().__init__(errors)
         self.errors = errors
+
+
+class ConflictError(Exception):
+    """The request is valid but the stored state does not allow it now (the API answers 409 with the message).
+
+    Apps above qa subclass it for their own conflicts, so the API's error mapping needs no import of them.
+    """

@@ -29,7 +29,8 @@ from kombu.exceptions import OperationalError
 
 from qa.answer import CriterionAnswer, InvalidAnswerError, answer_max_tokens, answer_parse, answer_schema
 from qa.evidence import VERIFIER_VERSION, verify_evidence
-from qa.llm import Completion, LLMError, backend_get, llm_complete
+from qa.llm import Completion, backend_get, llm_complete
+from qa.llm_errors import LLMError
 from qa.models import JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
 from qa.rate_limit import quota_acquire, quota_settle

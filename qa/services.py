@@ -80,6 +80,38 @@ def turns_check(turns: list[Turn]) -> None:
         raise InvalidInputError({"turns": errors})
 
 
+def _idempotency_content(
+    *,
+    transcript: str,
+    rubric: Rubric,
+    agent_id: str,
+    agent_name: str,
+    team: str,
+    channel: str,
+    language: str,
+    occurred_at: datetime | None,
+    duration_seconds: int | None,
+) -> dict:
+    """What makes two posts of one (source, external_id) the same recording: a resend with
+    these equal answers 200, with any of them different 409.
+
+    An explicit list, never "every field of the model", so that a field added to recordings
+    later does not turn every resend of a stored call into a 409: the hash of a stored
+    recording must stay what it was when it was stored. Add an entry only together with a
+    migration that recomputes the stored hashes.
+    """
+    return {
+        "transcript": transcript,  # verbatim (structured turns rendered to text; their timestamps are not compared)
+        "rubric": [rubric.slug, rubric.version],  # the same call against a newer version is other content
+        "agent": [agent_id, agent_name],
+        "team": team,
+        "channel": channel,
+        "language": language,  # as sent, before the rubric's language fills a blank
+        "occurred_at": occurred_at.isoformat() if occurred_at else None,
+        "duration_seconds": duration_seconds,
+    }
+
+
 def _content_hash(fields: dict) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -123,16 +155,17 @@ def recording_ingest(
     if occurred_at is not None and occurred_at > timezone.now():
         raise InvalidInputError({"occurred_at": _("occurred_at is in the future.")})
 
-    content = {
-        "transcript": transcript,
-        "rubric": [rubric.slug, rubric.version],
-        "agent": [agent_id, agent_name],
-        "team": team,
-        "channel": channel,
-        "language": language,
-        "occurred_at": occurred_at.isoformat() if occurred_at else None,
-        "duration_seconds": duration_seconds,
-    }
+    content = _idempotency_content(
+        transcript=transcript,
+        rubric=rubric,
+        agent_id=agent_id,
+        agent_name=agent_name,
+        team=team,
+        channel=channel,
+        language=language,
+        occurred_at=occurred_at,
+        duration_seconds=duration_seconds,
+    )
     content_hash = _content_hash(content)
     existing = Recording.objects.filter(source=source, external_id=external_id).first()
     if existing is not None:

@@ -8,7 +8,6 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from qa.answer import not_applicable_allowed
 from qa.models import Recording
 from reviews.models import Review
 from reviews.selectors import CriterionView, QueueFilters
@@ -47,7 +46,7 @@ class ReviewForm(forms.Form):
         self.blind = blind
         for view in criteria:
             criterion = view.criterion
-            may_not_apply = not_applicable_allowed(criterion)
+            may_not_apply = criterion.allows_not_applicable()
             self.fields[_field(criterion.key, "value")] = forms.IntegerField(
                 label=_("Value"),
                 min_value=criterion.scale_min,

@@ -28,6 +28,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from qa.models import JudgeRun, Recording, Score
+from qa.selectors import recording_details
 from reviews.models import CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
@@ -304,3 +305,21 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
         for row in rows
         if row["not_applicable"] or row["human"] is not None
     }
+
+
+def recording_detail_with_reviews(*, pk: int) -> Recording:
+    """A recording with its latest run, the scores of its current run and its reviews, in five queries.
+
+    Raises Recording.DoesNotExist.
+    """
+    return recording_details().prefetch_related(Prefetch("reviews", queryset=_reviews())).get(pk=pk)
+
+
+def review_detail(*, pk: int) -> Review:
+    return _reviews().get(pk=pk)
+
+
+def _reviews() -> QuerySet[Review]:
+    return Review.objects.select_related("api_key").prefetch_related(
+        Prefetch("criteria", queryset=CriterionReview.objects.select_related("criterion"))
+    )

@@ -8,8 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from qa.answer import not_applicable_allowed
-from qa.errors import InvalidInputError
+from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
 from reviews.models import CriterionReview, Review, ReviewClaim
 from rubrics.models import Criterion
@@ -17,7 +16,7 @@ from rubrics.models import Criterion
 REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)
 
 
-class RecordingNotJudgedError(Exception):
+class RecordingNotJudgedError(ConflictError):
     """A review can only be given on a recording that has a judgment to review."""
 
 
@@ -135,7 +134,7 @@ def _criteria_errors(
             errors[str(index)] = _("Unknown criterion '%(key)s' for this rubric.") % {"key": item.criterion_key}
         elif item.criterion_key in seen:
             errors[str(index)] = _("Criterion '%(key)s' appears twice.") % {"key": item.criterion_key}
-        elif item.not_applicable and not not_applicable_allowed(criterion):
+        elif item.not_applicable and not criterion.allows_not_applicable():
             errors[str(index)] = _(
                 "'%(key)s' cannot be marked not applicable: its rubric lists no \"not applicable\" exception."
             ) % {"key": item.criterion_key}

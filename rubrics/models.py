@@ -124,6 +124,13 @@ class Criterion(models.Model):
     def in_scale(self, value: float) -> bool:
         return self.scale_min <= value <= self.scale_max
 
+    def allows_not_applicable(self) -> bool:
+        """Only a criterion with a written "not applicable" exception may be left unscored (N/A).
+
+        Reads `exceptions.all()`, so a prefetch of the exceptions serves it without a query.
+        """
+        return any(e.outcome == CriterionException.Outcome.NOT_APPLICABLE for e in self.exceptions.all())
+
     def save(self, *args, **kwargs) -> None:
         self.rubric.ensure_editable()
         super().save(*args, **kwargs)

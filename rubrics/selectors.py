@@ -1,8 +1,41 @@
+"""Reads for rubrics: the version new recordings are judged with, and the catalogue."""
+
 from __future__ import annotations
 
-from rubrics.models import Rubric
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+
+from rubrics.models import Criterion, Rubric
 
 
 def rubric_latest_published(*, slug: str) -> Rubric | None:
     """The version new recordings are judged with."""
     return Rubric.objects.filter(slug=slug, status=Rubric.Status.PUBLISHED).order_by("-version").first()
+
+
+def rubric_list_current() -> QuerySet[Rubric]:
+    """The latest published version of each rubric: the one new recordings are judged with."""
+    newer = Rubric.objects.filter(
+        slug=OuterRef("slug"), status=Rubric.Status.PUBLISHED, version__gt=OuterRef("version")
+    )
+    return Rubric.objects.filter(status=Rubric.Status.PUBLISHED).exclude(Exists(newer)).order_by("slug")
+
+
+def rubric_detail(*, slug: str, version: int | None = None) -> Rubric:
+    """One version of a rubric (by default the latest published) with its criteria
+    and their exceptions, and every version of its slug as `all_versions`.
+
+    Raises Rubric.DoesNotExist.
+    """
+    rubrics = Rubric.objects.filter(slug=slug).prefetch_related(
+        Prefetch("criteria", queryset=Criterion.objects.prefetch_related("exceptions"))
+    )
+    if version is None:
+        rubric = rubrics.filter(status=Rubric.Status.PUBLISHED).order_by("-version").first()
+        if rubric is None:
+            raise Rubric.DoesNotExist(slug)
+    else:
+        rubric = rubrics.get(version=version)
+    rubric.all_versions = list(
+        Rubric.objects.filter(slug=slug).order_by("-version").only("version", "status", "published_at")
+    )
+    return rubric

@@ -1,3 +1,5 @@
+import hashlib
+import json
 from datetime import timedelta
 
 import pytest
@@ -34,6 +36,36 @@ def test_the_same_post_again_returns_the_stored_recording_without_a_second_run(r
     with pytest.raises(RecordingConflictError):
         ingest(rubric, transcript=SAMPLE_TRANSCRIPT + "CLIENTE: Una cosa más.\n")
     assert Recording.objects.get().transcript == SAMPLE_TRANSCRIPT
+
+
+@pytest.mark.django_db
+def test_the_idempotency_hash_is_stable_and_reads_only_its_listed_fields(django_capture_on_commit_callbacks):
+    """A stored hash must stay what it was: otherwise every resend after an upgrade would be a 409."""
+    rubric = RubricFactory(slug="care", version=3, status="published")
+    with django_capture_on_commit_callbacks():
+        recording, _ = ingest(rubric, transcript="AGENTE: Hola.\n", agent_id="ag-1", agent_name="Ana", team="cards")
+    # Computed when the list of fields was made explicit, from exactly these values.
+    expected = hashlib.sha256(
+        json.dumps(
+            {
+                "transcript": "AGENTE: Hola.\n",
+                "rubric": ["care", 3],
+                "agent": ["ag-1", "Ana"],
+                "team": "cards",
+                "channel": "voice",
+                "language": "",
+                "occurred_at": None,
+                "duration_seconds": None,
+            },
+            sort_keys=True,
+        ).encode()
+    ).hexdigest()
+    assert recording.content_hash == expected
+    # A field outside the list (how the transcript was made) does not make a resend a conflict.
+    again, created = ingest(
+        rubric, transcript="AGENTE: Hola.\n", agent_id="ag-1", agent_name="Ana", team="cards", transcript_source="asr"
+    )
+    assert (again.pk, created) == (recording.pk, False)
 
 
 @pytest.mark.django_db

@@ -21,9 +21,8 @@ from rest_framework.reverse import reverse
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
-from qa.errors import InvalidInputError
+from qa.errors import ConflictError, InvalidInputError
 from qa.services import RecordingConflictError
-from reviews.services import RecordingNotJudgedError
 
 ErrorTree = str | dict[str, "ErrorTree"]
 
@@ -36,7 +35,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(
             {"detail": str(exc), "recording": {"id": exc.recording.pk, "url": url}}, status=status.HTTP_409_CONFLICT
         )
-    if isinstance(exc, RecordingNotJudgedError):
+    if isinstance(exc, ConflictError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):
         # Django raises it while DRF reads the body; left alone it becomes a plain-text 400.

@@ -15,12 +15,11 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.reverse import reverse
 
+from qa.api.schema import ErrorSerializer
 from qa.models import JudgeRun, Recording, Score
 from qa.selectors import RecordingFilters
 from qa.services import Turn
-from reviews.models import CriterionReview, Review
-from reviews.services import CriterionAdjustment
-from rubrics.models import Criterion, CriterionException, Rubric
+from rubrics.models import Rubric
 from rubrics.selectors import rubric_latest_published
 
 # Bounds of the columns the values go to: a longer value must be a 400, not a database error.
@@ -116,46 +115,6 @@ class RecordingIngestSerializer(serializers.Serializer):
         return values
 
 
-class ReviewCriterionSerializer(serializers.Serializer):
-    criterion_key = serializers.CharField(max_length=64)
-    adjusted_value = serializers.IntegerField(required=False, allow_null=True)
-    comment = serializers.CharField(required=False, allow_blank=True, default="")
-    rejected = serializers.BooleanField(
-        required=False, default=False, help_text=_("The judge got this criterion wrong.")
-    )
-    not_applicable = serializers.BooleanField(
-        required=False,
-        default=False,
-        help_text=_(
-            "The criterion does not apply to the call (send no adjusted_value). Only for a criterion whose "
-            "rubric lists a 'not applicable' exception."
-        ),
-    )
-
-    def to_internal_value(self, data: Any) -> CriterionAdjustment:
-        return CriterionAdjustment(**super().to_internal_value(data))
-
-
-class ReviewInputSerializer(serializers.Serializer):
-    reviewer = serializers.CharField(
-        max_length=150,
-        required=False,
-        help_text=_("Who reviewed. Required with an API key; with a session, the logged-in user is the reviewer."),
-    )
-    decision = serializers.ChoiceField(choices=Review.Decision.choices)
-    adjusted_mean = serializers.FloatField(required=False, allow_null=True)
-    comment = serializers.CharField(required=False, allow_blank=True, default="")
-    criteria = ReviewCriterionSerializer(many=True, required=False, default=list)
-
-    def validate(self, values: dict[str, Any]) -> dict[str, Any]:
-        # A key speaks for a system, so the person must be named; a session already names them.
-        if self.context.get("reviewer_required") and not values.get("reviewer"):
-            raise serializers.ValidationError(
-                {"reviewer": _("Say who reviewed: with an API key, 'reviewer' is required.")}
-            )
-        return values
-
-
 class RecordingFilterSerializer(serializers.Serializer):
     """Query parameters; an empty value filters nothing, as in `?team=`."""
 
@@ -171,15 +130,6 @@ class RecordingFilterSerializer(serializers.Serializer):
 
     def to_internal_value(self, data: Any) -> RecordingFilters:
         return RecordingFilters(**super().to_internal_value(data))
-
-
-class RubricQuerySerializer(serializers.Serializer):
-    version = serializers.IntegerField(
-        min_value=1,
-        max_value=INT32_MAX,
-        required=False,
-        help_text=_("A version number; default: the latest published."),
-    )
 
 
 # --- Output ------------------------------------------------------------------
@@ -284,40 +234,11 @@ class ScoreSerializer(serializers.ModelSerializer):
         ]
 
 
-class CriterionReviewSerializer(serializers.ModelSerializer):
-    criterion_key = serializers.CharField(source="criterion.key")
-
-    class Meta:
-        model = CriterionReview
-        fields = ["criterion_key", "adjusted_value", "not_applicable", "rejected", "comment"]
-
-
-class ReviewSerializer(serializers.ModelSerializer):
-    api_key = serializers.CharField(
-        source="api_key.name", allow_null=True, help_text=_("The key that posted it, if any.")
-    )
-    criteria = CriterionReviewSerializer(many=True)
-
-    class Meta:
-        model = Review
-        fields = [
-            "id",
-            "run",
-            "reviewer",
-            "api_key",
-            "decision",
-            "adjusted_mean",
-            "comment",
-            "blind",
-            "criteria",
-            "created_at",
-        ]
-
-
 class RecordingDetailSerializer(RecordingSerializer):
+    """A recording with its judgment; the reviews layer serves it with the reviews added."""
+
     latest_run = serializers.SerializerMethodField(help_text=_("The most recent run, whatever its status."))
     scores = serializers.SerializerMethodField(help_text=_("The scores of the latest successful run."))
-    reviews = ReviewSerializer(many=True)
 
     class Meta(RecordingSerializer.Meta):
         fields = [
@@ -328,7 +249,6 @@ class RecordingDetailSerializer(RecordingSerializer):
             "latest_run",
             "scores",
             "review_reasons",
-            "reviews",
         ]
 
     @extend_schema_field(JudgeRunSerializer(allow_null=True))
@@ -344,45 +264,7 @@ class RecordingDetailSerializer(RecordingSerializer):
         return ScoreSerializer(recording.current_run.scores.all(), many=True).data
 
 
-class CriterionExceptionSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = CriterionException
-        fields = ["text", "outcome"]
-
-
-class CriterionSerializer(serializers.ModelSerializer):
-    exceptions = CriterionExceptionSerializer(many=True)
-
-    class Meta:
-        model = Criterion
-        fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "exceptions"]
-
-
-class RubricSummarySerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Rubric
-        fields = ["slug", "name", "language", "version", "status", "published_at"]
-
-
-class RubricVersionSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Rubric
-        fields = ["version", "status", "published_at"]
-
-
-class RubricDetailSerializer(RubricSummarySerializer):
-    criteria = CriterionSerializer(many=True)
-    versions = RubricVersionSerializer(source="all_versions", many=True)
-
-    class Meta(RubricSummarySerializer.Meta):
-        fields = [*RubricSummarySerializer.Meta.fields, "description", "criteria", "versions"]
-
-
 # --- Errors (for the schema) ---------------------------------------------------
-
-
-class ErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
 
 
 class RecordingRefSerializer(serializers.Serializer):
@@ -396,15 +278,3 @@ class ConflictSerializer(ErrorSerializer):
 
 class RejudgeConflictSerializer(ErrorSerializer):
     run = JudgeRunSerializer()
-
-
-VALIDATION_ERROR_SCHEMA = {
-    "type": "object",
-    "description": "One message per bad field; a list or object field maps each bad position or sub-field "
-    "to its own error in the same shape.",
-    "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "object"}]},
-    "example": {
-        "transcript": "The transcript has no speaker turns.",
-        "turns": {"2": "Each turn needs a non-empty text."},
-    },
-}

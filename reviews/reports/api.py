@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from qa.api.views import BAD_REQUEST
+from qa.api.schema import BAD_REQUEST
 from reviews.reports.access import CanViewReports
 from reviews.reports.forms import ReportFilterForm
 from reviews.reports.selectors import DeviationReport, EvidenceReport, ReportFilters, deviation_report, evidence_report

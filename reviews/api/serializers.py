@@ -1,0 +1,99 @@
+"""Reviews over the API: a supervisor's review in, the reviews of a recording out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import serializers
+
+from qa.api.serializers import RecordingDetailSerializer
+from reviews.models import CriterionReview, Review
+from reviews.services import CriterionAdjustment
+
+# --- Input -------------------------------------------------------------------
+
+
+class ReviewCriterionSerializer(serializers.Serializer):
+    criterion_key = serializers.CharField(max_length=64)
+    adjusted_value = serializers.IntegerField(required=False, allow_null=True)
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    rejected = serializers.BooleanField(
+        required=False, default=False, help_text=_("The judge got this criterion wrong.")
+    )
+    not_applicable = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=_(
+            "The criterion does not apply to the call (send no adjusted_value). Only for a criterion whose "
+            "rubric lists a 'not applicable' exception."
+        ),
+    )
+
+    def to_internal_value(self, data: Any) -> CriterionAdjustment:
+        return CriterionAdjustment(**super().to_internal_value(data))
+
+
+class ReviewInputSerializer(serializers.Serializer):
+    reviewer = serializers.CharField(
+        max_length=150,
+        required=False,
+        help_text=_("Who reviewed. Required with an API key; with a session, the logged-in user is the reviewer."),
+    )
+    decision = serializers.ChoiceField(choices=Review.Decision.choices)
+    adjusted_mean = serializers.FloatField(required=False, allow_null=True)
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    criteria = ReviewCriterionSerializer(many=True, required=False, default=list)
+
+    def validate(self, values: dict[str, Any]) -> dict[str, Any]:
+        # A key speaks for a system, so the person must be named; a session already names them.
+        if self.context.get("reviewer_required") and not values.get("reviewer"):
+            raise serializers.ValidationError(
+                {"reviewer": _("Say who reviewed: with an API key, 'reviewer' is required.")}
+            )
+        return values
+
+
+# --- Output ------------------------------------------------------------------
+
+
+class CriterionReviewSerializer(serializers.ModelSerializer):
+    criterion_key = serializers.CharField(source="criterion.key")
+
+    class Meta:
+        model = CriterionReview
+        fields = ["criterion_key", "adjusted_value", "not_applicable", "rejected", "comment"]
+
+
+class ReviewSerializer(serializers.ModelSerializer):
+    api_key = serializers.CharField(
+        source="api_key.name", allow_null=True, help_text=_("The key that posted it, if any.")
+    )
+    criteria = CriterionReviewSerializer(many=True)
+
+    class Meta:
+        model = Review
+        fields = [
+            "id",
+            "run",
+            "reviewer",
+            "api_key",
+            "decision",
+            "adjusted_mean",
+            "comment",
+            "blind",
+            "criteria",
+            "created_at",
+        ]
+
+
+# The same component as before the layers were split: clients generated from the schema keep their type.
+@extend_schema_serializer(component_name="RecordingDetail")
+class RecordingWithReviewsSerializer(RecordingDetailSerializer):
+    """A recording with its judgment and its reviews: GET /api/recordings/{id}/."""
+
+    reviews = ReviewSerializer(many=True)
+
+    class Meta(RecordingDetailSerializer.Meta):
+        fields = [*RecordingDetailSerializer.Meta.fields, "reviews"]
