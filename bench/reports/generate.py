@@ -110,10 +110,10 @@ STATEMENTS = [
     """,
     # Supervisors adjust 30% of the criteria by one point and mark 3% rejected.
     """
-    INSERT INTO reviews_criterionreview (review_id, criterion_id, adjusted_value, rejected, comment)
+    INSERT INTO reviews_criterionreview (review_id, criterion_id, adjusted_value, not_applicable, rejected, comment)
     SELECT review.id, score.criterion_id,
         CASE WHEN u < 0.30 THEN least(greatest(score.value + CASE WHEN u < 0.15 THEN -1 ELSE 1 END, 1), 5) END,
-        u > 0.97, 'changed'
+        false, u > 0.97, 'changed'
     FROM (SELECT review.id, review.run_id, random() AS u FROM reviews_review AS review) AS review
     JOIN qa_score AS score ON score.run_id = review.run_id
     JOIN qa_judgerun AS run ON run.id = review.run_id AND run.rubric_id = %(rubric)s

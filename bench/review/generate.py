@@ -209,8 +209,8 @@ def generate(*, recordings: int, review_percent: int) -> None:
         (
             "earlier review entries",
             """
-            INSERT INTO reviews_criterionreview (review_id, criterion_id, adjusted_value, rejected, comment)
-            SELECT v.id, c.id, 2, false, 'No se escucha el compromiso.'
+            INSERT INTO reviews_criterionreview (review_id, criterion_id, adjusted_value, not_applicable, rejected, comment)
+            SELECT v.id, c.id, 2, false, false, 'No se escucha el compromiso.'
             FROM reviews_review v CROSS JOIN rubrics_criterion c WHERE c.rubric_id = %(rubric)s AND c."order" <= 3
             """,
         ),

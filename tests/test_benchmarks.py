@@ -1,0 +1,99 @@
+"""Every benchmark runs at a small size, so none can rot unnoticed: it completes and prints its figures.
+
+No timing is asserted (the figures live in each benchmark's README); each run gets a fresh PostgreSQL
+database of its own, dropped afterwards, because the generators truncate and the runners migrate.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import environ
+import psycopg
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def bench_env(request):
+    """The environment of a benchmark run: a fresh database named after the suite's, the suite's broker."""
+    config = environ.Env.db_url_config(os.environ["DATABASE_URL"])
+    name = f"{config['NAME']}_smoke_{request.node.name.removeprefix('test_').split('[')[0]}"[:63]
+    server = dict(host=config["HOST"], port=config["PORT"] or 5432, user=config["USER"], dbname="postgres")
+    with psycopg.connect(**server, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+    url = f"postgres://{config['USER']}@{config['HOST']}:{config['PORT'] or 5432}/{name}"
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    yield {**env, "DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
+    with psycopg.connect(**server, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def run(env: dict, *command: str, timeout: int = 300) -> str:
+    result = subprocess.run(
+        [sys.executable, *command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert result.returncode == 0, f"{command} exited {result.returncode}:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def test_verifier(bench_env):
+    output = run(bench_env, "-m", "bench.verifier.run", "--recordings", "2")
+    assert "false accepts" in output and "false rejects" in output
+    assert "time per recording" in output
+
+
+def test_review(bench_env):
+    generated = run(bench_env, "-m", "bench.review.generate", "--recordings", "300")
+    assert "earlier review entries" in generated
+    output = run(bench_env, "-m", "bench.review.run", "--repeat", "2")
+    assert "300 recordings, 3,600 scores, 90 in the review queue" in output
+    for page in ("queue ", "queue team+reason", "review lowest", "review with history", "review blind audit"):
+        assert f"\n{page}" in output, page
+
+
+def test_reports(bench_env):
+    run(bench_env, "manage.py", "migrate", "--verbosity", "0")
+    generated = run(bench_env, "-m", "bench.reports.generate", "--scores", "2000")
+    assert "criterion reviews" in generated and "scores:     2,000" in generated
+    output = run(bench_env, "-m", "bench.reports.run", "--repeat", "1")
+    for mode in ("wall", "cpu"):
+        for report in ("deviation all calls", "evidence all calls", "deviation team-3", "evidence team-3"):
+            assert any(line.startswith(mode) and report in " ".join(line.split()) for line in output.splitlines())
+
+
+def test_api(bench_env):
+    output = run(
+        bench_env, "bench/api/run.py", "--posts", "60", "--clients", "2", "--gets", "10", "--workers", "1",
+        "--port", str(free_port()), "--bytes", "2000",
+    )  # fmt: skip
+    assert "POST /api/recordings/: 60 in" in output and "statuses {201: 60}" in output
+    assert "GET /api/recordings/{id}/ (12 scores)" in output
+    assert "queries per" in output
+
+
+def test_pipeline(bench_env):
+    output = run(
+        bench_env, "bench/pipeline/run.py", "--recordings", "40", "--concurrency", "4", "--workers", "2",
+        "--latency", "0.01", "--port", str(free_port()),
+    )  # fmt: skip
+    assert "recordings: 40  succeeded: 40  failed: 0" in output
+    assert "CPU per recording" in output
+
+
+def test_pipeline_in_process(bench_env):
+    output = run(bench_env, "bench/pipeline/in_process.py", "--recordings", "20", "--port", str(free_port()))
+    assert "judgments: {'succeeded': 20}" in output
+    assert "CPU per judgment" in output
