@@ -4,11 +4,18 @@ import hashlib
 import secrets
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, FloatField, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from rubrics.models import Criterion, Rubric
+
+
+# The review queue's sort key: the lowest confidence, and above any confidence (0..1) for a call
+# without one, so those come last. Indexed as an expression (with the status and id) so a page
+# after any position is one index range however deep it is (reviews.selectors.queue_page).
+QUEUE_ORDER_KEY = Coalesce("lowest_confidence", Value(2.0), output_field=FloatField())
 
 
 class Recording(models.Model):
@@ -84,7 +91,7 @@ class Recording(models.Model):
         indexes = [
             models.Index(fields=["status", "created_at"]),
             models.Index(fields=["needs_review", "status"]),
-            models.Index(fields=["status", "lowest_confidence", "id"], name="qa_recording_queue_order"),
+            models.Index(F("status"), QUEUE_ORDER_KEY, F("id"), name="qa_recording_queue_key"),
             models.Index(fields=["rubric", "occurred_at"]),
         ]
 

@@ -13,7 +13,9 @@ from django.db.models import (
     Count,
     Exists,
     F,
+    Field,
     FilteredRelation,
+    Func,
     IntegerField,
     OuterRef,
     Prefetch,
@@ -24,10 +26,11 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Cast
+from django.db.models.lookups import GreaterThan, LessThan
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from qa.models import JudgeRun, Recording, Score
+from qa.models import QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
 from reviews.models import CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
@@ -53,7 +56,8 @@ def is_blind_audit(recording: Recording) -> bool:
 
 
 def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = None) -> QuerySet[Recording]:
-    """Recordings waiting for review, lowest confidence of their current judgment first.
+    """Recordings waiting for review, lowest confidence of their current judgment first (those
+    without one last, then by id); each carries its `queue_key`.
 
     With `user`, leave out those another supervisor holds an active claim on.
     """
@@ -64,13 +68,95 @@ def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = N
         recordings = recordings.filter(
             Q(claim__isnull=True) | Q(claim__expires_at__lte=timezone.now()) | Q(claim__user=user)
         )
-    # The queue shows no transcript: leaving it (and the turns) out keeps the
-    # rows PostgreSQL sorts for a deep page narrow enough to sort in memory.
+    # The queue shows no transcript: leaving it (and the turns) out keeps the rows narrow.
     return (
         recordings.select_related("rubric", "claim__user")
         .defer("transcript", "turns")
-        .order_by(F("lowest_confidence").asc(nulls_last=True), "id")
+        .annotate(queue_key=QUEUE_ORDER_KEY)
+        .order_by("queue_key", "id")
     )
+
+
+@dataclass(frozen=True)
+class QueuePosition:
+    """Where a call stands in queue order, written `<queue key>_<id>` in page links."""
+
+    key: float
+    id: int
+
+    def __str__(self) -> str:
+        return f"{self.key!r}_{self.id}"
+
+    @classmethod
+    def of(cls, recording: Recording) -> QueuePosition:
+        return cls(key=recording.queue_key, id=recording.pk)
+
+    @classmethod
+    def parse(cls, text: str | None) -> QueuePosition | None:
+        """The position a link carries; None for a missing or mangled one (the queue starts over)."""
+        key, _, pk = (text or "").partition("_")
+        try:
+            return cls(key=float(key), id=int(pk))
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class QueuePage:
+    recordings: list[Recording]
+    total: int  # every call matching the filters, not just this page
+    previous: QueuePosition | None  # the link to the page before: calls before this position
+    next: QueuePosition | None  # the link to the page after: calls after this position
+
+
+def queue_page(
+    *,
+    filters: QueueFilters,
+    size: int,
+    after: QueuePosition | None = None,
+    before: QueuePosition | None = None,
+) -> QueuePage:
+    """A page of the queue: the first, the `size` calls after `after`, or the `size` calls before `before`.
+
+    Pages are cut by position (keyset) rather than by offset, so PostgreSQL starts each one with a
+    range on the queue's index: a deep page costs what the first does. A page whose calls have
+    all left the queue meanwhile falls back to the first.
+    """
+    recordings = queue_recordings(filters=filters)
+    total = recordings.count()
+    if before is not None:
+        # The page's ids alone first: PostgreSQL estimates a row comparison by its first column, and
+        # with many calls tied at the lowest confidence it expects none before, and picks a join plan
+        # that reads every earlier row, where the ids alone are one backward index range.
+        nearest = recordings.filter(_before(before)).order_by("-queue_key", "-id").values("id")[: size + 1]
+        rows = list(recordings.filter(id__in=nearest))
+        if rows:
+            more = len(rows) > size
+            rows = rows[-size:]
+            return QueuePage(rows, total, QueuePosition.of(rows[0]) if more else None, QueuePosition.of(rows[-1]))
+    elif after is not None:
+        rows = list(recordings.filter(_after(after))[: size + 1])
+        if rows:
+            following = QueuePosition.of(rows[size - 1]) if len(rows) > size else None
+            return QueuePage(rows[:size], total, QueuePosition.of(rows[0]), following)
+    rows = list(recordings[: size + 1])
+    return QueuePage(rows[:size], total, None, QueuePosition.of(rows[size - 1]) if len(rows) > size else None)
+
+
+class _Row(Func):
+    """A row value, `(a, b)`: compared as a whole, it is one range an index on the same columns can serve,
+    where its expansion with OR makes PostgreSQL filter every earlier row."""
+
+    template = "(%(expressions)s)"
+    output_field = Field()
+
+
+def _after(position: QueuePosition) -> GreaterThan:
+    return GreaterThan(_Row(F("queue_key"), F("id")), _Row(Value(position.key), Value(position.id)))
+
+
+def _before(position: QueuePosition) -> LessThan:
+    return LessThan(_Row(F("queue_key"), F("id")), _Row(Value(position.key), Value(position.id)))
 
 
 def queue_reason_counts(*, filters: QueueFilters) -> dict[str, int]:
@@ -88,14 +174,10 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
     """The queue item following `after` in queue order (the first one without it) that `user` may claim."""
     recordings = queue_recordings(filters=filters, user=user)
     if after is not None:
-        position = recordings.filter(pk=after.pk).values_list("lowest_confidence", flat=True).first()
+        key = recordings.filter(pk=after.pk).values_list("queue_key", flat=True).first()
         recordings = recordings.exclude(pk=after.pk)
-        if position is not None:
-            recordings = recordings.filter(
-                Q(lowest_confidence__gt=position)
-                | Q(lowest_confidence=position, pk__gt=after.pk)
-                | Q(lowest_confidence__isnull=True)
-            )
+        if key is not None:
+            recordings = recordings.filter(_after(QueuePosition(key=key, id=after.pk)))
     return recordings.first()
 
 

@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,10 +18,11 @@ from reviews.claims import claim_holder, claim_release, claim_take
 from reviews.forms import QueueFilterForm, ReviewForm
 from reviews.models import Review
 from reviews.selectors import (
+    QueuePosition,
     ReviewPage,
-    queue_reason_counts,
     queue_next,
-    queue_recordings,
+    queue_page,
+    queue_reason_counts,
     queue_team_choices,
     review_page,
     rubric_choices,
@@ -42,7 +42,12 @@ def supervisor_required(view: Callable[..., HttpResponse]) -> Callable[..., Http
 def queue(request: HttpRequest) -> HttpResponse:
     form = _filter_form(request)
     filters = form.filters()
-    page = Paginator(queue_recordings(filters=filters), QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = queue_page(
+        filters=filters,
+        size=QUEUE_PAGE_SIZE,
+        after=QueuePosition.parse(request.GET.get("after")),
+        before=QueuePosition.parse(request.GET.get("before")),
+    )
     counts = queue_reason_counts(filters=filters)
     reasons = [(value, label, counts[value]) for value, label in Recording.ReviewReason.choices]
     return render(request, "review/queue.html", {"form": form, "page": page, "reasons": reasons})
@@ -139,5 +144,6 @@ def _to_queue(request: HttpRequest) -> HttpResponseRedirect:
 def _keeping_filters(request: HttpRequest, url: str) -> HttpResponseRedirect:
     """Redirect with the queue's filters, which travel in the query string from page to page."""
     query = request.GET.copy()
-    query.pop("page", None)
+    for position in ("after", "before", "page"):  # "page": links from before pages were cut by position
+        query.pop(position, None)
     return redirect(f"{url}?{query.urlencode()}" if query else url)

@@ -35,7 +35,7 @@ from django.test import Client  # noqa: E402
 from bench.review.generate import BENCH_USER  # noqa: E402
 from qa.models import Recording, Score  # noqa: E402
 from reviews.models import ReviewClaim  # noqa: E402
-from reviews.selectors import QueueFilters, queue_recordings  # noqa: E402
+from reviews.selectors import QueueFilters, QueuePosition, queue_recordings  # noqa: E402
 
 LIMIT_MS = 300
 
@@ -106,11 +106,13 @@ def main() -> None:
     first = queue.first()
     with_history = queue.filter(reviews__isnull=False).first()
     blind = queue.filter(review_reasons=["random_audit"]).first()
-    deep_page = queue.count() // 50 // 2
+    deep_page = max(queue.count() // 50 // 2, 2)
+    # Pages are cut by position: page N follows the last call of page N - 1, as its "Next" link says.
+    deep_after = QueuePosition.of(queue[(deep_page - 1) * 50 - 1])
     day = first.occurred_at.date().isoformat()
     pages = {
         "queue": "/review/",
-        f"queue page {deep_page}": f"/review/?page={deep_page}",
+        f"queue page {deep_page}": f"/review/?after={deep_after}",
         "queue team+reason": "/review/?team=billing&reason=unverified_evidence",
         "queue one day": f"/review/?date_from={day}&date_to={day}",
         "queue agent": "/review/?agent=agent-17",
