@@ -8,9 +8,11 @@ with the number of scores.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from fractions import Fraction
 
 
@@ -138,3 +140,133 @@ def quadratic_weighted_kappa(matrix: Mapping[tuple[int, int], int]) -> float | N
         return None
     # Exact rational arithmetic, rounded once, so equal inputs give equal floats everywhere.
     return float(1 - Fraction(observed * n, expected_times_n))
+
+
+# The scorecard estimator ------------------------------------------------------
+#
+# Prediction-powered inference (Angelopoulos et al., "Prediction-powered
+# inference", Science 2023) for the mean human value of a cell (an agent or a
+# team on a criterion): the judge's mean over every judged call of the cell,
+# plus the mean human − judge difference over the cell's randomly audited
+# calls. The audit is a uniform random sample of the judged calls (the hash
+# draw), so the difference's mean is an unbiased estimate of the judge's bias
+# and the sum is unbiased for the human mean, with the judge's many values
+# narrowing the interval that the audit alone would give.
+
+MIN_AUDITED = 10  # audited calls a correction needs; fewer and the cell borrows one or shows the judge's mean
+Z_95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Count, sum and sum of squares of a sample: its mean and variance, and additive across samples."""
+
+    n: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+
+    def __add__(self, other: Moments) -> Moments:
+        return Moments(self.n + other.n, self.total + other.total, self.squares + other.squares)
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+    @property
+    def variance(self) -> float | None:
+        """The sample variance (n − 1 in the denominator); None below two values."""
+        if self.n < 2:
+            return None
+        return max(self.squares - self.total**2 / self.n, 0.0) / (self.n - 1)
+
+
+@dataclass(frozen=True)
+class CellSample:
+    """What the estimator needs to know about one cell's calls, as additive moments."""
+
+    judged: Moments = Moments()  # the judge's values on every judged call with a value
+    human: Moments = Moments()  # the human values of the audited calls: the audit-only mean
+    difference: Moments = Moments()  # human − judge on the audited calls where both gave a value
+    paired_human: Moments = Moments()  # the human values of those same calls
+
+    def __add__(self, other: CellSample) -> CellSample:
+        return CellSample(
+            self.judged + other.judged,
+            self.human + other.human,
+            self.difference + other.difference,
+            self.paired_human + other.paired_human,
+        )
+
+
+class CorrectionLevel(StrEnum):
+    CELL = "cell"  # the cell's own audited calls
+    TEAM = "team"  # the team's, for an agent with too few
+    RUBRIC = "rubric"  # every audited call of the rubric in the period
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One scorecard cell: the three numbers side by side and the interval of the corrected one.
+
+    Uncorrected (no correction with MIN_AUDITED calls, even pooled): `estimate`
+    is the judge's mean and there is no interval, since none would be honest.
+    """
+
+    judged_n: int
+    audited_n: int  # the cell's own audited calls with a human value
+    judge_mean: float | None
+    human_audit_mean: float | None
+    estimate: float | None
+    ci: tuple[float, float] | None
+    corrected: bool
+    correction_level: CorrectionLevel | None
+    correction_n: int  # the audited calls the correction comes from (the pool's when pooled)
+
+    @property
+    def lower(self) -> float | None:
+        return self.ci[0] if self.ci else None
+
+
+def scorecard_estimate(cell: CellSample, pools: Sequence[tuple[CorrectionLevel, CellSample]] = ()) -> Estimate:
+    """The cell's prediction-powered estimate, correcting with the first sample that has MIN_AUDITED calls:
+    the cell's own audited calls, else each of `pools` in order (the team's, then the rubric's).
+
+    Own correction: the audited calls are among the judged ones, so the two parts covary;
+    Var = Var(judge)/N + Var(diff)/n + 2 Cov(judge, diff)/N, and since judge + diff is the human
+    value, Var(judge) + 2 Cov(judge, diff) = Var(human) − Var(diff), which gives
+    Var = Var(human)/N + Var(diff) (1/n − 1/N), every term estimated on the audited calls. Dropping
+    the covariance (which is negative when the judge is noisy) would make the interval too wide.
+    Pooled correction: the pool's audit is (almost all) other calls, so the variances add:
+    Var(judge)/N + Var(diff)/n.
+    """
+    judged, difference = cell.judged, cell.difference
+    base = {
+        "judged_n": judged.n,
+        "audited_n": cell.human.n,
+        "judge_mean": judged.mean,
+        "human_audit_mean": cell.human.mean,
+    }
+    uncorrected = Estimate(
+        **base, estimate=judged.mean, ci=None, corrected=False, correction_level=None, correction_n=0
+    )
+    if judged.n < 2:
+        return uncorrected
+    if difference.n >= MIN_AUDITED:
+        level, correction = CorrectionLevel.CELL, difference
+        variance = cell.paired_human.variance / judged.n + difference.variance * (1 / difference.n - 1 / judged.n)
+    else:
+        pooled = next(((level, pool) for level, pool in pools if pool.difference.n >= MIN_AUDITED), None)
+        if pooled is None:
+            return uncorrected
+        level, correction = pooled[0], pooled[1].difference
+        variance = judged.variance / judged.n + correction.variance / correction.n
+    estimate = judged.mean + correction.mean
+    half_width = Z_95 * math.sqrt(max(variance, 0.0))
+    return Estimate(
+        **base,
+        estimate=estimate,
+        ci=(estimate - half_width, estimate + half_width),
+        corrected=True,
+        correction_level=level,
+        correction_n=correction.n,
+    )

@@ -1,0 +1,441 @@
+"""Reads for the scorecards: per team and agent, per criterion and overall, the
+judge's mean over every judged call corrected by the random audit
+(`reviews.reports.stats.scorecard_estimate`).
+
+Constant cost in the number of agents: five GROUP BY queries (the judge's
+values and the audited pairs, per criterion and per call overall) return
+additive moments per group, and teams and the rubric are sums of them.
+
+Which calls count
+    Judged: each recording's current run (its latest successful judgment),
+    with a value (a criterion the judge found not applicable has none).
+    Audited: those of them in the random-audit group whose latest review is
+    final and judged that current run; the human value is the human reference's
+    rule (`HUMAN_VALUE`), a supervisor's N/A is no value. Flagged calls are
+    not a random sample and never correct anything.
+
+Overall
+    Per call, the weighted mean of its criteria (the criteria's weights) on a
+    0–100 scale (each value as a share of its criterion's scale), over the
+    criteria that have a value: the judge's from the judge's values, the human's
+    from the human values. The estimator then runs on those per-call numbers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.db import connection
+from django.db.models import (
+    Max,
+    BooleanField,
+    Case,
+    Count,
+    Expression,
+    F,
+    FilteredRelation,
+    FloatField,
+    Q,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+    Window,
+)
+from django.db.models.functions import Cast, NullIf, RowNumber, TruncWeek
+from django.utils.translation import gettext_lazy as _
+
+from qa.models import JudgeRun, Score
+from reviews.reports.selectors import (
+    FINAL_DECISIONS,
+    HUMAN_VALUE,
+    Group,
+    ReportFilters,
+    _group_q,
+    _run_q,
+    latest_reviews,
+)
+from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
+from rubrics.models import Criterion, Rubric
+
+OVERALL = "overall"
+COACHING_CALLS = 5  # per criterion, in each of the verified and unverified lists
+
+
+@dataclass(frozen=True)
+class Column:
+    """A criterion of the rubric, or the overall (key OVERALL, on 0–100)."""
+
+    key: str
+    title: str
+    scale_min: int
+    scale_max: int
+
+
+@dataclass(frozen=True)
+class ScorecardRow:
+    team: str
+    agent_id: str | None  # None on a team's row
+    agent_name: str | None
+    cells: list[Estimate]  # one per column, the overall last
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    rubric: Rubric
+    columns: list[Column]
+    rows: list[ScorecardRow]  # each team, then its agents
+    totals: list[Estimate]  # the whole rubric: what the correction does, column by column
+
+
+@dataclass(frozen=True)
+class CoachingCall:
+    recording_id: int
+    external_id: str
+    occurred_at: Any
+    value: int
+    evidence: str
+    verification_status: str
+    rationale: str
+
+
+@dataclass(frozen=True)
+class WeekPoint:
+    week: date
+    agent: Estimate
+    team: Estimate
+
+
+@dataclass(frozen=True)
+class AgentCriterion:
+    column: Column
+    agent: Estimate
+    team: Estimate
+    weeks: list[WeekPoint]
+    coaching: list[CoachingCall]  # lowest verified scores: the evidence to coach with
+    unverified: list[CoachingCall]  # lowest unverified scores: listed apart, never evidence
+
+
+@dataclass(frozen=True)
+class AgentCard:
+    rubric: Rubric
+    agent_id: str
+    agent_name: str
+    team: str  # the team of most of the agent's calls in the period: the comparison
+    criteria: list[AgentCriterion]  # the overall last
+
+
+def columns_of(rubric: Rubric) -> list[Column]:
+    criteria = [Column(c.key, c.title, c.scale_min, c.scale_max) for c in rubric.criteria.all()]
+    return [*criteria, Column(OVERALL, str(_("Overall")), 0, 100)]
+
+
+# Groupings: expressions over the recording reached through a path prefix, one
+# GROUP BY key each. Every cell of a page is a sum of the groups' samples.
+Grouping = Callable[[str], dict[str, Expression]]
+
+
+def _by_agent(prefix: str) -> dict[str, Expression]:
+    return {"team": F(f"{prefix}team"), "agent_id": F(f"{prefix}agent_id")}
+
+
+def _by_week_around(agent_id: str, team: str) -> Grouping:
+    def grouping(prefix: str) -> dict[str, Expression]:
+        return {
+            "week": TruncWeek(f"{prefix}occurred_at"),
+            "is_agent": Case(When(**{f"{prefix}agent_id": agent_id}, then=True), default=False, output_field=BooleanField()),
+            "in_team": Case(When(**{f"{prefix}team": team}, then=True), default=False, output_field=BooleanField()),
+        }
+
+    return grouping
+
+
+def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
+    """Scores of the recordings' current runs, in one filter() call so each join is made once."""
+    return Score.objects.filter(_run_q(filters, "run__"), *conditions, run__recording__current_run=F("run"))
+
+
+def _audited_scores(filters: ReportFilters) -> QuerySet[Score]:
+    """Current scores of random-audit calls whose latest, final review judged that run, with the human value."""
+    final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
+    return _current_scores(
+        filters, _group_q(Group.RANDOM_AUDIT, "run__recording__review_reasons"), Q(run__reviews__in=final_reviews)
+    ).alias(
+        cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
+        review_decision=F("run__reviews__decision"),
+        cr_not_applicable=F("cr__not_applicable"),
+        cr_adjusted=F("cr__adjusted_value"),
+        cr_rejected=F("cr__rejected"),
+        human=HUMAN_VALUE,
+    )
+
+
+def _squares(expression: Expression) -> Sum:
+    return Sum(expression * expression)
+
+
+def _share_of_scale(value: Expression) -> Expression:
+    """A value as a weighted share (0–100) of its criterion's scale, for the overall."""
+    low, high = F("criterion__scale_min"), F("criterion__scale_max")
+    return Cast(value - low, FloatField()) * 100.0 * F("criterion__weight") / Cast(high - low, FloatField())
+
+
+def _rows(sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, list(params))
+        names = [column.name for column in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _per_call(calls: QuerySet, keys: list[str], sums: dict[str, str]) -> list[dict[str, Any]]:
+    """Aggregate a per-call query (one row per run) again, per group: SUM over a GROUP BY Django cannot nest."""
+    inner, params = calls.query.get_compiler(using=calls.db).as_sql()
+    quoted = ", ".join(connection.ops.quote_name(key) for key in keys)
+    selected = ", ".join(f"{expression} AS {connection.ops.quote_name(name)}" for name, expression in sums.items())
+    sql = f"SELECT {quoted}, {selected} FROM ({inner}) AS calls GROUP BY {quoted}"
+    return _rows(sql, params)
+
+
+def _moments(row: dict[str, Any], prefix: str) -> Moments:
+    return Moments(row[f"{prefix}_n"] or 0, float(row[f"{prefix}_total"] or 0), float(row[f"{prefix}_squares"] or 0))
+
+
+def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, str], CellSample]:
+    """Each group's sample per column key, in five queries whatever the number of groups."""
+    judged = _current_scores(filters, Q(value__isnull=False))
+    audited = _audited_scores(filters)
+    criterion_keys = dict(filters.rubric.criteria.values_list("pk", "key"))
+    keys = list(grouping("run__recording__"))
+    samples: defaultdict[tuple[tuple, str], CellSample] = defaultdict(CellSample)
+
+    def add(row: dict[str, Any], column: str, sample: CellSample) -> None:
+        samples[(tuple(row[key] for key in keys), column)] += sample
+
+    difference = F("human") - F("value")
+    paired_human = Case(When(value__isnull=False, then=F("human")))
+    for row in (
+        judged.values("criterion_id", **grouping("run__recording__"))
+        .annotate(judged_n=Count("value"), judged_total=Sum("value"), judged_squares=_squares(F("value")))
+        .order_by()
+    ):
+        add(row, criterion_keys[row["criterion_id"]], CellSample(judged=_moments(row, "judged")))
+    for row in (
+        audited.values("criterion_id", **grouping("run__recording__"))
+        .annotate(
+            human_n=Count("human"),
+            human_total=Sum("human"),
+            human_squares=_squares(F("human")),
+            difference_n=Count(difference),
+            difference_total=Sum(difference),
+            difference_squares=_squares(difference),
+            paired_n=Count(paired_human),
+            paired_total=Sum(paired_human),
+            paired_squares=_squares(paired_human),
+        )
+        .order_by()
+    ):
+        add(
+            row,
+            criterion_keys[row["criterion_id"]],
+            CellSample(
+                human=_moments(row, "human"),
+                difference=_moments(row, "difference"),
+                paired_human=_moments(row, "paired"),
+            ),
+        )
+
+    judge_share = Case(When(value__isnull=False, then=_share_of_scale(F("value"))), output_field=FloatField())
+    judge_weight = Case(When(value__isnull=False, then=F("criterion__weight")), output_field=FloatField())
+    judge_call = Sum(judge_share) / NullIf(Sum(judge_weight), Value(0.0))
+    for row in _per_call(
+        judged.values("run_id", **grouping("run__recording__")).annotate(judge=judge_call).order_by(),
+        keys,
+        {"judged_n": "COUNT(judge)", "judged_total": "SUM(judge)", "judged_squares": "SUM(judge * judge)"},
+    ):
+        add(row, OVERALL, CellSample(judged=_moments(row, "judged")))
+
+    human_share = Case(When(human__isnull=False, then=_share_of_scale(F("human"))), output_field=FloatField())
+    human_weight = Case(When(human__isnull=False, then=F("criterion__weight")), output_field=FloatField())
+    audited_calls = (
+        audited.values("run_id", **grouping("run__recording__"))
+        .annotate(
+            judge=judge_call,
+            human_call=Sum(human_share) / NullIf(Sum(human_weight), Value(0.0)),
+        )
+        .order_by()
+    )
+    for row in _per_call(
+        audited_calls,
+        keys,
+        {
+            "human_n": "COUNT(human_call)",
+            "human_total": "SUM(human_call)",
+            "human_squares": "SUM(human_call * human_call)",
+            "difference_n": "COUNT(human_call - judge)",
+            "difference_total": "SUM(human_call - judge)",
+            "difference_squares": "SUM((human_call - judge) * (human_call - judge))",
+            "paired_n": "COUNT(human_call + 0 * judge)",
+            "paired_total": "SUM(human_call + 0 * judge)",
+            "paired_squares": "SUM((human_call + 0 * judge) * (human_call + 0 * judge))",
+        },
+    ):
+        add(
+            row,
+            OVERALL,
+            CellSample(
+                human=_moments(row, "human"),
+                difference=_moments(row, "difference"),
+                paired_human=_moments(row, "paired"),
+            ),
+        )
+    return samples
+
+
+def _sort_key(cell: Estimate) -> tuple:
+    """Highest lower bound first; cells without an interval after every cell with one."""
+    return (cell.lower is None, -(cell.lower if cell.lower is not None else cell.estimate or 0.0))
+
+
+def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
+    """Every team, then its agents, each ordered by the lower bound of the `sort` column."""
+    columns = columns_of(filters.rubric)
+    samples = _samples(filters, _by_agent)
+    names = _agent_names(filters)
+    agents: defaultdict[str, dict[str, dict[str, CellSample]]] = defaultdict(lambda: defaultdict(dict))
+    teams: defaultdict[str, dict[str, CellSample]] = defaultdict(lambda: defaultdict(CellSample))
+    rubric: defaultdict[str, CellSample] = defaultdict(CellSample)
+    for ((team, agent_id), column), sample in samples.items():
+        agents[team][agent_id][column] = sample
+        teams[team][column] += sample
+        rubric[column] += sample
+
+    def estimates(cell: dict[str, CellSample], pools: Callable[[str], list]) -> list[Estimate]:
+        return [scorecard_estimate(cell.get(c.key, CellSample()), pools(c.key)) for c in columns]
+
+    def rubric_pool(column: str) -> list[tuple[CorrectionLevel, CellSample]]:
+        return [(CorrectionLevel.RUBRIC, rubric[column])]
+
+    sort_index = next((i for i, column in enumerate(columns) if column.key == sort), len(columns) - 1)
+    team_rows = sorted(
+        (ScorecardRow(team, None, None, estimates(cells, rubric_pool)) for team, cells in teams.items()),
+        key=lambda row: _sort_key(row.cells[sort_index]),
+    )
+    rows = []
+    for team_row in team_rows:
+        team = team_row.team
+
+        def team_pool(column: str, team: str = team) -> list[tuple[CorrectionLevel, CellSample]]:
+            return [(CorrectionLevel.TEAM, teams[team][column]), (CorrectionLevel.RUBRIC, rubric[column])]
+
+        agent_rows = [
+            ScorecardRow(team, agent_id, names.get(agent_id, ""), estimates(cells, team_pool))
+            for agent_id, cells in agents[team].items()
+        ]
+        rows += [team_row, *sorted(agent_rows, key=lambda row: _sort_key(row.cells[sort_index]))]
+    return Scorecard(
+        rubric=filters.rubric, columns=columns, rows=rows, totals=estimates(rubric, lambda column: [])
+    )
+
+
+def _calls(filters: ReportFilters) -> QuerySet[JudgeRun]:
+    """The current runs of the rubric's calls in the period (any team, any agent)."""
+    period = ReportFilters(rubric=filters.rubric, date_from=filters.date_from, date_to=filters.date_to)
+    return JudgeRun.objects.filter(_run_q(period, ""), recording__current_run=F("pk"))
+
+
+def _agent_names(filters: ReportFilters) -> dict[str, str]:
+    return dict(
+        _calls(filters).values_list("recording__agent_id").annotate(name=Max("recording__agent_name")).order_by()
+    )
+
+
+def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
+    """The agent's estimates against their team's, week by week, and what to coach; None without calls.
+
+    The team compared with is the team of most of the agent's calls in the period.
+    """
+    found = (
+        _calls(filters)
+        .filter(recording__agent_id=agent_id)
+        .values(team=F("recording__team"))
+        .annotate(calls=Count("pk"), name=Max("recording__agent_name"))
+        .order_by("-calls", "team")
+        .first()
+    )
+    if found is None:
+        return None
+    team = found["team"]
+    columns = columns_of(filters.rubric)
+    period = ReportFilters(rubric=filters.rubric, date_from=filters.date_from, date_to=filters.date_to)
+    samples = _samples(period, _by_week_around(agent_id, team))
+    # Per column: the agent's, the team's and the rubric's samples, each overall and per week.
+    whole: defaultdict[tuple[str, str], CellSample] = defaultdict(CellSample)
+    weekly: defaultdict[tuple[str, str, date], CellSample] = defaultdict(CellSample)
+    for ((week, is_agent, in_team), column), sample in samples.items():
+        scopes = ["rubric", *(["agent"] if is_agent else []), *(["team"] if in_team else [])]
+        for scope in scopes:
+            whole[(scope, column)] += sample
+            if week is not None:
+                weekly[(scope, column, week.date())] += sample
+    weeks = sorted({week for (_, _, week) in weekly})
+
+    def estimates(sample: Callable[[str], CellSample], column: str) -> tuple[Estimate, Estimate]:
+        rubric = (CorrectionLevel.RUBRIC, sample("rubric"))
+        team_estimate = scorecard_estimate(sample("team"), [rubric])
+        agent_estimate = scorecard_estimate(sample("agent"), [(CorrectionLevel.TEAM, sample("team")), rubric])
+        return agent_estimate, team_estimate
+
+    coaching = _coaching(period, agent_id)
+    criteria = []
+    for column in columns:
+        agent, team_estimate = estimates(lambda scope: whole[(scope, column.key)], column.key)
+        points = [
+            WeekPoint(week, *estimates(lambda scope, week=week: weekly[(scope, column.key, week)], column.key))
+            for week in weeks
+        ]
+        criteria.append(
+            AgentCriterion(
+                column=column,
+                agent=agent,
+                team=team_estimate,
+                weeks=points,
+                coaching=coaching[(column.key, True)],
+                unverified=coaching[(column.key, False)],
+            )
+        )
+    return AgentCard(rubric=filters.rubric, agent_id=agent_id, agent_name=found["name"], team=team, criteria=criteria)
+
+
+def _coaching(filters: ReportFilters, agent_id: str) -> defaultdict[tuple[str, bool], list[CoachingCall]]:
+    """Per (criterion key, evidence verified): the agent's lowest current scores, in one query."""
+    rank = Window(
+        RowNumber(),
+        partition_by=[F("criterion_id"), F("evidence_verified")],
+        order_by=[F("value").asc(), F("run__recording__occurred_at").desc(nulls_last=True), F("pk").desc()],
+    )
+    scores = (
+        _current_scores(filters, Q(value__isnull=False), Q(run__recording__agent_id=agent_id))
+        .annotate(rank=rank)
+        .filter(rank__lte=COACHING_CALLS)
+        .select_related("criterion", "run__recording")
+        .order_by("criterion__order", "criterion_id", "rank")
+    )
+    calls: defaultdict[tuple[str, bool], list[CoachingCall]] = defaultdict(list)
+    for score in scores:
+        recording = score.run.recording
+        calls[(score.criterion.key, score.evidence_verified)].append(
+            CoachingCall(
+                recording_id=recording.pk,
+                external_id=recording.external_id,
+                occurred_at=recording.occurred_at,
+                value=score.value,
+                evidence=score.evidence,
+                verification_status=score.verification_status,
+                rationale=score.rationale,
+            )
+        )
+    return calls

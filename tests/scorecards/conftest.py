@@ -1,0 +1,74 @@
+"""Hand-built calls for the scorecard tests; every expected figure is worked out from the table below."""
+
+from __future__ import annotations
+
+import pytest
+
+from qa.models import Recording
+from rubrics.models import Rubric
+from tests.factories import published_rubric
+from tests.reports.conftest import APPROVE, AUDIT, LOW, add_review, at
+from tests.factories import judged_recording
+
+
+def call(
+    rubric: Rubric,
+    agent: str,
+    team: str,
+    values: dict[str, int | None],
+    *,
+    reasons: tuple[str, ...] = (),
+    human: dict[str, int | None] | None = None,
+    day: int = 2,
+) -> Recording:
+    """A judged call; with `human`, a final review giving those values (None: approved as the judge said)."""
+    recording = judged_recording(
+        rubric=rubric,
+        values=values,
+        agent_id=agent,
+        agent_name=agent.title(),
+        team=team,
+        review_reasons=list(reasons),
+        occurred_at=at(day),
+    )
+    # judged_recording scores missing keys as 4; a None in values is the judge's N/A.
+    recording.current_run.scores.filter(criterion__key__in=[k for k, v in values.items() if v is None]).update(
+        value=None
+    )
+    if human is not None:
+        entries = {
+            key: {"adjusted_value": value, "comment": "Adjusted."} for key, value in human.items() if value is not None
+        }
+        add_review(recording, APPROVE, when=at(day + 1), entries=entries)
+    return recording
+
+
+@pytest.fixture
+def teams_data(db) -> Rubric:
+    """Criterion c1 (1–5) only:
+
+    agent  team   calls                                          c1 judge        c1 human
+    a1     north  5 audited, supervisor adjusted 4 → 3           4               3
+                  5 audited, approved                            4               4
+                  10 not audited                                 2               -
+    a2     north  4 audited, adjusted 5 → 1                      5               1
+                  2 not audited                                  5               -
+    a3     south  3 not audited                                  3               -
+                  1 flagged (low confidence), adjusted 5 → 1     5               1 (never in the correction)
+
+    a1: judge mean 3, own correction −0.5 (10 audited) → 2.5.
+    a2: 4 audited, too few: the team's correction, (5·(−1) + 4·(−4)) / 14 = −1.5 → 5 − 1.5 = 3.5.
+    a3: no audit in south: the rubric's correction, the same 14 calls → 3.5 − 1.5 = 2.0.
+    """
+    rubric = published_rubric(criteria=1, slug="care", name="Care")
+    for index in range(10):
+        call(rubric, "a1", "north", {"c1": 4}, reasons=(AUDIT,), human={"c1": 3 if index < 5 else None})
+        call(rubric, "a1", "north", {"c1": 2})
+    for _ in range(4):
+        call(rubric, "a2", "north", {"c1": 5}, reasons=(AUDIT,), human={"c1": 1})
+    for _ in range(2):
+        call(rubric, "a2", "north", {"c1": 5})
+    for _ in range(3):
+        call(rubric, "a3", "south", {"c1": 3})
+    call(rubric, "a3", "south", {"c1": 5}, reasons=(LOW,), human={"c1": 1})
+    return rubric
