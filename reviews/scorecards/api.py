@@ -1,0 +1,105 @@
+"""GET /api/scorecards/?rubric=SLUG&group=team|agent&since=&until=: the scorecard's cells.
+
+Each cell carries the three numbers side by side (the judge's mean, the audited
+calls' human mean, the corrected estimate) and the estimate's 95% interval.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import NON_FIELD_ERRORS
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from qa.api.schema import BAD_REQUEST
+from reviews.reports.access import CanViewReports
+from reviews.reports.api import RubricSerializer, _parameter
+from reviews.reports.stats import CorrectionLevel
+from reviews.scorecards.forms import ScorecardAPIForm
+from reviews.scorecards.selectors import OVERALL, scorecard
+
+
+class CellSerializer(serializers.Serializer):
+    criterion_key = serializers.CharField(help_text=f"A criterion's key, or '{OVERALL}' (0–100, last).")
+    judged_n = serializers.IntegerField(help_text="Judged calls with a value (the judge's N/A left out).")
+    audited_n = serializers.IntegerField(help_text="The cell's random-audit calls with a final human value.")
+    judge_mean = serializers.FloatField(allow_null=True, help_text="The naive mean of the judge's values.")
+    human_audit_mean = serializers.FloatField(allow_null=True, help_text="The mean human value of the audited calls.")
+    estimate = serializers.FloatField(
+        allow_null=True, help_text="Judge mean plus the audit's mean human − judge difference; the judge mean when uncorrected."
+    )
+    ci = serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="The estimate's 95% interval [low, high]; null when uncorrected.",
+    )
+    corrected = serializers.BooleanField(
+        help_text="False: too few audited calls, even pooled, for a correction; the estimate is the judge's mean."
+    )
+    correction_level = serializers.ChoiceField(
+        choices=list(CorrectionLevel),
+        allow_null=True,
+        help_text="Whose audited calls corrected the cell: its own, its team's or the rubric's (pooled).",
+    )
+
+
+class RowSerializer(serializers.Serializer):
+    team = serializers.CharField()
+    agent_id = serializers.CharField(allow_null=True, help_text="Null on a team's row.")
+    agent_name = serializers.CharField(allow_null=True)
+    criteria = CellSerializer(many=True)
+
+
+class PeriodSerializer(serializers.Serializer):
+    since = serializers.DateField(allow_null=True)
+    until = serializers.DateField(allow_null=True)
+
+
+class ScorecardSerializer(serializers.Serializer):
+    rubric = RubricSerializer()
+    period = PeriodSerializer()
+    rows = RowSerializer(many=True)
+
+
+@extend_schema(
+    parameters=[_parameter(name, field) for name, field in ScorecardAPIForm.base_fields.items()],
+    responses={200: ScorecardSerializer, 400: BAD_REQUEST},
+)
+class ScorecardView(APIView):
+    """Per team or agent, per criterion and overall: the judge's mean corrected by the random audit."""
+
+    permission_classes = [CanViewReports]
+
+    def get(self, request: Request) -> Response:
+        form = ScorecardAPIForm(request.query_params)
+        if not form.is_valid():
+            raise ValidationError(
+                {
+                    api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD_ERRORS else field: list(messages)
+                    for field, messages in form.errors.items()
+                }
+            )
+        filters = form.filters()
+        card = scorecard(filters)
+        team_rows = form.cleaned_data["group"] == "team"
+        rows = [
+            {
+                "team": row.team,
+                "agent_id": row.agent_id,
+                "agent_name": row.agent_name,
+                "criteria": [
+                    {"criterion_key": column.key, **vars(cell), "ci": list(cell.ci) if cell.ci else None}
+                    for column, cell in zip(card.columns, row.cells, strict=True)
+                ],
+            }
+            for row in card.rows
+            if (row.agent_id is None) == team_rows
+        ]
+        period = {"since": filters.date_from, "until": filters.date_to}
+        return Response(ScorecardSerializer({"rubric": filters.rubric, "period": period, "rows": rows}).data)

@@ -1,0 +1,230 @@
+"""Scorecard pages: every team and agent, and one agent's page. ?format=csv downloads the figures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
+
+from reviews.reports.access import can_view_reports
+from reviews.reports.charts import Series, line_chart
+from reviews.reports.selectors import ReportFilters
+from reviews.reports.stats import MIN_AUDITED, CorrectionLevel, Estimate
+from reviews.reports.views import UNVERIFIED_MARK, ReportView, _num, csv_response, review_url
+from reviews.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
+from reviews.scorecards.selectors import OVERALL, AgentCriterion, Column, agent_card, scorecard
+
+ESTIMATE_FIELDS = (
+    "judged_n", "audited_n", "judge_mean", "human_audit_mean", "estimate", "ci_low", "ci_high", "corrected",
+    "correction_level", "correction_n",
+)  # fmt: skip
+
+
+def reader(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Logged in and allowed to read the reports (supervisors, rubric owners, staff); the pages only read."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not can_view_reports(request.user):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@dataclass(frozen=True)
+class CellView:
+    """A cell as shown: the estimate, its interval or why there is none, and what is behind it."""
+
+    estimate: str
+    interval: str
+    counts: str
+    note: str
+    corrected: bool
+
+
+def _fmt(column: Column) -> Callable[[float | None], str]:
+    places = 1 if column.key == OVERALL else 2
+    return lambda value: _num(value, places)
+
+
+def cell_view(estimate: Estimate, column: Column) -> CellView:
+    fmt = _fmt(column)
+    counts = _("%(judged)s judged · %(audited)s audited") % {
+        "judged": estimate.judged_n,
+        "audited": estimate.audited_n,
+    }
+    if estimate.judged_n == 0:
+        return CellView("—", "", counts, "", False)
+    if not estimate.corrected:
+        note = _("judge's mean, uncorrected: fewer than %(min)s audited calls") % {"min": MIN_AUDITED}
+        return CellView(fmt(estimate.estimate), "", counts, note, False)
+    notes = {
+        CorrectionLevel.CELL: "",
+        CorrectionLevel.TEAM: _("correction pooled from the team's %(n)s audited calls"),
+        CorrectionLevel.RUBRIC: _("correction pooled from the rubric's %(n)s audited calls"),
+    }
+    low, high = estimate.ci
+    return CellView(
+        fmt(estimate.estimate),
+        f"[{fmt(low)}, {fmt(high)}]",
+        counts,
+        notes[estimate.correction_level] % {"n": estimate.correction_n} if notes[estimate.correction_level] else "",
+        True,
+    )
+
+
+def estimate_values(estimate: Estimate) -> list[Any]:
+    low, high = estimate.ci or (None, None)
+    return [
+        estimate.judged_n, estimate.audited_n, estimate.judge_mean, estimate.human_audit_mean, estimate.estimate,
+        low, high, estimate.corrected, estimate.correction_level or "", estimate.correction_n,
+    ]  # fmt: skip
+
+
+def _query(filters: ReportFilters, **extra: Any) -> str:
+    params = {
+        "rubric": filters.rubric.slug,
+        "version": filters.rubric.version,
+        "since": filters.date_from and filters.date_from.isoformat(),
+        "until": filters.date_to and filters.date_to.isoformat(),
+        **extra,
+    }
+    return urlencode({key: value for key, value in params.items() if value not in (None, "")})
+
+
+def _file_stem(name: str, filters: ReportFilters) -> str:
+    return f"{name}-{filters.rubric.slug}-v{filters.rubric.version}"
+
+
+def _form(request: HttpRequest, form_class: type[ScorecardFilterForm]) -> ScorecardFilterForm:
+    return form_class(ReportView._with_default_rubric(request.GET))
+
+
+@reader
+def scorecard_page(request: HttpRequest) -> HttpResponse:
+    form = _form(request, ScorecardForm)
+    if not form.is_valid():
+        return render(request, "scorecards/scorecard.html", {"form": form}, status=400)
+    filters = form.filters()
+    card = scorecard(filters, sort=form.cleaned_data["sort"] or OVERALL)
+    if request.GET.get("format") == "csv":
+        rows = (
+            [row.team, row.agent_id or "", row.agent_name or "", column.key, *estimate_values(cell)]
+            for row in card.rows
+            for column, cell in zip(card.columns, row.cells, strict=True)
+        )
+        header = ["team", "agent_id", "agent_name", "criterion_key", *ESTIMATE_FIELDS]
+        return csv_response(f"{_file_stem('scorecard', filters)}.csv", header, rows)
+    agent_url = reverse("scorecards:agent")
+    return render(
+        request,
+        "scorecards/scorecard.html",
+        {
+            "form": form,
+            "card": card,
+            "sorted_by": form.cleaned_data["sort"] or OVERALL,
+            "sort_urls": {column.key: f"?{_query(filters, sort=column.key)}" for column in card.columns},
+            "rows": [
+                {
+                    "row": row,
+                    "url": row.agent_id and f"{agent_url}?{_query(filters, agent=row.agent_id)}",
+                    "cells": [cell_view(cell, column) for column, cell in zip(card.columns, row.cells, strict=True)],
+                }
+                for row in card.rows
+            ],
+            "totals": [
+                {
+                    "column": column,
+                    "judge_mean": _fmt(column)(total.judge_mean),
+                    "human_mean": _fmt(column)(total.human_audit_mean),
+                    "cell": cell_view(total, column),
+                }
+                for column, total in zip(card.columns, card.totals, strict=True)
+            ],
+            "min_audited": MIN_AUDITED,
+            "csv_url": f"?{_query(filters, sort=form.cleaned_data['sort'], format='csv')}",
+        },
+    )
+
+
+def _trend(criterion: AgentCriterion, agent_label: str, team_label: str) -> str:
+    fmt = _fmt(criterion.column)
+    weeks = criterion.weeks
+    return line_chart(
+        [point.week.isoformat() for point in weeks],
+        [
+            Series(agent_label, [point.agent.estimate for point in weeks]),
+            Series(team_label, [point.team.estimate for point in weeks]),
+        ],
+        title=_("%(criterion)s per week") % {"criterion": criterion.column.title},
+        fmt=fmt,
+    )
+
+
+@reader
+def agent_page(request: HttpRequest) -> HttpResponse:
+    form = _form(request, AgentForm)
+    if not form.is_valid():
+        return render(request, "scorecards/agent.html", {"form": form}, status=400)
+    filters = form.filters()
+    card = agent_card(filters, form.cleaned_data["agent"])
+    if card is None:
+        raise Http404(_("This agent has no judged calls with this rubric in the period."))
+    if request.GET.get("format") == "csv":
+        return _agent_csv(card, filters)
+    agent_label = card.agent_name or card.agent_id
+    team_label = _("Team %(team)s") % {"team": card.team} if card.team else _("No team")
+    return render(
+        request,
+        "scorecards/agent.html",
+        {
+            "form": form,
+            "card": card,
+            "agent_label": agent_label,
+            "team_label": team_label,
+            "criteria": [
+                {
+                    "criterion": criterion,
+                    "agent": cell_view(criterion.agent, criterion.column),
+                    "team": cell_view(criterion.team, criterion.column),
+                    "agent_judge_mean": _fmt(criterion.column)(criterion.agent.judge_mean),
+                    "agent_human_mean": _fmt(criterion.column)(criterion.agent.human_audit_mean),
+                    "team_judge_mean": _fmt(criterion.column)(criterion.team.judge_mean),
+                    "team_human_mean": _fmt(criterion.column)(criterion.team.human_audit_mean),
+                    "chart": _trend(criterion, agent_label, team_label),
+                    "coaching": [(call, review_url(call.recording_id)) for call in criterion.coaching],
+                    "unverified": [(call, review_url(call.recording_id)) for call in criterion.unverified],
+                }
+                for criterion in card.criteria
+            ],
+            "unverified_mark": UNVERIFIED_MARK,
+            "back_url": f"{reverse('scorecards:scorecard')}?{_query(filters)}",
+            "csv_url": f"?{_query(filters, agent=card.agent_id, format='csv')}",
+        },
+    )
+
+
+def _agent_csv(card: Any, filters: ReportFilters) -> HttpResponse:
+    def rows() -> Iterator[list[Any]]:
+        for criterion in card.criteria:
+            key = criterion.column.key
+            yield [key, "agent", "", *estimate_values(criterion.agent)]
+            yield [key, "team", "", *estimate_values(criterion.team)]
+            for point in criterion.weeks:
+                yield [key, "agent", point.week.isoformat(), *estimate_values(point.agent)]
+                yield [key, "team", point.week.isoformat(), *estimate_values(point.team)]
+
+    header = ["criterion_key", "scope", "week", *ESTIMATE_FIELDS]
+    return csv_response(f"{_file_stem('scorecard', filters)}-{slugify(card.agent_id)}.csv", header, rows())
