@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import (
     Max,
     BooleanField,
@@ -49,7 +49,7 @@ from django.db.models import (
 from django.db.models.functions import Cast, NullIf, RowNumber, TruncWeek
 from django.utils.translation import gettext_lazy as _
 
-from qa.models import JudgeRun, Score
+from qa.models import Recording, Score
 from reviews.reports.selectors import (
     FINAL_DECISIONS,
     HUMAN_VALUE,
@@ -57,6 +57,7 @@ from reviews.reports.selectors import (
     ReportFilters,
     _group_q,
     _run_q,
+    _start_of,
     latest_reviews,
 )
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
@@ -154,13 +155,24 @@ def _by_week_around(agent_id: str, team: str) -> Grouping:
     return grouping
 
 
+def _judged_recordings(filters: ReportFilters) -> QuerySet[Recording]:
+    """The rubric's judged calls in the period, any team and agent. One table, so PostgreSQL estimates
+    its rows well (a join on run.recording.current_run = run it takes for a handful)."""
+    recordings = Recording.objects.filter(rubric=filters.rubric, current_run__isnull=False)
+    if filters.date_from:
+        recordings = recordings.filter(occurred_at__gte=_start_of(filters.date_from))
+    if filters.date_to:
+        recordings = recordings.filter(occurred_at__lt=_start_of(filters.date_to + timedelta(days=1)))
+    return recordings.order_by()
+
+
 def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
-    """Scores of the recordings' current runs, in one filter() call so each join is made once."""
     return Score.objects.filter(_run_q(filters, "run__"), *conditions, run__recording__current_run=F("run"))
 
 
 def _audited_scores(filters: ReportFilters) -> QuerySet[Score]:
-    """Current scores of random-audit calls whose latest, final review judged that run, with the human value."""
+    """Current scores of random-audit calls whose latest, final review judged that run, with the human value
+    (`HUMAN_VALUE`). One filter() call, so the join to the review is made once and reused."""
     final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
     return _current_scores(
         filters, _group_q(Group.RANDOM_AUDIT, "run__recording__review_reasons"), Q(run__reviews__in=final_reviews)
@@ -174,8 +186,10 @@ def _audited_scores(filters: ReportFilters) -> QuerySet[Score]:
     )
 
 
-def _squares(expression: Expression) -> Sum:
-    return Sum(expression * expression)
+def _grouped(rows: QuerySet, groups: dict[str, Expression], *fields: str) -> QuerySet:
+    """values() of `fields` and the group keys; a key that is the model's own field is named as such."""
+    own = [name for name, expression in groups.items() if isinstance(expression, F) and expression.name == name]
+    return rows.values(*fields, *own, **{name: groups[name] for name in groups if name not in own})
 
 
 def _share_of_scale(value: Expression) -> Expression:
@@ -184,114 +198,101 @@ def _share_of_scale(value: Expression) -> Expression:
     return Cast(value - low, FloatField()) * 100.0 * F("criterion__weight") / Cast(high - low, FloatField())
 
 
+def _call_mean(value: str) -> Expression:
+    """Per call: the weighted mean share over the criteria where `value` (an annotation) is not null."""
+    given = Q(**{f"{value}__isnull": False})
+    share = Case(When(given, then=_share_of_scale(F(value))), output_field=FloatField())
+    weight = Case(When(given, then=F("criterion__weight")), output_field=FloatField())
+    return Sum(share) / NullIf(Sum(weight), Value(0.0))
+
+
 def _rows(sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # A million-row aggregate has a cost that switches JIT compilation on, and compiling
+            # a hundred sums took longer than running them; grouping a million scores per call
+            # spills to disk with the default 4 MB of work memory (bench/scorecards/README.md).
+            cursor.execute("SET LOCAL jit = off")
+            cursor.execute("SET LOCAL work_mem = '64MB'")
         cursor.execute(sql, list(params))
         names = [column.name for column in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def _per_call(calls: QuerySet, keys: list[str], sums: dict[str, str]) -> list[dict[str, Any]]:
-    """Aggregate a per-call query (one row per run) again, per group: SUM over a GROUP BY Django cannot nest."""
-    inner, params = calls.query.get_compiler(using=calls.db).as_sql()
-    quoted = ", ".join(connection.ops.quote_name(key) for key in keys)
-    selected = ", ".join(f"{expression} AS {connection.ops.quote_name(name)}" for name, expression in sums.items())
-    sql = f"SELECT {quoted}, {selected} FROM ({inner}) AS calls GROUP BY {quoted}"
-    return _rows(sql, params)
+def _per_group(calls: QuerySet, keys: list[str], sums: dict[str, str], runs: QuerySet | None = None) -> list[dict]:
+    """Sum per-call figures (`calls`, one row per run) per group: a GROUP BY over a GROUP BY, which Django
+    cannot write. The group keys are columns of `calls`, or of `runs` (joined on the run id) when given.
+    `sums` are SQL over the per-call columns, which are plain identifiers."""
+    quote = connection.ops.quote_name
+    calls_sql, params = calls.query.get_compiler(using=calls.db).as_sql()
+    source, table = f"({calls_sql}) AS calls", "calls"
+    if runs is not None:
+        runs_sql, runs_params = runs.query.get_compiler(using=runs.db).as_sql()
+        source, table = f"({runs_sql}) AS runs JOIN {source} ON calls.run_id = runs.current_run_id", "runs"
+        params = (*runs_params, *params)
+    grouped = ", ".join(f"{table}.{quote(key)}" for key in keys)
+    selected = ", ".join(f"{expression} AS {quote(name)}" for name, expression in sums.items())
+    return _rows(f"SELECT {grouped}, {selected} FROM {source} GROUP BY {grouped}", params)
 
 
-def _moments(row: dict[str, Any], prefix: str) -> Moments:
-    return Moments(row[f"{prefix}_n"] or 0, float(row[f"{prefix}_total"] or 0), float(row[f"{prefix}_squares"] or 0))
+def _moment_sums(name: str, value: str) -> dict[str, str]:
+    return {f"{name}_n": f"COUNT({value})", f"{name}_total": f"SUM({value})", f"{name}_squares": f"SUM(({value}) * ({value}))"}
+
+
+def _moments(row: dict[str, Any], name: str) -> Moments:
+    return Moments(row[f"{name}_n"] or 0, float(row[f"{name}_total"] or 0), float(row[f"{name}_squares"] or 0))
 
 
 def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, str], CellSample]:
-    """Each group's sample per column key, in five queries whatever the number of groups."""
-    judged = _current_scores(filters, Q(value__isnull=False))
-    audited = _audited_scores(filters)
-    criterion_keys = dict(filters.rubric.criteria.values_list("pk", "key"))
-    keys = list(grouping("run__recording__"))
+    """Each group's sample per column key, in two queries whatever the number of groups.
+
+    Each query reads the scores once, pivoted to one row per call (a column per criterion and
+    the call's overall), and sums those rows per group: the moments of every column at once.
+    """
+    columns = {f"k{pk}": (pk, key) for pk, key in filters.rubric.criteria.values_list("pk", "key")}
+    columns["overall"] = (None, OVERALL)
+    keys = list(grouping(""))
     samples: defaultdict[tuple[tuple, str], CellSample] = defaultdict(CellSample)
 
-    def add(row: dict[str, Any], column: str, sample: CellSample) -> None:
-        samples[(tuple(row[key] for key in keys), column)] += sample
+    def per_criterion(value: str) -> dict[str, Expression]:
+        return {f"{value}_{name}": Max(value, filter=Q(criterion_id=pk)) for name, (pk, _) in columns.items() if pk}
 
-    difference = F("human") - F("value")
-    paired_human = Case(When(value__isnull=False, then=F("human")))
-    for row in (
-        judged.values("criterion_id", **grouping("run__recording__"))
-        .annotate(judged_n=Count("value"), judged_total=Sum("value"), judged_squares=_squares(F("value")))
-        .order_by()
-    ):
-        add(row, criterion_keys[row["criterion_id"]], CellSample(judged=_moments(row, "judged")))
-    for row in (
-        audited.values("criterion_id", **grouping("run__recording__"))
-        .annotate(
-            human_n=Count("human"),
-            human_total=Sum("human"),
-            human_squares=_squares(F("human")),
-            difference_n=Count(difference),
-            difference_total=Sum(difference),
-            difference_squares=_squares(difference),
-            paired_n=Count(paired_human),
-            paired_total=Sum(paired_human),
-            paired_squares=_squares(paired_human),
-        )
-        .order_by()
-    ):
-        add(
-            row,
-            criterion_keys[row["criterion_id"]],
-            CellSample(
-                human=_moments(row, "human"),
-                difference=_moments(row, "difference"),
-                paired_human=_moments(row, "paired"),
-            ),
-        )
+    # Scores are grouped per run before any join: a million rows go through one aggregate, and
+    # only the hundred thousand per-call rows are joined to their recordings' group keys.
+    criteria = [pk for pk, _ in columns.values() if pk]
+    judged = Score.objects.filter(criterion__in=criteria, value__isnull=False).values("run_id")
+    judged = judged.annotate(value_overall=_call_mean("value"), **per_criterion("value")).order_by()
+    sums = {}
+    for name in columns:
+        sums |= _moment_sums(f"judged_{name}", f"value_{name}")
+    runs = _grouped(_judged_recordings(filters), grouping(""), "current_run_id")
+    for row in _per_group(judged, keys, sums, runs=runs):
+        group = tuple(row[key] for key in keys)
+        for name, (_, column) in columns.items():
+            samples[(group, column)] += CellSample(judged=_moments(row, f"judged_{name}"))
 
-    judge_share = Case(When(value__isnull=False, then=_share_of_scale(F("value"))), output_field=FloatField())
-    judge_weight = Case(When(value__isnull=False, then=F("criterion__weight")), output_field=FloatField())
-    judge_call = Sum(judge_share) / NullIf(Sum(judge_weight), Value(0.0))
-    for row in _per_call(
-        judged.values("run_id", **grouping("run__recording__")).annotate(judge=judge_call).order_by(),
-        keys,
-        {"judged_n": "COUNT(judge)", "judged_total": "SUM(judge)", "judged_squares": "SUM(judge * judge)"},
-    ):
-        add(row, OVERALL, CellSample(judged=_moments(row, "judged")))
-
-    human_share = Case(When(human__isnull=False, then=_share_of_scale(F("human"))), output_field=FloatField())
-    human_weight = Case(When(human__isnull=False, then=F("criterion__weight")), output_field=FloatField())
-    audited_calls = (
-        audited.values("run_id", **grouping("run__recording__"))
-        .annotate(
-            judge=judge_call,
-            human_call=Sum(human_share) / NullIf(Sum(human_weight), Value(0.0)),
-        )
-        .order_by()
-    )
-    for row in _per_call(
-        audited_calls,
-        keys,
-        {
-            "human_n": "COUNT(human_call)",
-            "human_total": "SUM(human_call)",
-            "human_squares": "SUM(human_call * human_call)",
-            "difference_n": "COUNT(human_call - judge)",
-            "difference_total": "SUM(human_call - judge)",
-            "difference_squares": "SUM((human_call - judge) * (human_call - judge))",
-            "paired_n": "COUNT(human_call + 0 * judge)",
-            "paired_total": "SUM(human_call + 0 * judge)",
-            "paired_squares": "SUM((human_call + 0 * judge) * (human_call + 0 * judge))",
-        },
-    ):
-        add(
-            row,
-            OVERALL,
-            CellSample(
-                human=_moments(row, "human"),
-                difference=_moments(row, "difference"),
-                paired_human=_moments(row, "paired"),
-            ),
-        )
+    # The audited calls are a fifth: their scores are joined to the review and the recording first.
+    audited = _grouped(_audited_scores(filters), grouping("run__recording__"), "run_id")
+    audited = audited.annotate(
+        value_overall=_call_mean("value"),
+        human_overall=_call_mean("human"),
+        **per_criterion("value"),
+        **per_criterion("human"),
+    ).order_by()
+    sums = {}
+    for name in columns:
+        human, judge = f"human_{name}", f"value_{name}"
+        sums |= _moment_sums(f"human_{name}", human)
+        sums |= _moment_sums(f"difference_{name}", f"{human} - {judge}")
+        sums |= _moment_sums(f"paired_{name}", f"{human} + 0 * {judge}")  # null unless the judge has a value
+    for row in _per_group(audited, keys, sums):
+        group = tuple(row[key] for key in keys)
+        for name, (_, column) in columns.items():
+            samples[(group, column)] += CellSample(
+                human=_moments(row, f"human_{name}"),
+                difference=_moments(row, f"difference_{name}"),
+                paired_human=_moments(row, f"paired_{name}"),
+            )
     return samples
 
 
@@ -341,16 +342,8 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
     )
 
 
-def _calls(filters: ReportFilters) -> QuerySet[JudgeRun]:
-    """The current runs of the rubric's calls in the period (any team, any agent)."""
-    period = ReportFilters(rubric=filters.rubric, date_from=filters.date_from, date_to=filters.date_to)
-    return JudgeRun.objects.filter(_run_q(period, ""), recording__current_run=F("pk"))
-
-
 def _agent_names(filters: ReportFilters) -> dict[str, str]:
-    return dict(
-        _calls(filters).values_list("recording__agent_id").annotate(name=Max("recording__agent_name")).order_by()
-    )
+    return dict(_judged_recordings(filters).values_list("agent_id").annotate(name=Max("agent_name")))
 
 
 def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
@@ -359,10 +352,10 @@ def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
     The team compared with is the team of most of the agent's calls in the period.
     """
     found = (
-        _calls(filters)
-        .filter(recording__agent_id=agent_id)
-        .values(team=F("recording__team"))
-        .annotate(calls=Count("pk"), name=Max("recording__agent_name"))
+        _judged_recordings(filters)
+        .filter(agent_id=agent_id)
+        .values("team")
+        .annotate(calls=Count("pk"), name=Max("agent_name"))
         .order_by("-calls", "team")
         .first()
     )
