@@ -31,7 +31,6 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import (
-    Max,
     BooleanField,
     Case,
     Count,
@@ -39,6 +38,7 @@ from django.db.models import (
     F,
     FilteredRelation,
     FloatField,
+    Max,
     Q,
     QuerySet,
     Sum,
@@ -50,17 +50,9 @@ from django.db.models.functions import Cast, NullIf, RowNumber, TruncWeek
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording, Score
-from reviews.reports.selectors import (
-    FINAL_DECISIONS,
-    HUMAN_VALUE,
-    Group,
-    ReportFilters,
-    _group_q,
-    _run_q,
-    _start_of,
-    latest_reviews,
-)
+from reviews.reports.selectors import Group, ReportFilters, _group_q, _run_q, _start_of
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
+from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, HumanReference, human_references, latest_reviews
 from rubrics.models import Criterion, Rubric
 
 OVERALL = "overall"
@@ -102,6 +94,7 @@ class CoachingCall:
     evidence: str
     verification_status: str
     rationale: str
+    human: HumanReference | None  # the supervisor's word on it, if a final review gave one
 
 
 @dataclass(frozen=True)
@@ -173,7 +166,7 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
 def _audited_scores(filters: ReportFilters) -> QuerySet[Score]:
     """Current scores of random-audit calls whose latest, final review judged that run, with the human value
     (`HUMAN_VALUE`). One filter() call, so the join to the review is made once and reused."""
-    final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
+    final_reviews = latest_reviews(decisions=FINAL_DECISIONS)
     return _current_scores(
         filters, _group_q(Group.RANDOM_AUDIT, "run__recording__review_reasons"), Q(run__reviews__in=final_reviews)
     ).alias(
@@ -417,6 +410,8 @@ def _coaching(filters: ReportFilters, agent_id: str) -> defaultdict[tuple[str, b
         .select_related("criterion", "run__recording")
         .order_by("criterion__order", "criterion_id", "rank")
     )
+    scores = list(scores)
+    humans = human_references(recording_ids={score.run.recording_id for score in scores})
     calls: defaultdict[tuple[str, bool], list[CoachingCall]] = defaultdict(list)
     for score in scores:
         recording = score.run.recording
@@ -429,6 +424,7 @@ def _coaching(filters: ReportFilters, agent_id: str) -> defaultdict[tuple[str, b
                 evidence=score.evidence,
                 verification_status=score.verification_status,
                 rationale=score.rationale,
+                human=humans.get((recording.pk, score.criterion.key)),
             )
         )
     return calls

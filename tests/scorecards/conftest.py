@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from qa.models import Recording
-from rubrics.models import Rubric
-from tests.factories import published_rubric
+from rubrics.models import Criterion, Rubric
+from tests.factories import judged_recording, published_rubric
 from tests.reports.conftest import APPROVE, AUDIT, LOW, add_review, at
-from tests.factories import judged_recording
+
+NA = "N/A"  # in `human`: the supervisor ticked "does not apply"
 
 
 def call(
@@ -18,10 +19,10 @@ def call(
     values: dict[str, int | None],
     *,
     reasons: tuple[str, ...] = (),
-    human: dict[str, int | None] | None = None,
+    human: dict[str, int | str | None] | None = None,
     day: int = 2,
 ) -> Recording:
-    """A judged call; with `human`, a final review giving those values (None: approved as the judge said)."""
+    """A judged call; with `human`, a final review approving it with those values (None: as the judge said)."""
     recording = judged_recording(
         rubric=rubric,
         values=values,
@@ -37,7 +38,9 @@ def call(
     )
     if human is not None:
         entries = {
-            key: {"adjusted_value": value, "comment": "Adjusted."} for key, value in human.items() if value is not None
+            key: {"not_applicable": True} if value == NA else {"adjusted_value": value}
+            for key, value in human.items()
+            if value is not None
         }
         add_review(recording, APPROVE, when=at(day + 1), entries=entries)
     return recording
@@ -71,4 +74,35 @@ def teams_data(db) -> Rubric:
     for _ in range(3):
         call(rubric, "a3", "south", {"c1": 3})
     call(rubric, "a3", "south", {"c1": 5}, reasons=(LOW,), human={"c1": 1})
+    return rubric
+
+
+@pytest.fixture
+def not_applicable_data(db) -> Rubric:
+    """c1 (1–5, weight 1, always 4, approved as it is) and c2 (1–5, weight 3, may be N/A), agent x in team t:
+
+    calls                                      c2 judge   c2 human
+    2 audited, approved                        N/A        none (the judge's N/A approved)
+    2 audited, supervisor ticked N/A           3          N/A
+    10 audited, adjusted 3 → 2                 3          2
+    3 not audited                              N/A        -
+    3 not audited                              5          -
+
+    c2: judged 15 (N/A left out), mean (12·3 + 3·5) / 15 = 3.4; audited with a human value 10, mean 2;
+    difference −1 on those 10 → 2.4, corrected with the cell's own audit.
+    Overall per call, (1·share(c1) + 3·share(c2)) / 4 over the criteria with a value, shares of 1–5 in %:
+    judge 75 (c2 N/A) ×5, 56.25 (c2 3) ×12, 93.75 (c2 5) ×3 → mean 1331.25 / 20 = 66.5625;
+    human 75 ×2 (c2 none), 75 ×2 (c2 N/A), 37.5 ×10 → mean 675 / 14; differences 0 ×2, +18.75 ×2,
+    −18.75 ×10 → −150 / 14; estimate 66.5625 − 150 / 14.
+    """
+    rubric = published_rubric(criteria=2, not_applicable=("c2",), slug="care", name="Care")
+    Criterion.objects.filter(rubric=rubric, key="c2").update(weight=3)
+    for _ in range(2):
+        call(rubric, "x", "t", {"c2": None}, reasons=(AUDIT,), human={})
+        call(rubric, "x", "t", {"c2": 3}, reasons=(AUDIT,), human={"c2": NA})
+    for _ in range(10):
+        call(rubric, "x", "t", {"c2": 3}, reasons=(AUDIT,), human={"c2": 2})
+    for _ in range(3):
+        call(rubric, "x", "t", {"c2": None})
+        call(rubric, "x", "t", {"c2": 5})
     return rubric

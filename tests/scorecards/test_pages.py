@@ -1,4 +1,4 @@
-"""The scorecard pages: access, cells, the agent's page with its coaching list, CSV, Spanish."""
+"""The scorecard pages: access, cells as shown, the agent's page with its coaching list, CSV, Spanish."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 
 from tests.factories import UserFactory
+from tests.scorecards.conftest import call
 
 pytestmark = pytest.mark.django_db
 
@@ -28,15 +29,91 @@ def test_pages_need_a_login_and_the_reports_permission(client, teams_data, page)
         assert client.get(url).status_code == 200, user
 
 
-def test_the_scorecard_page(client, supervisor, teams_data):
+def test_the_scorecard_shows_each_team_then_its_agents_with_estimates_and_notes(client, supervisor, teams_data):
     client.force_login(supervisor)
-    response = client.get(reverse("scorecards:scorecard"), {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="en")
-    assert response.status_code == 200
+    response = client.get(reverse("scorecards:scorecard"), HTTP_ACCEPT_LANGUAGE="en")  # the first rubric
+    rows = [(item["row"].team, item["row"].agent_id, item["cells"][0]) for item in response.context["rows"]]
+    assert [(team, agent) for team, agent, _ in rows] == [
+        ("north", None), ("north", "a2"), ("north", "a1"), ("south", None), ("south", "a3"),
+    ]  # fmt: skip
+    a1 = next(cell for _, agent, cell in rows if agent == "a1")
+    assert (a1.estimate, a1.counts, a1.note) == ("2.50", "20 judged · 10 audited", "")
+    a2 = next(cell for _, agent, cell in rows if agent == "a2")
+    assert a2.note == "correction pooled from the team's 14 audited calls"
+    a3 = next(cell for _, agent, cell in rows if agent == "a3")
+    assert a3.note == "correction pooled from the rubric's 14 audited calls"
     html = response.content.decode()
-    print([ (r["row"].team, r["row"].agent_id, [c.estimate for c in r["cells"]]) for r in response.context["rows"]])
+    assert "What the correction does" in html and "?rubric=care&amp;version=1&amp;agent=a1" in html
 
 
-def test_the_agent_page(client, supervisor, teams_data):
+def test_a_cell_without_a_correction_says_uncorrected_and_shows_no_interval(client, supervisor, db):
+    from tests.factories import published_rubric
+
+    rubric = published_rubric(criteria=1, slug="small")
+    for value in (2, 4):
+        call(rubric, "a", "t", {"c1": value})
     client.force_login(supervisor)
-    response = client.get(reverse("scorecards:agent"), {"rubric": "care", "agent": "a1"}, HTTP_ACCEPT_LANGUAGE="en")
-    assert response.status_code == 200
+    response = client.get(reverse("scorecards:scorecard"), {"rubric": "small"}, HTTP_ACCEPT_LANGUAGE="en")
+    cell = response.context["rows"][1]["cells"][0]
+    assert (cell.estimate, cell.interval, cell.corrected) == ("3.00", "", False)
+    assert cell.note == "judge's mean, uncorrected: fewer than 10 audited calls"
+
+
+def test_sorting_by_a_criterion_and_refusing_an_unknown_one(client, supervisor, teams_data):
+    client.force_login(supervisor)
+    assert client.get(reverse("scorecards:scorecard"), {"rubric": "care", "sort": "c1"}).status_code == 200
+    response = client.get(reverse("scorecards:scorecard"), {"rubric": "care", "sort": "nope"})
+    assert response.status_code == 400
+    assert "No criterion &#x27;nope&#x27; in this rubric version." in response.content.decode()
+
+
+def test_the_scorecard_csv(client, supervisor, teams_data):
+    client.force_login(supervisor)
+    response = client.get(reverse("scorecards:scorecard"), {"rubric": "care", "format": "csv"})
+    assert response["Content-Disposition"] == 'attachment; filename="scorecard-care-v1.csv"'
+    rows = {(row["team"], row["agent_id"], row["criterion_key"]): row for row in rows_of(response)}
+    assert len(rows) == 5 * 2  # two teams and three agents, c1 and the overall
+    a2 = rows[("north", "a2", "c1")]
+    assert (a2["team"], a2["judged_n"], a2["audited_n"], a2["correction_level"], a2["correction_n"]) == (
+        "north", "6", "4", "team", "14",
+    )  # fmt: skip
+    assert float(a2["estimate"]) == pytest.approx(3.5) and float(a2["ci_low"]) < 3.5 < float(a2["ci_high"])
+
+
+def test_the_agent_page_compares_with_the_team_and_keeps_unverified_scores_apart(client, supervisor, teams_data):
+    recording = call(teams_data, "a3", "south", {"c1": 1})
+    recording.current_run.scores.update(evidence="no lo sé", evidence_verified=False, verification_status="not_found")
+    client.force_login(supervisor)
+    response = client.get(reverse("scorecards:agent"), {"rubric": "care", "agent": "a3"}, HTTP_ACCEPT_LANGUAGE="en")
+    html = response.content.decode()
+    assert "A3" in html and "Team south" in html
+    c1 = response.context["criteria"][0]
+    assert c1["agent"].estimate == "1.50" and c1["team"].estimate == "1.50"
+    assert "<svg" in str(c1["chart"])
+    coaching, unverified = html.split("Unverified scores (not evidence)")
+    assert "no lo sé" not in coaching and "no lo sé" in unverified
+    assert f'href="/review/{recording.pk}/"' in unverified and "NO VERIFICADA / NOT VERIFIED" in unverified
+
+
+def test_an_unknown_agent_is_404(client, supervisor, teams_data):
+    client.force_login(supervisor)
+    assert client.get(reverse("scorecards:agent"), {"rubric": "care", "agent": "nobody"}).status_code == 404
+    assert client.get(reverse("scorecards:agent"), {"rubric": "care"}).status_code == 400
+
+
+def test_the_agent_csv(client, supervisor, teams_data):
+    client.force_login(supervisor)
+    response = client.get(reverse("scorecards:agent"), {"rubric": "care", "agent": "a1", "format": "csv"})
+    rows = rows_of(response)
+    assert [(row["criterion_key"], row["scope"], row["week"]) for row in rows[:4]] == [
+        ("c1", "agent", ""), ("c1", "team", ""), ("c1", "agent", "2026-03-02"), ("c1", "team", "2026-03-02"),
+    ]  # fmt: skip
+    assert float(rows[0]["estimate"]) == pytest.approx(2.5)
+
+
+def test_spanish(client, supervisor, teams_data):
+    client.force_login(supervisor)
+    html = client.get(reverse("scorecards:scorecard"), {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert "Qué hace la corrección" in html and "corrección tomada de las 14 llamadas auditadas del equipo" in html
+    html = client.get(reverse("scorecards:agent"), {"rubric": "care", "agent": "a1"}, HTTP_ACCEPT_LANGUAGE="es")
+    assert "Para entrenar" in html.content.decode()

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from reviews.reports.selectors import ReportFilters
 from reviews.reports.stats import CorrectionLevel
-from reviews.scorecards.selectors import scorecard
+from reviews.scorecards.selectors import agent_card, scorecard
+from tests.factories import published_rubric
+from tests.reports.conftest import AUDIT
+from tests.scorecards.conftest import call
 
 pytestmark = pytest.mark.django_db
 
@@ -25,3 +30,73 @@ def test_pooling_team_then_rubric_and_flagged_calls_never_correct(teams_data):
     assert a2.estimate == pytest.approx(3.5)
     assert (a3.judged_n, a3.audited_n, a3.correction_level, a3.correction_n) == (4, 0, CorrectionLevel.RUBRIC, 14)
     assert a3.estimate == pytest.approx(2.0)
+
+
+def test_not_applicable_is_no_value_on_either_side_and_the_overall_weighs_the_criteria(not_applicable_data):
+    card = scorecard(ReportFilters(rubric=not_applicable_data))
+    c2 = cells(card, "c2")[("t", "x")]
+    assert (c2.judged_n, c2.audited_n, c2.judge_mean, c2.human_audit_mean) == (15, 10, pytest.approx(3.4), 2.0)
+    assert (c2.correction_level, c2.correction_n) == (CorrectionLevel.CELL, 10)
+    assert c2.estimate == pytest.approx(2.4)
+    overall = cells(card, "overall")[("t", "x")]
+    assert (overall.judged_n, overall.audited_n, overall.correction_n) == (20, 14, 14)
+    assert overall.judge_mean == pytest.approx(66.5625)
+    assert overall.human_audit_mean == pytest.approx(675 / 14)
+    assert overall.estimate == pytest.approx(66.5625 - 150 / 14)
+
+
+def test_too_few_audited_calls_anywhere_leave_the_judge_mean_uncorrected(db):
+    rubric = published_rubric(criteria=1, slug="small")
+    for _ in range(9):
+        call(rubric, "a", "t", {"c1": 4}, reasons=(AUDIT,), human={"c1": 2})
+    call(rubric, "a", "t", {"c1": 2})
+    for row in scorecard(ReportFilters(rubric=rubric)).rows:
+        cell = row.cells[0]
+        assert (cell.judged_n, cell.audited_n, cell.estimate, cell.ci, cell.corrected) == (10, 9, 3.8, None, False)
+
+
+def test_the_period_filters_the_calls_by_day(teams_data):
+    from datetime import date
+
+    day = date(2026, 3, 2)  # every call of teams_data is on 2 March
+    assert scorecard(ReportFilters(rubric=teams_data, date_from=day, date_to=day)).rows
+    assert not scorecard(ReportFilters(rubric=teams_data, date_from=date(2026, 3, 3))).rows
+
+
+def test_queries_do_not_grow_with_the_number_of_agents(teams_data):
+    with CaptureQueriesContext(connection) as few:
+        scorecard(ReportFilters(rubric=teams_data))
+    for index in range(6):
+        for _ in range(2):
+            call(teams_data, f"new-{index}", f"team-{index % 3}", {"c1": 3}, reasons=(AUDIT,), human={"c1": 2})
+    with CaptureQueriesContext(connection) as many:
+        card = scorecard(ReportFilters(rubric=teams_data))
+    assert len(card.rows) == 3 + 2 + 6 + 3  # teams north, south, team-0..2; agents a1..a3, new-0..5
+    assert len(many) == len(few)
+
+
+def test_the_coaching_list_takes_verified_scores_only_and_lists_unverified_ones_apart(teams_data):
+    recording = call(teams_data, "a3", "south", {"c1": 1})
+    recording.current_run.scores.update(evidence="no lo sé", evidence_verified=False, verification_status="not_found")
+    card = agent_card(ReportFilters(rubric=teams_data), "a3")
+    c1 = card.criteria[0]
+    assert [call.value for call in c1.coaching] == [3, 3, 3, 5]  # lowest first; the unverified 1 is not there
+    assert [(call.recording_id, call.value) for call in c1.unverified] == [(recording.pk, 1)]
+    flagged = next(call for call in c1.coaching if call.value == 5)
+    assert flagged.human.value == 1  # the supervisor's word from the human reference
+    assert (card.team, card.agent_name) == ("south", "A3")
+    # The estimate still counts the unverified score: the judge gave it, and the audit corrects all its values.
+    # a3 is all of south: judge mean (3 + 3 + 3 + 5 + 1) / 5 = 3, with the rubric's correction −1.5.
+    assert (c1.agent.estimate, c1.team.estimate) == (pytest.approx(1.5), pytest.approx(1.5))
+    assert card.criteria[-1].column.key == "overall" and card.criteria[-1].coaching == []
+
+
+def test_the_weekly_trend_pools_each_week_like_the_whole_period(teams_data):
+    card = agent_card(ReportFilters(rubric=teams_data), "a1")
+    (week,) = card.criteria[0].weeks  # every call is on Monday 2 March 2026
+    assert week.week.isoformat() == "2026-03-02"
+    assert week.agent.estimate == pytest.approx(2.5) and week.agent.correction_level == CorrectionLevel.CELL
+
+
+def test_an_agent_without_calls_has_no_card(teams_data):
+    assert agent_card(ReportFilters(rubric=teams_data), "nobody") is None
