@@ -100,3 +100,14 @@ def test_pipeline_in_process(bench_env):
     output = run(bench_env, "bench/pipeline/in_process.py", "--recordings", "20", "--port", str(free_port()))
     assert "judgments: {'succeeded': 20}" in output
     assert "CPU per judgment" in output
+
+
+def test_scorecards(bench_env):
+    generated = run(bench_env, "-m", "bench.scorecards.generate", "--recordings", "300")
+    assert "recordings:       300" in generated and "scores:     3,960" in generated
+    # It exits 1 when a URL misses 1 s, which a loaded machine may: only a crash fails here.
+    output = run(bench_env, "-m", "bench.scorecards.run", "--repeat", "1", exit_codes=(0, 1))
+    assert "300 recordings, 3,960 scores" in output
+    for url in ("scorecard page ", "scorecard page, 8 weeks", "API, agents", "API, teams", "agent page"):
+        row = next(line for line in output.splitlines() if line.startswith(url))
+        assert row.split()[-1].isdigit(), row  # one query count per URL: constant

@@ -10,6 +10,9 @@ session, permissions, view, queries, template or serializer) with DEBUG off:
 server time without network or browser. Prints median and max wall time, the
 median time in SQL, and the number of queries (one number per URL: constant),
 with the load average before and after, since other work changes wall time.
+The "cpu s" column is the CPU seconds of the PostgreSQL backend plus this
+process for one request, parallel workers off (read from /proc, so run it on
+the database machine): other load hardly changes it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,24 @@ class QueryMeter:
             self.count += 1
 
 
+def cpu_seconds(client, url: str) -> float:
+    """CPU of one request: the backend's (serial plan) and this process's."""
+    from django.db import connection
+
+    from bench.reports.run import backend_cpu_seconds
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET max_parallel_workers_per_gather = 0")
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    started = backend_cpu_seconds(pid) + time.process_time()
+    client.get(url)
+    spent = backend_cpu_seconds(pid) + time.process_time() - started
+    with connection.cursor() as cursor:
+        cursor.execute("RESET max_parallel_workers_per_gather")
+    return spent
+
+
 def measure(client, url: str, repeat: int) -> dict:
     from django.db import connection
 
@@ -55,7 +76,13 @@ def measure(client, url: str, repeat: int) -> dict:
         assert response.status_code == 200, (url, response.status_code)
         sql.append(meter.seconds)
         counts.add(meter.count)
-    return {"median": statistics.median(timings), "max": max(timings), "sql": statistics.median(sql), "queries": counts}
+    return {
+        "median": statistics.median(timings),
+        "max": max(timings),
+        "sql": statistics.median(sql),
+        "cpu": cpu_seconds(client, url),
+        "queries": counts,
+    }
 
 
 def run(*, repeat: int) -> bool:
@@ -84,12 +111,15 @@ def run(*, repeat: int) -> bool:
     print(f"{os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}, PostgreSQL {server}")
     print(f"{Recording.objects.count():,} recordings, {Score.objects.count():,} scores; {repeat} timed requests each")
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    print(f"{'url':<26}{'median s':>10}{'max s':>8}{'SQL s':>8}{'queries':>9}")
+    print(f"{'url':<26}{'median s':>10}{'max s':>8}{'SQL s':>8}{'cpu s':>8}{'queries':>9}")
     ok = True
     for name, url in urls.items():
         result = measure(client, url, repeat)
         queries = ",".join(map(str, sorted(result["queries"])))
-        print(f"{name:<26}{result['median']:>10.3f}{result['max']:>8.3f}{result['sql']:>8.3f}{queries:>9}")
+        print(
+            f"{name:<26}{result['median']:>10.3f}{result['max']:>8.3f}{result['sql']:>8.3f}{result['cpu']:>8.3f}"
+            f"{queries:>9}"
+        )
         ok &= result["median"] < LIMIT_S and len(result["queries"]) == 1
     print("load average after:  {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     return ok

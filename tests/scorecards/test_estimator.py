@@ -120,4 +120,4 @@ def test_the_corrected_interval_covers_the_true_mean_and_the_naive_one_does_not(
     corrected, naive = simulate(random.Random(16), datasets=2000)
     print(f"coverage of the true mean over 2000 simulated agents: corrected {corrected:.1%}, naive {naive:.1%}")
     assert 0.93 <= corrected <= 0.97
-    assert naive < 0.5
+    assert naive < 0.05  # almost never: it carries the judge's bias
