@@ -160,7 +160,11 @@ def _judged_recordings(filters: ReportFilters) -> QuerySet[Recording]:
 
 
 def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
-    return Score.objects.filter(_run_q(filters, "run__"), *conditions, run__recording__current_run=F("run"))
+    """Scores of the recordings' current runs. "Current" as a semi-join on the current_run ids, since a
+    join condition (run.recording.current_run = run) makes PostgreSQL expect a handful of rows and
+    choose nested loops over a hundred thousand."""
+    current = _judged_recordings(filters).values("current_run_id")
+    return Score.objects.filter(_run_q(filters, "run__"), *conditions, run__in=current)
 
 
 def _audited_scores(filters: ReportFilters) -> QuerySet[Score]:
