@@ -30,7 +30,8 @@ class CellSerializer(serializers.Serializer):
     judge_mean = serializers.FloatField(allow_null=True, help_text="The naive mean of the judge's values.")
     human_audit_mean = serializers.FloatField(allow_null=True, help_text="The mean human value of the audited calls.")
     estimate = serializers.FloatField(
-        allow_null=True, help_text="Judge mean plus the audit's mean human − judge difference; the judge mean when uncorrected."
+        allow_null=True,
+        help_text="Judge mean plus the audit's mean human − judge difference; the judge mean when uncorrected.",
     )
     ci = serializers.ListField(
         child=serializers.FloatField(),

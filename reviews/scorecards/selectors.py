@@ -137,12 +137,16 @@ def _by_agent(prefix: str) -> dict[str, Expression]:
     return {"team": F(f"{prefix}team"), "agent_id": F(f"{prefix}agent_id")}
 
 
+def _is(condition: Q) -> Case:
+    return Case(When(condition, then=True), default=False, output_field=BooleanField())
+
+
 def _by_week_around(agent_id: str, team: str) -> Grouping:
     def grouping(prefix: str) -> dict[str, Expression]:
         return {
             "week": TruncWeek(f"{prefix}occurred_at"),
-            "is_agent": Case(When(**{f"{prefix}agent_id": agent_id}, then=True), default=False, output_field=BooleanField()),
-            "in_team": Case(When(**{f"{prefix}team": team}, then=True), default=False, output_field=BooleanField()),
+            "is_agent": _is(Q(**{f"{prefix}agent_id": agent_id})),
+            "in_team": _is(Q(**{f"{prefix}team": team})),
         }
 
     return grouping
@@ -233,7 +237,11 @@ def _per_group(calls: QuerySet, keys: list[str], sums: dict[str, str], runs: Que
 
 
 def _moment_sums(name: str, value: str) -> dict[str, str]:
-    return {f"{name}_n": f"COUNT({value})", f"{name}_total": f"SUM({value})", f"{name}_squares": f"SUM(({value}) * ({value}))"}
+    return {
+        f"{name}_n": f"COUNT({value})",
+        f"{name}_total": f"SUM({value})",
+        f"{name}_squares": f"SUM(({value}) * ({value}))",
+    }
 
 
 def _moments(row: dict[str, Any], name: str) -> Moments:

@@ -19,7 +19,9 @@ def log_in(page, url: str) -> None:
 
 
 @pytest.mark.parametrize(("locale", "width"), [("en-US", 1280), ("es-ES", 390)])
-def test_a_scorecard_and_an_agents_page(live_server, browser, supervisor_with_password, teams_data, locale, width):  # noqa: F811
+def test_a_scorecard_and_an_agents_page(  # noqa: F811 (pytest fixtures imported above)
+    live_server, browser, supervisor_with_password, teams_data, locale, width
+):
     # A transactional test may run after another flushed the permissions the migration gave the group.
     supervisor_with_password.groups.get().permissions.add(
         Permission.objects.get(content_type__app_label="qa", codename="view_score")

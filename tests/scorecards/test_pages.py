@@ -24,7 +24,8 @@ def test_pages_need_a_login_and_the_reports_permission(client, teams_data, page)
     assert client.get(url).status_code == 302
     client.force_login(UserFactory())
     assert client.get(url).status_code == 403
-    for user in (UserFactory(groups=["Supervisors"]), UserFactory(groups=["Rubric owners"]), UserFactory(is_staff=True)):
+    readers = (UserFactory(groups=["Supervisors"]), UserFactory(groups=["Rubric owners"]), UserFactory(is_staff=True))
+    for user in readers:
         client.force_login(user)
         assert client.get(url).status_code == 200, user
 
