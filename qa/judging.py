@@ -34,7 +34,7 @@ from qa.llm_errors import LLMError
 from qa.models import JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
 from qa.rate_limit import quota_acquire, quota_settle
-from qa.routing import recording_route, routing_fields
+from qa.routing import recording_route, routing_fields, run_in_warm_up
 from rubrics.models import Criterion, Rubric
 
 logger = logging.getLogger(__name__)
@@ -155,6 +155,8 @@ def _claim(run: JudgeRun, **fields: str) -> bool:
             return False
         Recording.objects.filter(pk=run.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)
     run.status, run.attempts, run.started_at = JudgeRun.Status.RUNNING, run.attempts + 1, now
+    for name, value in fields.items():
+        setattr(run, name, value)
     return True
 
 
@@ -237,15 +239,18 @@ def _score(run: JudgeRun, answer: CriterionAnswer, transcript: str) -> Score:
 
 @transaction.atomic
 def _store(run: JudgeRun, scores: list[Score], completion: Completion) -> Result:
+    warm_up = run_in_warm_up(run=run)  # waits for the rubric's lock: the finishing order is taken after it
     now = timezone.now()
-    if not _held(run).update(status=JudgeRun.Status.SUCCEEDED, finished_at=now, error="", **_usage(completion)):
+    if not _held(run).update(
+        status=JudgeRun.Status.SUCCEEDED, finished_at=now, error="", warm_up=warm_up, **_usage(completion)
+    ):
         return Result(Outcome.SKIPPED)
     Score.objects.bulk_create(scores)
     Recording.objects.filter(pk=run.recording_id).update(
         current_run=run,
         failure_reason="",
         updated_at=now,
-        **routing_fields(recording=run.recording, rubric=run.rubric, scores=scores),
+        **routing_fields(recording=run.recording, rubric=run.rubric, scores=scores, warm_up=warm_up),
     )
     return Result(Outcome.SUCCEEDED)
 
@@ -342,5 +347,5 @@ def judge_run_reverify(*, run: JudgeRun) -> int:
             confidence_changed |= before["confidence"] != score.confidence
     Score.objects.bulk_update(scores, fields)
     if confidence_changed and run.recording.current_run_id == run.pk:
-        recording_route(recording=run.recording, rubric=run.rubric, scores=scores)
+        recording_route(recording=run.recording, run=run, scores=scores)
     return changed

@@ -41,8 +41,10 @@ class Recording(models.Model):
         IMPORT = "import", _("Import")
 
     class ReviewReason(models.TextChoices):
+        # A new reason is a flag unless qa.routing.review_group says otherwise.
         UNVERIFIED_EVIDENCE = "unverified_evidence", _("Unverified evidence")
         LOW_CONFIDENCE = "low_confidence", _("Low confidence")
+        WARM_UP = "warm_up", _("Warm-up")
         RANDOM_AUDIT = "random_audit", _("Random audit")
 
     external_id = models.CharField(_("external id"), max_length=200)
@@ -123,6 +125,10 @@ class JudgeRun(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     raw_output = models.TextField(_("raw model output"), blank=True)
     error = models.TextField(_("error"), blank=True)
+    # Among the first judgments of its rubric version, prompt version and
+    # model (qa.routing.run_in_warm_up), set when the run succeeds; kept so
+    # re-routing after a re-verification keeps the reason.
+    warm_up = models.BooleanField(_("warm-up"), default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -1,24 +1,55 @@
 """Which judged recordings a supervisor must see, and why.
 
 A recording goes to review when any stored confidence is below the rubric's
-threshold (every unverified quote has confidence 0, so it always does), and a
-random audit takes the rubric's share of the others. The audit draw is a hash
-of the recording's identity and the rubric version: anyone can recompute it,
-re-judging does not redraw it, and over many recordings its rate converges to
-the configured one.
+threshold (every unverified quote has confidence 0, so it always does), when
+its judgment is one of the first of a new rubric version, prompt version or
+model (the warm-up), and when the random audit draws it. The audit draw is a
+hash of the recording's identity and the rubric version: anyone can recompute
+it, re-judging does not redraw it, and over many recordings its rate converges
+to the configured one. It is recorded whatever else the call was routed for,
+so the audit stays a uniform sample of all judged calls.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
 
 from django.utils import timezone
 
-from qa.models import Recording, Score
+from qa.models import JudgeRun, Recording, Score
 from rubrics.models import Rubric
 
 Reason = Recording.ReviewReason
+
+
+class ReviewGroup(StrEnum):
+    """What a review may be used to estimate (see the reports)."""
+
+    RANDOM_AUDIT = "random_audit"  # a uniform sample of all judged calls
+    WARM_UP = "warm_up"  # a census of a new version's first calls
+    FLAGGED = "flagged"  # chosen for a doubt: estimates nothing about all calls
+
+
+def review_group(reason: str) -> ReviewGroup:
+    """The group a review reason puts its recording in: every reason that is
+    not the audit or the warm-up flags a doubt, so a new reason is a flag."""
+    if reason == Reason.RANDOM_AUDIT:
+        return ReviewGroup.RANDOM_AUDIT
+    if reason == Reason.WARM_UP:
+        return ReviewGroup.WARM_UP
+    return ReviewGroup.FLAGGED
+
+
+def review_groups(reasons: Iterable[str]) -> set[ReviewGroup]:
+    """The groups a recording routed for `reasons` belongs to."""
+    return {review_group(reason) for reason in reasons}
+
+
+def group_reasons(group: ReviewGroup) -> tuple[str, ...]:
+    """The reasons that put a recording in `group`, for queries."""
+    return tuple(reason for reason in Reason.values if review_group(reason) == group)
 
 
 def audit_draw(*, source: str, external_id: str, rubric_slug: str, rubric_version: int) -> float:
@@ -37,21 +68,43 @@ def audit_selected(*, recording: Recording, rubric: Rubric) -> bool:
     return draw < rubric.audit_rate
 
 
-def review_reasons(*, recording: Recording, rubric: Rubric, scores: Sequence[Score]) -> list[str]:
+def run_in_warm_up(*, run: JudgeRun) -> bool:
+    """Whether a run finishing now is among the first `warm_up_judgments` of its
+    rubric version, prompt version and model, so a change of any of the three
+    starts a new warm-up. Call it inside the transaction that marks the run
+    succeeded: the rubric's row lock makes concurrent workers count in turn,
+    so exactly the first N to finish are in it."""
+    size = Rubric.objects.select_for_update().values_list("warm_up_judgments", flat=True).get(pk=run.rubric_id)
+    earlier = JudgeRun.objects.filter(
+        rubric_id=run.rubric_id,
+        prompt_version=run.prompt_version,
+        model=run.model,
+        status=JudgeRun.Status.SUCCEEDED,
+    ).exclude(pk=run.pk)
+    return earlier[:size].count() < size
+
+
+def review_reasons(
+    *, recording: Recording, rubric: Rubric, scores: Sequence[Score], warm_up: bool = False
+) -> list[str]:
     """The reasons to review, in a stable order; empty when the recording need not be seen."""
     reasons = []
     if any(not score.evidence_verified for score in scores):
         reasons.append(Reason.UNVERIFIED_EVIDENCE.value)
     if any(score.evidence_verified and score.confidence < rubric.review_confidence_threshold for score in scores):
         reasons.append(Reason.LOW_CONFIDENCE.value)
-    if not reasons and audit_selected(recording=recording, rubric=rubric):
+    if warm_up:
+        reasons.append(Reason.WARM_UP.value)
+    if audit_selected(recording=recording, rubric=rubric):
         reasons.append(Reason.RANDOM_AUDIT.value)
     return reasons
 
 
-def routing_fields(*, recording: Recording, rubric: Rubric, scores: Sequence[Score]) -> dict[str, object]:
+def routing_fields(
+    *, recording: Recording, rubric: Rubric, scores: Sequence[Score], warm_up: bool = False
+) -> dict[str, object]:
     """The recording's fields that routing sets, ready for an UPDATE."""
-    reasons = review_reasons(recording=recording, rubric=rubric, scores=scores)
+    reasons = review_reasons(recording=recording, rubric=rubric, scores=scores, warm_up=warm_up)
     status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
     return {
         "needs_review": bool(reasons),
@@ -61,13 +114,13 @@ def routing_fields(*, recording: Recording, rubric: Rubric, scores: Sequence[Sco
     }
 
 
-def recording_route(*, recording: Recording, rubric: Rubric, scores: Sequence[Score]) -> bool:
-    """Route a judged recording again from its current scores; return whether it was.
+def recording_route(*, recording: Recording, run: JudgeRun, scores: Sequence[Score]) -> bool:
+    """Route a judged recording again from its current run's scores; return whether it was.
 
     A recording a supervisor already reviewed, or one being judged again, is
     left as it is.
     """
-    fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
+    fields = routing_fields(recording=recording, rubric=run.rubric, scores=scores, warm_up=run.warm_up)
     routable = Recording.objects.filter(
         pk=recording.pk, status__in=[Recording.Status.JUDGED, Recording.Status.IN_REVIEW]
     )

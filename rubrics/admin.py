@@ -36,7 +36,7 @@ class CriterionExceptionInline(DraftOnlyMixin, nested_admin.NestedTabularInline)
 class CriterionInline(DraftOnlyMixin, nested_admin.NestedStackedInline):
     model = Criterion
     extra = 0
-    fields = [("key", "title"), "description", "evidence_guidance", ("scale_min", "scale_max", "weight", "order")]
+    fields = [("key", "title"), "description", "evidence_guidance", ("scale_min", "scale_max", "order"), "replaces"]
     inlines = [CriterionExceptionInline]
 
 
@@ -50,7 +50,7 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
         ("name", "slug"),
         ("language", "version"),
         "description",
-        ("review_confidence_threshold", "audit_rate"),
+        ("review_confidence_threshold", "audit_rate", "warm_up_judgments"),
         ("status", "published_at", "created_at"),
     ]
     inlines = [CriterionInline]

@@ -1,4 +1,5 @@
-"""The published rubrics over the API: GET /api/rubrics/ and /api/rubrics/{slug}/.
+"""The published rubrics over the API: GET /api/rubrics/, /api/rubrics/{slug}/ and
+/api/rubrics/{slug}/lint/.
 
 Authentication, permissions, pagination and the error body come from the REST framework
 settings; the error components are referred to by name (`Error`, `ValidationError`:
@@ -17,8 +18,9 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from rubrics.lint import Severity, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric
-from rubrics.selectors import rubric_detail, rubric_list_current
+from rubrics.selectors import rubric_detail, rubric_list_current, rubric_version_of
 
 INT32_MAX = 2**31 - 1  # the version column's bound: a larger number must be a 400, not a database error
 
@@ -49,7 +51,7 @@ class CriterionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Criterion
-        fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "exceptions"]
+        fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "replaces", "exceptions"]
 
 
 class RubricSummarySerializer(serializers.ModelSerializer):
@@ -107,8 +109,61 @@ class RubricDetailView(GenericAPIView):
         return Response(self.get_serializer(rubric).data)
 
 
+class FindingSerializer(serializers.Serializer):
+    """A rubrics.lint.Finding."""
+
+    severity = serializers.ChoiceField(choices=Severity.choices)
+    rule = serializers.CharField()
+    criterion = serializers.CharField(help_text=_("The criterion's key; empty for the rubric as a whole."))
+    message = serializers.CharField(help_text=_("In the request's language (Accept-Language: es or en)."))
+
+
+class RubricLintSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    version = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Rubric.Status.choices)
+    publishable = serializers.BooleanField(help_text=_("No errors: publishing a draft is allowed."))
+    findings = FindingSerializer(many=True)
+
+
+class RubricLintQuerySerializer(serializers.Serializer):
+    version = serializers.IntegerField(
+        min_value=1,
+        max_value=INT32_MAX,
+        required=False,
+        help_text=_("A version number; default: the latest published, or the draft when none is."),
+    )
+
+
+@extend_schema(tags=["rubrics"])
+class RubricLintView(GenericAPIView):
+    serializer_class = RubricLintSerializer
+
+    @extend_schema(
+        parameters=[RubricLintQuerySerializer],
+        responses={200: RubricLintSerializer, 400: BAD_REQUEST, 404: NOT_FOUND},
+        summary=_("What the lint finds in a rubric version's wording"),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        query = RubricLintQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        rubric = rubric_version_of(slug=slug, version=query.validated_data.get("version"))
+        if rubric is None:
+            raise NotFound()
+        findings = rubric_lint(rubric)
+        result = {
+            "slug": rubric.slug,
+            "version": rubric.version,
+            "status": rubric.status,
+            "publishable": not any(finding.is_error for finding in findings),
+            "findings": findings,
+        }
+        return Response(self.get_serializer(result).data)
+
+
 # Composed by config/urls.py under the `api` namespace.
 urlpatterns = [
     path("rubrics/", RubricsView.as_view(), name="rubric-list"),
     path("rubrics/<slug:slug>/", RubricDetailView.as_view(), name="rubric-detail"),
+    path("rubrics/<slug:slug>/lint/", RubricLintView.as_view(), name="rubric-lint"),
 ]

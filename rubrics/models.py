@@ -37,7 +37,14 @@ class Rubric(models.Model):
         _("random audit rate"),
         default=0.20,
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text=_("Share of the other judged recordings sent to review as a random audit."),
+        help_text=_("Share of the judged recordings drawn for review as a random audit."),
+    )
+    warm_up_judgments = models.PositiveIntegerField(
+        _("warm-up judgments"),
+        default=50,
+        help_text=_(
+            "The first judgments of this version, of a new prompt version or of a new judge model all go to review."
+        ),
     )
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
@@ -66,6 +73,10 @@ class Rubric(models.Model):
     @property
     def is_draft(self) -> bool:
         return self.status == self.Status.DRAFT
+
+    def previous_version(self) -> Rubric | None:
+        """The version this one follows (what a diff or a `replaces` key refers to)."""
+        return Rubric.objects.filter(slug=self.slug, version__lt=self.version).order_by("-version").first()
 
     def ensure_editable(self) -> None:
         """Refuse changes unless the stored row is still a draft.
@@ -101,8 +112,16 @@ class Criterion(models.Model):
     evidence_guidance = models.TextField(_("evidence guidance"), blank=True, help_text=_("What to quote."))
     scale_min = models.SmallIntegerField(_("scale minimum"), default=1)
     scale_max = models.SmallIntegerField(_("scale maximum"), default=5)
-    weight = models.FloatField(_("weight"), default=1.0, validators=[MinValueValidator(0.0)])
     order = models.PositiveIntegerField(_("order"), default=0)
+    # The version comparison continues this criterion's line from the one it
+    # replaces (a split or renamed criterion), so a change of wording can be
+    # followed across versions.
+    replaces = models.SlugField(
+        _("replaces"),
+        max_length=64,
+        blank=True,
+        help_text=_("Key of the previous version's criterion this one replaces, if its key changed."),
+    )
 
     class Meta:
         ordering = ["order", "id"]
@@ -111,7 +130,6 @@ class Criterion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["rubric", "key"], name="criterion_key_unique_in_rubric"),
             models.CheckConstraint(condition=Q(scale_min__lt=models.F("scale_max")), name="criterion_scale_ordered"),
-            models.CheckConstraint(condition=Q(weight__gte=0), name="criterion_weight_non_negative"),
         ]
 
     def __str__(self) -> str:

@@ -12,8 +12,13 @@ from django.utils.text import slugify
 
 from rubrics.models import CriterionException, Rubric
 
-RUBRIC_FIELDS = {"slug", "name", "language", "description", "review_confidence_threshold", "audit_rate", "criteria"}
-CRITERION_FIELDS = {"key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "exceptions"}
+RUBRIC_FIELDS = {
+    "slug", "name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments",
+    "criteria",
+}
+CRITERION_FIELDS = {"key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "replaces", "exceptions"}
+# Fields older files may hold, with why they are refused.
+RETIRED_FIELDS = {"weight": "'weight' is no longer used (no figure weighed criteria): remove it"}
 EXCEPTION_FIELDS = {"when", "outcome"}
 
 
@@ -37,7 +42,7 @@ class CriterionSpec:
     evidence_guidance: str = ""
     scale_min: int = 1
     scale_max: int = 5
-    weight: float = 1.0
+    replaces: str = ""
     exceptions: list[ExceptionSpec] = field(default_factory=list)
 
 
@@ -49,6 +54,7 @@ class RubricSpec:
     description: str = ""
     review_confidence_threshold: float = 0.75
     audit_rate: float = 0.20
+    warm_up_judgments: int = 50
     criteria: list[CriterionSpec] = field(default_factory=list)
 
 
@@ -68,7 +74,10 @@ def rubric_spec_parse(text: str) -> RubricSpec:
         description=_text(fields, "description", "the rubric", default=""),
         review_confidence_threshold=_unit(fields, "review_confidence_threshold", default=0.75),
         audit_rate=_unit(fields, "audit_rate", default=0.20),
+        warm_up_judgments=_integer(fields, "warm_up_judgments", "the rubric", default=50),
     )
+    if spec.warm_up_judgments < 0:
+        raise RubricFileError("'warm_up_judgments' must not be negative", fields["warm_up_judgments"][1])
     if "criteria" not in fields:
         raise RubricFileError("the rubric has no 'criteria'", root)
     criteria_node = fields["criteria"][1]
@@ -99,13 +108,13 @@ def _criterion(node: yaml.Node) -> CriterionSpec:
         evidence_guidance=_text(fields, "evidence_guidance", where, default=""),
         scale_min=_integer(fields, "scale_min", where, default=1),
         scale_max=_integer(fields, "scale_max", where, default=5),
-        weight=_number(fields, "weight", where, default=1.0),
+        replaces=_text(fields, "replaces", where, default=""),
     )
+    if criterion.replaces and criterion.replaces != slugify(criterion.replaces):
+        raise RubricFileError(f"{where}: 'replaces' must be a criterion key", fields["replaces"][1])
     if criterion.scale_min >= criterion.scale_max:
         anchor = fields.get("scale_min", fields.get("scale_max", (node,)))[0]  # type: ignore[arg-type]
         raise RubricFileError(f"{where}: scale_min ({criterion.scale_min}) must be below scale_max ({criterion.scale_max})", anchor)
-    if criterion.weight < 0:
-        raise RubricFileError(f"{where}: 'weight' must not be negative", fields["weight"][0])
     if "exceptions" in fields:
         exceptions_node = fields["exceptions"][1]
         if not isinstance(exceptions_node, yaml.SequenceNode):
@@ -138,6 +147,8 @@ def _mapping(node: yaml.Node, what: str, allowed: set[str]) -> Fields:
     fields = Fields(node)
     for key_node, value_node in node.value:
         name = key_node.value
+        if name in RETIRED_FIELDS:
+            raise RubricFileError(f"{RETIRED_FIELDS[name]} (in {what})", key_node)
         if name not in allowed:
             raise RubricFileError(f"unknown field '{name}' in {what} (allowed: {', '.join(sorted(allowed))})", key_node)
         if name in fields:
@@ -199,6 +210,7 @@ def rubric_spec_of(rubric: Rubric) -> RubricSpec:
         description=rubric.description,
         review_confidence_threshold=rubric.review_confidence_threshold,
         audit_rate=rubric.audit_rate,
+        warm_up_judgments=rubric.warm_up_judgments,
         criteria=[
             CriterionSpec(
                 key=criterion.key,
@@ -207,7 +219,7 @@ def rubric_spec_of(rubric: Rubric) -> RubricSpec:
                 evidence_guidance=criterion.evidence_guidance,
                 scale_min=criterion.scale_min,
                 scale_max=criterion.scale_max,
-                weight=criterion.weight,
+                replaces=criterion.replaces,
                 exceptions=[ExceptionSpec(when=e.text, outcome=e.outcome) for e in criterion.exceptions.all()],
             )
             for criterion in rubric.criteria.prefetch_related("exceptions")
@@ -220,4 +232,7 @@ def rubric_spec_dump(spec: RubricSpec) -> str:
     data = dataclasses.asdict(spec)
     if not spec.description:
         del data["description"]
+    for criterion in data["criteria"]:
+        if not criterion["replaces"]:
+            del criterion["replaces"]
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)

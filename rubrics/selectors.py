@@ -39,3 +39,11 @@ def rubric_detail(*, slug: str, version: int | None = None) -> Rubric:
         Rubric.objects.filter(slug=slug).order_by("-version").only("version", "status", "published_at")
     )
     return rubric
+
+
+def rubric_version_of(*, slug: str, version: int | None = None) -> Rubric | None:
+    """The version a command means: the one asked for, else the published one, else the latest (a first draft)."""
+    versions = Rubric.objects.filter(slug=slug)
+    if version is not None:
+        return versions.filter(version=version).first()
+    return versions.filter(status=Rubric.Status.PUBLISHED).first() or versions.order_by("-version").first()

@@ -5,6 +5,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from rubrics.lint import RubricLintError, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError
 from rubrics.rubric_file import RubricSpec, rubric_spec_of
 
@@ -12,9 +13,13 @@ from rubrics.rubric_file import RubricSpec, rubric_spec_of
 @transaction.atomic
 def rubric_publish(*, rubric: Rubric) -> Rubric:
     """Freeze a draft so scores can point at it. The previously published
-    version of the same slug is archived: one published version at a time."""
+    version of the same slug is archived: one published version at a time.
+    Lint errors block it; warnings are the publisher's call (the admin asks)."""
     if not rubric.criteria.exists():
         raise RubricFrozenError(_("A rubric without criteria cannot be published."))
+    findings = rubric_lint(rubric)
+    if any(finding.is_error for finding in findings):
+        raise RubricLintError(findings)
     now = timezone.now()
     # The conditional update claims the transition: publishing twice, or a
     # version someone else published meanwhile, changes nothing.
@@ -44,7 +49,7 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
     """
     if Rubric.objects.filter(slug=spec.slug, status=Rubric.Status.DRAFT).exists():
         raise RubricFrozenError(
-            _("A draft of %(slug)s already exists: publish or delete it before importing.") % {"slug": spec.slug}
+            _("A draft of %(slug)s already exists: publish or delete it first.") % {"slug": spec.slug}
         )
     last_version = Rubric.objects.filter(slug=spec.slug).aggregate(last=Max("version"))["last"] or 0
     rubric = Rubric.objects.create(
@@ -55,6 +60,7 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
         description=spec.description,
         review_confidence_threshold=spec.review_confidence_threshold,
         audit_rate=spec.audit_rate,
+        warm_up_judgments=spec.warm_up_judgments,
     )
     for order, item in enumerate(spec.criteria, start=1):
         criterion = Criterion.objects.create(
@@ -65,7 +71,7 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
             evidence_guidance=item.evidence_guidance,
             scale_min=item.scale_min,
             scale_max=item.scale_max,
-            weight=item.weight,
+            replaces=item.replaces,
             order=order,
         )
         CriterionException.objects.bulk_create(

@@ -12,6 +12,7 @@ from rubrics.models import Criterion, Rubric
 
 GROUP_LABELS = {
     Group.RANDOM_AUDIT: _("Random audit"),
+    Group.WARM_UP: _("Warm-up"),
     Group.FLAGGED: _("Flagged"),
     Group.ALL: _("All reviewed"),
 }

@@ -26,10 +26,13 @@ The human value of a criterion
     a rejection).
 
 Groups
-    `random_audit`: the recording's review reasons include random_audit (the
-    unbiased sample). `flagged`: they include low_confidence or
-    unverified_evidence. `all`: every reviewed recording, including ones in
-    neither group. A recording the router put in both is counted in both.
+    As `qa.routing.review_group` says: `random_audit` when the recording's
+    review reasons include random_audit (the unbiased sample, drawn whatever
+    else the call was routed for); `warm_up` when they include warm_up (a
+    census of a new version's first calls, not a sample); `flagged` when they
+    include any other reason (low confidence, unverified evidence...). `all`:
+    every reviewed recording, including ones in no group. A recording in
+    several groups is counted in each.
 
 Filters
     Rubric version (each criterion belongs to one version), the call's date
@@ -66,7 +69,8 @@ from django.db.models.functions import Abs, Cast, TruncWeek
 from django.db.models.lookups import Contains
 from django.utils import timezone
 
-from qa.models import JudgeRun, Recording, Score
+from qa.models import JudgeRun, Score
+from qa.routing import ReviewGroup, group_reasons
 from reviews.models import CriterionReview, Review
 from reviews.reports.stats import Agreement, PairCount, Tally, agreement
 from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews
@@ -74,15 +78,16 @@ from rubrics.models import Criterion, Rubric
 
 
 class Group(StrEnum):
-    RANDOM_AUDIT = "random_audit"
-    FLAGGED = "flagged"
+    """The routing's review groups (qa.routing.review_group), and all reviewed calls."""
+
+    RANDOM_AUDIT = ReviewGroup.RANDOM_AUDIT.value
+    WARM_UP = ReviewGroup.WARM_UP.value
+    FLAGGED = ReviewGroup.FLAGGED.value
     ALL = "all"
 
 
-GROUP_REASONS: dict[Group, tuple[str, ...]] = {
-    Group.RANDOM_AUDIT: (Recording.ReviewReason.RANDOM_AUDIT,),
-    Group.FLAGGED: (Recording.ReviewReason.LOW_CONFIDENCE, Recording.ReviewReason.UNVERIFIED_EVIDENCE),
-}
+# Reasons that put a recording in each group, as the routing defines them.
+GROUP_REASONS: dict[Group, tuple[str, ...]] = {Group(group): group_reasons(group) for group in ReviewGroup}
 
 
 @dataclass(frozen=True)

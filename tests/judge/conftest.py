@@ -32,9 +32,10 @@ def eager_celery():
 def judge_rubric(**fields) -> Rubric:
     """A published rubric with two criteria on different scales and one exception.
 
-    No random audit by default, so routing in tests depends on the scores alone.
+    No random audit and no warm-up by default, so routing in tests depends on the scores alone.
     """
     fields.setdefault("audit_rate", 0.0)
+    fields.setdefault("warm_up_judgments", 0)
     rubric = RubricFactory(**fields)
     CriterionFactory(
         rubric=rubric,

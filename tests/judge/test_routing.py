@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from qa.routing import audit_draw, review_reasons
+from qa.routing import ReviewGroup, audit_draw, group_reasons, review_groups, review_reasons
 
 
 def test_the_audit_draw_is_reproducible_and_keeps_the_rate():
@@ -28,7 +28,8 @@ def _score(confidence: float, verified: bool = True) -> SimpleNamespace:
         ([_score(0.9), _score(0.8)], 0.0, []),
         ([_score(0.9), _score(0.74)], 0.0, ["low_confidence"]),
         ([_score(0.0, verified=False), _score(0.9)], 0.0, ["unverified_evidence"]),
-        ([_score(0.0, verified=False), _score(0.5)], 1.0, ["unverified_evidence", "low_confidence"]),
+        # The audit draw is recorded whatever else the call was routed for: it stays a uniform sample.
+        ([_score(0.0, verified=False), _score(0.5)], 1.0, ["unverified_evidence", "low_confidence", "random_audit"]),
         ([_score(0.9), _score(0.9)], 1.0, ["random_audit"]),
     ],
 )
@@ -37,3 +38,34 @@ def test_review_reasons(scores, audit_rate, expected):
     rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=audit_rate)
 
     assert review_reasons(recording=recording, rubric=rubric, scores=scores) == expected
+
+
+def test_warm_up_is_a_reason_beside_the_others():
+    recording = SimpleNamespace(source="crm", external_id="call-1")
+    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=1.0)
+
+    reasons = review_reasons(recording=recording, rubric=rubric, scores=[_score(0.5)], warm_up=True)
+
+    assert reasons == ["low_confidence", "warm_up", "random_audit"]
+
+
+@pytest.mark.parametrize(
+    ("reasons", "groups"),
+    [
+        ([], set()),
+        (["random_audit"], {ReviewGroup.RANDOM_AUDIT}),
+        (["warm_up"], {ReviewGroup.WARM_UP}),
+        (["low_confidence"], {ReviewGroup.FLAGGED}),
+        (["unverified_evidence", "low_confidence", "warm_up", "random_audit"], set(ReviewGroup)),
+        # A reason added later (say, by another detector) flags the call unless the routing says otherwise.
+        (["unstable"], {ReviewGroup.FLAGGED}),
+    ],
+)
+def test_review_groups(reasons, groups):
+    assert review_groups(reasons) == groups
+
+
+def test_each_reason_is_in_exactly_one_group():
+    assert group_reasons(ReviewGroup.RANDOM_AUDIT) == ("random_audit",)
+    assert group_reasons(ReviewGroup.WARM_UP) == ("warm_up",)
+    assert set(group_reasons(ReviewGroup.FLAGGED)) == {"unverified_evidence", "low_confidence"}

@@ -17,6 +17,7 @@ from django.db import connection
 from qa.judging import recording_enqueue_judging
 from qa.models import JudgeRun, Recording, Score
 from qa.tasks import judge_run
+from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import RecordingFactory
 from tests.judge.conftest import judge_rubric
 from tests.support.fake_openai import error
@@ -137,3 +138,25 @@ def test_worker_keeps_its_database_connections(worker_keeping_connections):
     # The worker has two threads, each with its own connection: at most two
     # late first connections, never one per judgment.
     assert _sessions_opened() - before <= 2
+
+
+def test_a_version_published_in_a_busy_queue_gets_its_own_warm_up(worker, fake_llm):
+    """Two worker processes judge both versions at once: each version's first N
+    to finish, and only they, are warm-up, however the judgments interleave."""
+    first = judge_rubric(warm_up_judgments=5)
+    old = [RecordingFactory(rubric=first) for _ in range(12)]
+    for recording in old:
+        recording_enqueue_judging(recording=recording)
+    second = rubric_publish(rubric=rubric_new_version(rubric=first))  # while the queue is being worked
+    new = [RecordingFactory(rubric=second) for _ in range(12)]
+    for recording in new:
+        recording_enqueue_judging(recording=recording)
+    _wait_until_done(old + new, worker)
+
+    for version in (first, second):
+        runs = list(JudgeRun.objects.filter(rubric=version).order_by("finished_at", "pk"))
+        assert len(runs) == 12
+        assert [run.warm_up for run in runs] == [True] * 5 + [False] * 7
+        for run in runs:
+            reasons = Recording.objects.get(pk=run.recording_id).review_reasons
+            assert ("warm_up" in reasons) == run.warm_up

@@ -46,8 +46,32 @@ def test_every_figure_per_group_and_criterion(care_rubric, deviation_data, djang
         # c2 all: r1 r2 r5 r7 (3,1) r9 with values, r3 r4 without. observed 4; model {2:2, 1:2, 3:1},
         # human {2:2, 1:3}: n·expected = 6 + 4 + 14 = 24; kappa = 1 - 4·5/24 = 1/6.
         (Group.ALL, "c2"): Agreement(5, 9 / 5, 7 / 5, 2 / 5, 2 / 5, 4 / 5, 4 / 5, float(Fraction(1, 6)), 7, 2, 2 / 7, 0),
+        # No warm-up recording in the table.
+        (Group.WARM_UP, "c1"): Agreement(0, None, None, None, None, None, None, None, 0, 0, None, 0),
+        (Group.WARM_UP, "c2"): Agreement(0, None, None, None, None, None, None, None, 0, 0, None, 0),
     }
     assert got == expected
+
+
+def test_warm_up_reviews_have_their_own_group(care_rubric, deviation_data):
+    # w1: warm-up alone; w2: warm-up and drawn by the audit, so in both groups; neither is flagged.
+    w1 = judged_recording(rubric=care_rubric, values={"c1": 2, "c2": 1}, review_reasons=["warm_up"], occurred_at=at(2))
+    add_review(w1, APPROVE, when=at(3), entries={"c1": {"adjusted_value": 4, "comment": "Better."}})
+    w2 = judged_recording(
+        rubric=care_rubric, values={"c1": 5, "c2": 2}, review_reasons=["warm_up", AUDIT], occurred_at=at(2)
+    )
+    add_review(w2, APPROVE, when=at(3))
+
+    got = figures(ReportFilters(rubric=care_rubric))
+    groups = deviation_report(ReportFilters(rubric=care_rubric)).groups
+
+    assert (got[(Group.WARM_UP, "c1")].n, got[(Group.WARM_UP, "c1")].model_mean, got[(Group.WARM_UP, "c1")].human_mean) == (
+        2, 7 / 2, 9 / 2
+    )
+    assert (groups[Group.WARM_UP].recordings, groups[Group.RANDOM_AUDIT].recordings, groups[Group.FLAGGED].recordings) == (
+        2, 5, 3
+    )
+    assert {r.recording_id for r in deviation_recordings(ReportFilters(rubric=care_rubric), Group.WARM_UP)} == {w1.pk, w2.pk}
 
 
 def test_recordings_and_needs_review_per_group(care_rubric, deviation_data):
@@ -55,6 +79,7 @@ def test_recordings_and_needs_review_per_group(care_rubric, deviation_data):
     assert {group: (data.recordings, data.needs_review) for group, data in groups.items()} == {
         Group.RANDOM_AUDIT: (4, 0),  # r1 r2 r3 r9 (r8 is not reviewed)
         Group.FLAGGED: (3, 1),  # r3 r4 r5, and r6 waiting for another review
+        Group.WARM_UP: (0, 0),
         Group.ALL: (7, 1),
     }
 

@@ -81,14 +81,16 @@ def test_deviation_csv_has_every_group_and_figure(client, supervisor, care_rubri
     assert [(row["group"], row["criterion_key"]) for row in rows] == [
         ("random_audit", "c1"),
         ("random_audit", "c2"),
+        ("warm_up", "c1"),
+        ("warm_up", "c2"),
         ("flagged", "c1"),
         ("flagged", "c2"),
         ("all", "c1"),
         ("all", "c2"),
     ]
-    flagged_c2 = rows[3]
+    flagged_c2 = rows[5]
     assert (flagged_c2["n"], flagged_c2["qwk"], flagged_c2["rejected"], flagged_c2["reviewed"]) == ("1", "", "2", "3")
-    assert float(rows[4]["qwk"]) == 24 / 73
+    assert float(rows[6]["qwk"]) == 24 / 73
 
 
 def test_drilldown_lists_scores_links_to_review_and_marks_unverified(client, supervisor, care_rubric, evidence_data):

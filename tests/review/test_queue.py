@@ -69,7 +69,7 @@ def test_lowest_confidence_is_taken_from_the_current_run_only(sup_client):
     steady = queued(confidence=0.5)
     # ...while one low score among high ones in the current run does, once routing has seen it.
     Score.objects.filter(run=rejudged.current_run, criterion__key="c2").update(confidence=0.3)
-    recording_route(recording=rejudged, rubric=rejudged.rubric, scores=list(rejudged.current_run.scores.all()))
+    recording_route(recording=rejudged, run=rejudged.current_run, scores=list(rejudged.current_run.scores.all()))
 
     assert listed(sup_client.get("/review/")) == [rejudged.pk, steady.pk]
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from rubrics.models import Rubric
 from rubrics.rubric_file import rubric_spec_dump, rubric_spec_of
+from rubrics.selectors import rubric_version_of
 
 
 class Command(BaseCommand):
@@ -14,11 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("--rubric-version", type=int, help="Export this version instead.")
 
     def handle(self, *args, slug: str, rubric_version: int | None, **options) -> None:
-        versions = Rubric.objects.filter(slug=slug)
-        if rubric_version is not None:
-            rubric = versions.filter(version=rubric_version).first()
-        else:
-            rubric = versions.filter(status=Rubric.Status.PUBLISHED).first() or versions.order_by("-version").first()
+        rubric = rubric_version_of(slug=slug, version=rubric_version)
         if rubric is None:
             raise CommandError(f"No rubric {slug!r}" + (f" version {rubric_version}" if rubric_version else "") + ".")
         self.stdout.write(rubric_spec_dump(rubric_spec_of(rubric)), ending="")

@@ -4,6 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from rubrics.lint import RubricLintError, rubric_lint
+from rubrics.management.commands.lint_rubric import write_findings
 from rubrics.models import RubricFrozenError
 from rubrics.rubric_file import RubricFileError, rubric_spec_parse
 from rubrics.services import rubric_import
@@ -24,6 +26,14 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: {error.strerror}") from error
         except RubricFileError as error:
             raise CommandError(f"{file}: {error}") from error
+        except RubricLintError as error:
+            write_findings(self, error.findings)
+            raise CommandError(f"{file}: not imported: lint errors block publishing (see above).") from error
         except RubricFrozenError as error:
             raise CommandError(f"{file}: {' '.join(error.messages)}") from error
-        self.stdout.write(self.style.SUCCESS(f"Imported {rubric} with {len(spec.criteria)} criteria."))
+        findings = rubric_lint(rubric)
+        write_findings(self, findings)
+        self.stdout.write(
+            self.style.SUCCESS(f"Imported {rubric} with {len(spec.criteria)} criteria")
+            + (f", {len(findings)} lint finding(s)." if findings else ".")
+        )
