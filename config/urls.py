@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 import qa.api.urls
 import reviews.api.urls
+import reviews.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
 import rubrics.api
 from qa.api.views import api_not_found
 from reviews.api.views import RecordingReviewView

@@ -1,13 +1,33 @@
 from __future__ import annotations
 
 import nested_admin
+from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
-from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.utils.translation import gettext_lazy as _
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, gettext_noop
 
+from rubrics.lint import Finding, RubricLintError, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError
+from rubrics.selectors import rubric_diff
 from rubrics.services import rubric_new_version, rubric_publish
+
+
+# Django's own admin messages, translated again in our catalog (which Django reads first): its
+# Spanish puts a masculine article before every model's name, which reads "El rúbrica".
+ADMIN_MESSAGES = (
+    gettext_noop("The {name} “{obj}” was added successfully."),
+    gettext_noop("The {name} “{obj}” was changed successfully."),
+    gettext_noop("The {name} “{obj}” was changed successfully. You may edit it again below."),
+    gettext_noop("The {name} “{obj}” was added successfully. You may add another {name} below."),
+    gettext_noop("The {name} “{obj}” was changed successfully. You may add another {name} below."),
+    gettext_noop("The %(name)s “%(obj)s” was deleted successfully."),
+)
 
 
 class DraftOnlyMixin:
@@ -37,11 +57,21 @@ class CriterionInline(DraftOnlyMixin, nested_admin.NestedStackedInline):
     model = Criterion
     extra = 0
     fields = [("key", "title"), "description", "evidence_guidance", ("scale_min", "scale_max", "order"), "replaces"]
-    inlines = [CriterionExceptionInline]
+    inlines = [CriterionExceptionInline]  # rubric_admin.js folds each criterion to one line
+
+
+class RubricForm(forms.ModelForm):
+    language = forms.ChoiceField(label=gettext_lazy("language"), choices=settings.LANGUAGES)
+
+    class Meta:
+        model = Rubric
+        fields = "__all__"
 
 
 @admin.register(Rubric)
 class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
+    form = RubricForm
+    change_form_template = "admin/rubrics/rubric/change_form.html"
     list_display = ["name", "slug", "version", "status", "language", "published_at"]
     list_filter = ["status", "language"]
     search_fields = ["name", "slug"]
@@ -54,24 +84,113 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
         ("status", "published_at", "created_at"),
     ]
     inlines = [CriterionInline]
-    actions = ["publish", "new_version"]
+
+    class Media:
+        css = {"all": ["rubric_admin.css"]}
+        js = ["rubric_admin.js"]
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return super(DraftOnlyMixin, self).has_add_permission(request)
 
-    @admin.action(description=_("Publish the selected drafts"), permissions=["change"])
-    def publish(self, request: HttpRequest, queryset: QuerySet[Rubric]) -> None:
-        self._run(request, queryset, rubric_publish, _("Published %(rubric)s."))
+    def get_actions(self, request: HttpRequest) -> dict:
+        # Publishing and new versions are buttons on a rubric's page, behind a confirmation
+        # showing the diff and the lint; a published version is never deleted (scores point at it).
+        return {}
 
-    @admin.action(description=_("Create a new draft version"), permissions=["add"])
-    def new_version(self, request: HttpRequest, queryset: QuerySet[Rubric]) -> None:
-        self._run(request, queryset, rubric_new_version, _("Created %(rubric)s."))
+    def get_urls(self):
+        return [
+            path("<int:object_id>/publish/", self.admin_site.admin_view(self.publish_view), name="rubrics_rubric_publish"),
+            path(
+                "<int:object_id>/new-version/",
+                self.admin_site.admin_view(self.new_version_view),
+                name="rubrics_rubric_new_version",
+            ),
+            *super().get_urls(),
+        ]
 
-    def _run(self, request: HttpRequest, queryset: QuerySet[Rubric], service, success: str) -> None:
-        for rubric in queryset:
-            try:
-                result = service(rubric=rubric)
-            except RubricFrozenError as error:
-                self.message_user(request, f"{rubric}: {' '.join(error.messages)}", messages.ERROR)
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None):
+        rubric = self.get_object(request, object_id)
+        context = dict(extra_context or {})
+        if rubric is not None:
+            findings = rubric_lint(rubric)
+            context.update(
+                findings=findings,
+                findings_by_criterion=_by_criterion(findings),
+                can_publish=rubric.is_draft and self.has_change_permission(request, rubric),
+                can_new_version=not rubric.is_draft and super(DraftOnlyMixin, self).has_add_permission(request),
+            )
+        return super().change_view(request, object_id, form_url, extra_context=context)
+
+    def publish_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        rubric = get_object_or_404(Rubric, pk=object_id)
+        if not (rubric.is_draft and self.has_change_permission(request, rubric)):
+            raise PermissionDenied
+        findings = rubric_lint(rubric)
+        errors = [finding for finding in findings if finding.is_error]
+        warnings = [finding for finding in findings if not finding.is_error]
+        problem = ""
+        if request.method == "POST" and not errors:
+            if warnings and not request.POST.get("confirm_warnings"):
+                problem = _("Confirm that you read the warnings, or fix them first.")
             else:
-                self.message_user(request, success % {"rubric": result}, messages.SUCCESS)
+                try:
+                    published = rubric_publish(rubric=rubric)
+                except (RubricFrozenError, RubricLintError) as error:
+                    problem = " ".join(error.messages)
+                else:
+                    self.message_user(request, _("Published %(rubric)s.") % {"rubric": published}, messages.SUCCESS)
+                    return HttpResponseRedirect(reverse("admin:rubrics_rubric_change", args=[published.pk]))
+        return self._confirmation(
+            request, rubric, action="publish", errors=errors, warnings=warnings, problem=problem
+        )
+
+    def new_version_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        rubric = get_object_or_404(Rubric, pk=object_id)
+        if rubric.is_draft or not super(DraftOnlyMixin, self).has_add_permission(request):
+            raise PermissionDenied
+        problem = ""
+        if request.method == "POST":
+            try:
+                draft = rubric_new_version(rubric=rubric)
+            except RubricFrozenError as error:
+                problem = " ".join(error.messages)
+            else:
+                self.message_user(request, _("Created %(rubric)s.") % {"rubric": draft}, messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:rubrics_rubric_change", args=[draft.pk]))
+        return self._confirmation(request, rubric, action="new_version", errors=[], warnings=[], problem=problem)
+
+    def _confirmation(self, request: HttpRequest, rubric: Rubric, **context) -> TemplateResponse:
+        diff = rubric_diff(rubric=rubric)
+        return TemplateResponse(
+            request,
+            "admin/rubrics/rubric/confirm.html",
+            {
+                **self.admin_site.each_context(request),
+                "opts": self.opts,
+                "original": rubric,
+                "rubric": rubric,
+                "diff": diff,
+                "changed": [(change, [_field_label(name) for name in change.fields]) for change in diff.changed],
+                "title": _("Publish %(rubric)s?") % {"rubric": rubric}
+                if context["action"] == "publish"
+                else _("Create a new draft version of %(rubric)s?") % {"rubric": rubric},
+                **context,
+            },
+        )
+
+
+def _field_label(name: str) -> str:
+    """A criterion field's translated name, for the diff."""
+    if name == "exceptions":
+        return str(CriterionException._meta.verbose_name_plural)
+    return str(Criterion._meta.get_field(name).verbose_name)
+
+
+def _by_criterion(findings: list[Finding]) -> dict[str, list[dict[str, str]]]:
+    """The findings as the page's script reads them, to show each beside its criterion."""
+    grouped: dict[str, list[dict[str, str]]] = {}
+    for finding in findings:
+        grouped.setdefault(finding.criterion, []).append(
+            {"severity": finding.severity.value, "label": str(finding.severity.label), "message": finding.message}
+        )
+    return grouped

@@ -46,8 +46,8 @@ class Rubric(models.Model):
             "The first judgments of this version, of a new prompt version or of a new judge model all go to review."
         ),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    published_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    published_at = models.DateTimeField(_("published at"), null=True, blank=True)
 
     class Meta:
         ordering = ["slug", "-version"]

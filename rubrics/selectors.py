@@ -1,10 +1,14 @@
-"""Reads for rubrics: the version new recordings are judged with, and the catalogue."""
+"""Reads for rubrics: the version new recordings are judged with, the catalogue, and what a version changed."""
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from rubrics.models import Criterion, Rubric
+from rubrics.rubric_file import CriterionSpec, rubric_spec_of
 
 
 def rubric_latest_published(*, slug: str) -> Rubric | None:
@@ -47,3 +51,42 @@ def rubric_version_of(*, slug: str, version: int | None = None) -> Rubric | None
     if version is not None:
         return versions.filter(version=version).first()
     return versions.filter(status=Rubric.Status.PUBLISHED).first() or versions.order_by("-version").first()
+
+
+@dataclass(frozen=True)
+class CriterionChange:
+    key: str
+    title: str
+    fields: list[str]  # the changed fields' names, as the YAML writes them
+
+
+@dataclass(frozen=True)
+class RubricDiff:
+    """What a version changes against the one it follows, criterion by criterion key."""
+
+    previous: Rubric | None
+    added: list[CriterionSpec]
+    removed: list[CriterionSpec]
+    changed: list[CriterionChange]
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+def rubric_diff(*, rubric: Rubric) -> RubricDiff:
+    previous = rubric.previous_version()
+    before = {c.key: c for c in rubric_spec_of(previous).criteria} if previous is not None else {}
+    after = {c.key: c for c in rubric_spec_of(rubric).criteria}
+    changed = []
+    for key in after.keys() & before.keys():
+        old, new = dataclasses.asdict(before[key]), dataclasses.asdict(after[key])
+        if fields := [name for name in new if new[name] != old[name]]:
+            changed.append(CriterionChange(key=key, title=after[key].title, fields=fields))
+    order = list(after)
+    return RubricDiff(
+        previous=previous,
+        added=[after[key] for key in order if key not in before],
+        removed=[spec for key, spec in before.items() if key not in after],
+        changed=sorted(changed, key=lambda change: order.index(change.key)),
+    )

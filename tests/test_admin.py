@@ -104,20 +104,85 @@ def test_rubric_owner_edits_a_draft_with_nested_exceptions_then_publishes_it(cli
     assert criterion.title == "Greets warmly"
     assert criterion.exceptions.count() == 2
 
-    changelist = reverse("admin:rubrics_rubric_changelist")
-    client.post(changelist, {"action": "publish", "_selected_action": [rubric.pk]})
+    # Publish is a button on the rubric's page, behind a confirmation; no list action bypasses it.
+    page = client.get(url).content.decode()
+    publish = reverse("admin:rubrics_rubric_publish", args=[rubric.pk])
+    assert f'href="{publish}"' in page
+    assert client.get(reverse("admin:rubrics_rubric_changelist")).context["action_form"] is None
+    confirmation = client.get(publish, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "The first version: every criterion is new" in confirmation
+    assert client.post(publish, {}).status_code == 200  # warnings not confirmed: asked again
+    rubric.refresh_from_db()
+    assert rubric.is_draft
+    assert client.post(publish, {"confirm_warnings": "1"}).status_code == 302
     rubric.refresh_from_db()
     assert rubric.status == Rubric.Status.PUBLISHED
 
-    # Published: the page is read-only and a forged post changes nothing.
+    # Published: the page is read-only, offers no delete, and a forged post changes nothing.
     page = client.get(url).content.decode()
     assert 'name="_save"' not in page
+    assert reverse("admin:rubrics_rubric_delete", args=[rubric.pk]) not in page
     assert client.post(url, rubric_form(rubric, **{"criteria-0-title": "Sneaky"})).status_code == 403
     assert rubric.criteria.get().title == "Greets warmly"
+    assert client.get(publish).status_code == 403
 
-    client.post(changelist, {"action": "new_version", "_selected_action": [rubric.pk]})
+    new_version = reverse("admin:rubrics_rubric_new_version", args=[rubric.pk])
+    assert f'href="{new_version}"' in page
+    assert client.post(new_version).status_code == 302
     draft = Rubric.objects.get(slug="care", version=2)
     assert draft.status == Rubric.Status.DRAFT and draft.criteria.get().exceptions.count() == 2
+
+
+@pytest.mark.django_db
+def test_publishing_shows_the_diff_and_errors_block_it(client):
+    from rubrics.services import rubric_new_version, rubric_publish
+
+    client = owner_client(client)
+    first = RubricFactory(slug="care")
+    for key, title in (("greets", "Greets"), ("verifies", "Verifies"), ("closes", "Closes")):
+        CriterionExceptionFactory(
+            criterion=CriterionFactory(rubric=first, key=key, title=title, description=f"The agent {key} the caller.",
+                                       evidence_guidance="Quote it."),
+            text="The call drops.",
+        )
+    rubric_publish(rubric=first)
+    draft = rubric_new_version(rubric=first)
+    draft.criteria.get(key="closes").delete()
+    draft.criteria.filter(key="verifies").update(description="The agent asks for the date of birth.")
+    CriterionExceptionFactory(
+        criterion=CriterionFactory(rubric=draft, key="thanks", title="Thanks", description="The agent thanks the caller.",
+                                   evidence_guidance="Quote it."),
+        text="No aplica",
+        outcome="not_applicable",
+    )
+    publish = reverse("admin:rubrics_rubric_publish", args=[draft.pk])
+
+    page = client.get(publish, HTTP_ACCEPT_LANGUAGE="es").content.decode()
+
+    assert "Cambios en v2 respecto de v1" in page
+    assert "<strong>Agregado:</strong> <code>thanks</code>" in page
+    assert "<strong>Eliminado:</strong> <code>closes</code>" in page
+    assert "<strong>Modificado:</strong> <code>verifies</code> Verifies — descripción" in page
+    assert "no aplica sin decir cuándo" in page
+    assert 'value="Publicar"' not in page  # errors block publishing: no button
+    assert client.post(publish, {"confirm_warnings": "1"}).status_code == 200
+    draft.refresh_from_db()
+    assert draft.is_draft
+
+
+@pytest.mark.django_db
+def test_the_rubric_page_lists_lint_findings_and_offers_languages_from_a_list(client):
+    client = owner_client(client)
+    rubric = CriterionFactory(rubric=RubricFactory(slug="care"), key="greets", description="The agent greets properly.",
+                              evidence_guidance="Quote it.").rubric
+
+    page = client.get(reverse("admin:rubrics_rubric_change", args=[rubric.pk]), HTTP_ACCEPT_LANGUAGE="es")
+
+    text = page.content.decode()
+    assert "Revisión de redacción" in text
+    assert "«properly» dice cuán bien" in text
+    assert '<select name="language"' in text and '<option value="en">' in text
+    assert "Published at" not in text and "Fecha de publicación" in text
 
 
 @pytest.mark.django_db

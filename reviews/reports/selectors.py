@@ -448,3 +448,72 @@ def evidence_scores(filters: ReportFilters, cell: EvidenceCell) -> QuerySet[Scor
     if cell.unverified_only:
         scores = scores.filter(evidence_verified=False)
     return _score_rows(scores)
+
+
+@dataclass(frozen=True)
+class CriterionFigures:
+    """One criterion of one version: its agreement with the supervisors and its quoting."""
+
+    criterion: Criterion
+    agreement: Agreement
+    evidence: Tally
+
+
+@dataclass(frozen=True)
+class CriterionHealth:
+    current: CriterionFigures
+    previous: CriterionFigures | None  # the criterion of the same key, or the one it replaces
+    worst_rejection: bool  # in the rubric's worst quarter for rejections
+    worst_unverified: bool  # in the rubric's worst quarter for unverified quotes
+
+
+@dataclass(frozen=True)
+class RubricHealth:
+    current: Rubric
+    previous: Rubric | None
+    criteria: list[CriterionHealth]
+
+
+def _figures(rubric: Rubric) -> dict[str, CriterionFigures]:
+    filters = ReportFilters(rubric=rubric)
+    deviation = {row.criterion.pk: row.agreement for row in deviation_report(filters).groups[Group.ALL].criteria}
+    evidence = {row.criterion.pk: row.tally for row in evidence_report(filters).criteria}
+    return {
+        criterion.key: CriterionFigures(criterion, deviation[criterion.pk], evidence[criterion.pk])
+        for criterion in rubric.criteria.all()
+    }
+
+
+def _worst_quarter(rates: dict[str, float | None]) -> set[str]:
+    """The keys of the highest quarter of rates (at least one), leaving out zero and missing rates."""
+    ranked = sorted(((rate, key) for key, rate in rates.items() if rate), reverse=True)
+    cut = -(-len(rates) // 4)  # a quarter of the criteria, rounded up
+    return {key for _rate, key in ranked[:cut]}
+
+
+def rubric_health(*, slug: str) -> RubricHealth | None:
+    """Each criterion of the published version beside the previous version's, over all reviewed calls.
+
+    None when the rubric has no published version yet.
+    """
+    current = Rubric.objects.filter(slug=slug, status=Rubric.Status.PUBLISHED).order_by("-version").first()
+    if current is None:
+        return None
+    previous = current.previous_version()
+    now = _figures(current)
+    before = _figures(previous) if previous is not None else {}
+    worst_rejection = _worst_quarter({key: f.agreement.rejection_rate for key, f in now.items()})
+    worst_unverified = _worst_quarter({key: f.evidence.rate for key, f in now.items()})
+    return RubricHealth(
+        current=current,
+        previous=previous,
+        criteria=[
+            CriterionHealth(
+                current=figures,
+                previous=before.get(key) or before.get(figures.criterion.replaces),
+                worst_rejection=key in worst_rejection,
+                worst_unverified=key in worst_unverified,
+            )
+            for key, figures in now.items()
+        ],
+    )

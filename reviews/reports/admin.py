@@ -1,0 +1,44 @@
+"""The rubric's admin page with each criterion's health beside its wording.
+
+The figures are human values, which live here, above `rubrics`: this admin extends the
+rubrics' own, and the URLconf (the composition root) imports it so it replaces it.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from reviews.reports.selectors import ReportFilters, rubric_health
+from reviews.reports.views import filter_query
+from rubrics.admin import RubricAdmin
+from rubrics.lint import rubric_lint
+from rubrics.models import Rubric
+
+
+class RubricHealthAdmin(RubricAdmin):
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None):
+        rubric = self.get_object(request, object_id)
+        context = dict(extra_context or {})
+        if rubric is not None and (health := rubric_health(slug=rubric.slug)) is not None:
+            findings: dict[str, list] = {}
+            for finding in rubric_lint(health.current):
+                findings.setdefault(finding.criterion, []).append(finding)
+            context["health"] = health
+            context["health_rows"] = [
+                {
+                    "row": row,
+                    "findings": findings.get(row.current.criterion.key, []),
+                    "versions": [
+                        {"figures": figures, "query": filter_query(ReportFilters(rubric=figures.criterion.rubric))}
+                        for figures in (row.current, row.previous)
+                        if figures is not None
+                    ],
+                }
+                for row in health.criteria
+            ]
+        return super().change_view(request, object_id, form_url, extra_context=context)
+
+
+admin.site.unregister(Rubric)
+admin.site.register(Rubric, RubricHealthAdmin)
