@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, gettext_noop
+from django.utils.translation import gettext_noop
 
 from rubrics.lint import Finding, RubricLintError, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError
@@ -61,11 +61,10 @@ class CriterionInline(DraftOnlyMixin, nested_admin.NestedStackedInline):
 
 
 class RubricForm(forms.ModelForm):
-    language = forms.ChoiceField(label=gettext_lazy("language"), choices=settings.LANGUAGES)
-
     class Meta:
         model = Rubric
         fields = "__all__"
+        widgets = {"language": forms.Select(choices=settings.LANGUAGES)}
 
 
 @admin.register(Rubric)

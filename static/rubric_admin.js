@@ -2,14 +2,19 @@
 // how many lint findings) and opens with a click or Enter; opening one closes the others.
 // Criteria with a form error, and new ones, start open. Without this script every criterion
 // shows whole, as Django draws it.
-(function () {
+// Loaded in the page's head (the admin's media): it waits for the form.
+document.addEventListener("DOMContentLoaded", function () {
   "use strict";
   const findingsNode = document.getElementById("rubric-findings");
   const findings = findingsNode ? JSON.parse(findingsNode.textContent) : {};
   const group = document.getElementById("criteria-group");
   if (!group) return;
   const text = document.getElementById("criteria-texts").dataset;
-  const forms = () => Array.from(group.querySelectorAll(":scope .djn-items > .djn-inline-form:not(.djn-empty-form)"));
+  // The criteria's own forms, not their exceptions' (nested groups inside them).
+  const forms = () =>
+    Array.from(group.querySelectorAll(".djn-inline-form:not(.djn-empty-form)")).filter(
+      (form) => form.closest(".djn-group") === group
+    );
 
   function field(form, name) {
     const input = form.querySelector(`[name$="-${name}"]:not([name*="-exceptions-"])`);
@@ -85,4 +90,4 @@
   forms().forEach(build);
   // A criterion added with "Add another" gets its line too, and opens.
   new MutationObserver(() => forms().forEach(build)).observe(group, { childList: true, subtree: true });
-})();
+});
