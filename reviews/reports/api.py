@@ -19,8 +19,15 @@ from rest_framework.views import APIView
 
 from qa.api.schema import BAD_REQUEST
 from reviews.reports.access import CanViewReports
-from reviews.reports.forms import ReportFilterForm
-from reviews.reports.selectors import DeviationReport, EvidenceReport, ReportFilters, deviation_report, evidence_report
+from reviews.reports.forms import ReportFilterForm, VersionsFilterForm
+from reviews.reports.selectors import (
+    DeviationReport,
+    EvidenceReport,
+    ReportFilters,
+    deviation_report,
+    evidence_report,
+    versions_report,
+)
 
 
 class RubricSerializer(serializers.Serializer):
@@ -63,7 +70,10 @@ class DeviationGroupSerializer(serializers.Serializer):
 
 class DeviationGroupsSerializer(serializers.Serializer):
     random_audit = DeviationGroupSerializer(help_text="The random sample: the unbiased estimate.")
-    flagged = DeviationGroupSerializer(help_text="Sent for low confidence or unverified evidence.")
+    warm_up = DeviationGroupSerializer(
+        help_text="The first judgments of a new rubric version, prompt or model: a census of those, not a sample."
+    )
+    flagged = DeviationGroupSerializer(help_text="Sent for a doubt: low confidence, unverified evidence...")
     all = DeviationGroupSerializer(help_text="Every reviewed recording.")
 
 
@@ -116,19 +126,23 @@ def _parameter(name: str, field: forms.Field) -> OpenApiParameter:
 FILTER_PARAMETERS = [_parameter(name, field) for name, field in ReportFilterForm.base_fields.items()]
 
 
+def _valid(form: forms.Form) -> forms.Form:
+    if not form.is_valid():
+        raise ValidationError(
+            {
+                api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD_ERRORS else field: list(messages)
+                for field, messages in form.errors.items()
+            }
+        )
+    return form
+
+
 class ReportAPIView(APIView):
     permission_classes = [CanViewReports]
     serializer_class: type[serializers.Serializer]
 
     def get(self, request: Request) -> Response:
-        form = ReportFilterForm(request.query_params)
-        if not form.is_valid():
-            raise ValidationError(
-                {
-                    api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD_ERRORS else field: list(messages)
-                    for field, messages in form.errors.items()
-                }
-            )
+        form = _valid(ReportFilterForm(request.query_params))
         return Response(self.serializer_class(self.report(form.filters())).data)
 
     def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
@@ -153,3 +167,65 @@ class EvidenceReportView(ReportAPIView):
 
     def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
         return evidence_report(filters)
+
+
+class VersionFiguresSerializer(serializers.Serializer):
+    """A criterion in one version (a rubrics.reports CriterionFigures), over all reviewed calls."""
+
+    version = serializers.IntegerField(source="criterion.rubric.version")
+    criterion_key = serializers.CharField(source="criterion.key")
+    reviewed = serializers.IntegerField(source="agreement.reviewed")
+    rejected = serializers.IntegerField(source="agreement.rejected")
+    rejection_rate = serializers.FloatField(source="agreement.rejection_rate", allow_null=True)
+    scores = serializers.IntegerField(source="evidence.total", help_text="Judged scores, reviewed or not.")
+    unverified = serializers.IntegerField(source="evidence.unverified")
+    unverified_rate = serializers.FloatField(source="evidence.rate", allow_null=True)
+    n = serializers.IntegerField(source="agreement.n", help_text="Pairs with a human value (MAE and QWK).")
+    mae = serializers.FloatField(source="agreement.mae", allow_null=True)
+    qwk = serializers.FloatField(source="agreement.qwk", allow_null=True)
+    not_applicable_disputed = serializers.IntegerField(source="agreement.not_applicable_disputed")
+
+
+class CriterionLineSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="The key in the latest version that has the criterion.")
+    title = serializers.CharField()
+    versions = serializers.SerializerMethodField(
+        help_text="One entry per version that has the criterion (under its key then), oldest first."
+    )
+
+    def get_versions(self, line) -> list[dict]:
+        return VersionFiguresSerializer([cell for cell in line.cells if cell is not None], many=True).data
+
+
+class RubricVersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    status = serializers.CharField()
+    published_at = serializers.DateTimeField()
+
+
+class WeekRejectionsSerializer(serializers.Serializer):
+    week = serializers.DateField(help_text="Monday of the week the calls were judged.")
+    reviewed = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    rejection_rate = serializers.FloatField(source="rate", allow_null=True)
+
+
+class VersionsReportSerializer(serializers.Serializer):
+    rubric = serializers.CharField(source="slug")
+    versions = RubricVersionSerializer(many=True)
+    criteria = CriterionLineSerializer(source="lines", many=True)
+    weeks = WeekRejectionsSerializer(many=True)
+
+
+@extend_schema(
+    parameters=[_parameter("rubric", VersionsFilterForm.base_fields["rubric"])],
+    responses={200: VersionsReportSerializer, 400: BAD_REQUEST},
+)
+class VersionsReportView(APIView):
+    """Each criterion across a rubric's versions, and the weekly rejection rate."""
+
+    permission_classes = [CanViewReports]
+
+    def get(self, request: Request) -> Response:
+        form = _valid(VersionsFilterForm(request.query_params))
+        return Response(VersionsReportSerializer(versions_report(slug=form.cleaned_data["rubric"])).data)

@@ -7,4 +7,5 @@ app_name = "reports-api"
 urlpatterns = [
     path("deviation/", api.DeviationReportView.as_view(), name="deviation"),
     path("evidence/", api.EvidenceReportView.as_view(), name="evidence"),
+    path("versions/", api.VersionsReportView.as_view(), name="versions"),
 ]

@@ -101,9 +101,15 @@ def bar_chart(
 
 
 def line_chart(
-    labels: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]
+    labels: Sequence[str],
+    series: Sequence[Series],
+    *,
+    title: str,
+    fmt: Callable[[float], str],
+    marks: Sequence[tuple[int, str]] = (),
 ) -> SafeString:
-    """Lines over evenly spaced points (weeks) from zero up; a None breaks the line."""
+    """Lines over evenly spaced points (weeks) from zero up; a None breaks the line.
+    `marks` draws a labelled vertical line at a point (a new version published that week)."""
     parts, legend = _legend(series)
     width, height, left, top, bottom = LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH, 220 + legend, 56, legend + 6, 28
     values = [value for item in series for value in item.values if value is not None]
@@ -139,6 +145,21 @@ def line_chart(
         )
         for i, anchor in sorted(shown.items())
     )
+    for index, label in marks:
+        x, _ = point(index, 0)
+        parts.append(
+            format_html(
+                '<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="#5b6475" stroke-dasharray="4 3"/>'
+                '<text x="{}" y="{}" font-size="10" text-anchor="middle">{}</text>',
+                x,
+                x,
+                top,
+                height - bottom,
+                x,
+                top - 1,
+                label,
+            )
+        )
     for index, item in enumerate(series):
         color = PALETTE[index % len(PALETTE)]
         segment: list[tuple[float, float]] = []

@@ -18,6 +18,16 @@ GROUP_LABELS = {
 }
 
 
+class VersionsFilterForm(forms.Form):
+    """The versions report compares every version of one rubric: only the rubric is chosen."""
+
+    rubric = forms.ChoiceField(label=_("Rubric"))
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["rubric"].choices = rubric_choices()
+
+
 class ReportFilterForm(forms.Form):
     rubric = forms.ChoiceField(label=_("Rubric"))
     version = forms.IntegerField(

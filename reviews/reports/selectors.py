@@ -72,7 +72,7 @@ from django.utils import timezone
 from qa.models import JudgeRun, Score
 from qa.routing import ReviewGroup, group_reasons
 from reviews.models import CriterionReview, Review
-from reviews.reports.stats import Agreement, PairCount, Tally, agreement
+from reviews.reports.stats import Agreement, PairCount, Tally, agreement, share
 from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews
 from rubrics.models import Criterion, Rubric
 
@@ -214,18 +214,20 @@ def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
     return Score.objects.filter(_run_q(filters, "run__"), run__reviews__in=final_reviews)
 
 
+def _with_review_entry(scores: QuerySet[Score]) -> QuerySet[Score]:
+    """The aliases HUMAN_VALUE and IS_REJECTED read, taken from joins to the review and its criterion entry."""
+    return scores.alias(
+        cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
+        review_decision=F("run__reviews__decision"),
+        cr_not_applicable=F("cr__not_applicable"),
+        cr_adjusted=F("cr__adjusted_value"),
+        cr_rejected=F("cr__rejected"),
+    )
+
+
 def deviation_report(filters: ReportFilters) -> DeviationReport:
     cube = (
-        _reviewed_scores(filters)
-        .alias(
-            cr=FilteredRelation(
-                "run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))
-            ),
-            review_decision=F("run__reviews__decision"),
-            cr_not_applicable=F("cr__not_applicable"),
-            cr_adjusted=F("cr__adjusted_value"),
-            cr_rejected=F("cr__rejected"),
-        )
+        _with_review_entry(_reviewed_scores(filters))
         .values(
             "criterion_id",
             "value",
@@ -517,3 +519,87 @@ def rubric_health(*, slug: str) -> RubricHealth | None:
             for key, figures in now.items()
         ],
     )
+
+
+@dataclass(frozen=True)
+class CriterionLine:
+    """One criterion followed across a rubric's versions: by its key, or by the key it `replaces`."""
+
+    key: str  # in the latest version that has it
+    title: str
+    cells: list[CriterionFigures | None]  # one per version, oldest first; None where the version lacks it
+
+    @property
+    def first_version(self) -> int:
+        return next(index for index, cell in enumerate(self.cells) if cell is not None)
+
+    @property
+    def last_version(self) -> int:
+        return max(index for index, cell in enumerate(self.cells) if cell is not None)
+
+
+@dataclass(frozen=True)
+class WeekRejections:
+    week: date
+    reviewed: int  # reviewed scores of calls judged that week
+    rejected: int
+
+    @property
+    def rate(self) -> float | None:
+        return share(self.rejected, self.reviewed)
+
+
+@dataclass(frozen=True)
+class VersionsReport:
+    slug: str
+    versions: list[Rubric]  # published and archived, oldest first
+    lines: list[CriterionLine]
+    weeks: list[WeekRejections]
+
+
+def versions_report(*, slug: str) -> VersionsReport:
+    """Each criterion's figures (over all reviewed calls) in every version of a rubric, and the
+    weekly rejection rate across versions. A criterion new in a version starts a line; one
+    whose key is gone ends its line there, unless a criterion of the next version replaces it."""
+    versions = list(Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("version"))
+    lines: list[dict] = []
+    open_lines: dict[str, dict] = {}  # key in the previous version -> its line
+    for index, version in enumerate(versions):
+        continued: dict[str, dict] = {}
+        for key, figures in _figures(version).items():
+            line = open_lines.pop(key, None) or open_lines.pop(figures.criterion.replaces, None)
+            if line is None:
+                line = {"cells": [None] * len(versions)}
+                lines.append(line)
+            line["cells"][index] = figures
+            continued[key] = line
+        open_lines = continued
+    return VersionsReport(
+        slug=slug,
+        versions=versions,
+        lines=[_line(line["cells"]) for line in lines],
+        weeks=_rejections_by_week(slug),
+    )
+
+
+def _line(cells: list[CriterionFigures | None]) -> CriterionLine:
+    latest = next(cell for cell in reversed(cells) if cell is not None)
+    return CriterionLine(key=latest.criterion.key, title=latest.criterion.title, cells=cells)
+
+
+def _rejections_by_week(slug: str) -> list[WeekRejections]:
+    """Reviewed and rejected scores per week the call was judged, over every version of the rubric."""
+    final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
+    rows = (
+        _with_review_entry(Score.objects.filter(run__rubric__slug=slug, run__reviews__in=final_reviews))
+        .values(week=TruncWeek("run__created_at"), rejected=IS_REJECTED)
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+    reviewed: Counter[date] = Counter()
+    rejected: Counter[date] = Counter()
+    for row in rows:
+        reviewed[row["week"].date()] += row["count"]
+        if row["rejected"]:
+            rejected[row["week"].date()] += row["count"]
+    return [WeekRejections(week, reviewed[week], rejected[week]) for week in sorted(reviewed)]

@@ -10,4 +10,5 @@ urlpatterns = [
     path("deviation/recordings/", views.DeviationRecordingsView.as_view(), name="deviation-recordings"),
     path("evidence/", views.EvidenceView.as_view(), name="evidence"),
     path("evidence/scores/", views.EvidenceScoresView.as_view(), name="evidence-scores"),
+    path("versions/", views.VersionsView.as_view(), name="versions"),
 ]

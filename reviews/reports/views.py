@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from datetime import timedelta
+from datetime import date, timedelta
 from itertools import chain
 from typing import Any
 from urllib.parse import urlencode
@@ -17,6 +17,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -31,21 +32,26 @@ from reviews.reports.forms import (
     EvidenceScoresForm,
     GroupFilterForm,
     ReportFilterForm,
+    VersionsFilterForm,
 )
 from reviews.reports.selectors import (
     CriterionDeviation,
+    CriterionLine,
     EvidenceReport,
     Group,
     ReportFilters,
+    VersionsReport,
     WeekTally,
     deviation_recordings,
     deviation_report,
     deviation_scores,
     evidence_report,
     evidence_scores,
+    versions_report,
 )
 from reviews.reports.stats import Agreement, Tally
 from reviews.selectors import rubric_choices
+from rubrics.models import Rubric
 
 # Bilingual on purpose: the mark must survive any UI language and any copy of an export.
 UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
@@ -456,3 +462,84 @@ class DeviationRecordingsView(ReportView):
         header = ["recording_id", "external_id", "review_reasons", "decision", "reviewer", "model_mean",
                   "adjusted_mean", "difference", "review_url"]  # fmt: skip
         return csv_response(f"{_file_stem('recordings', filters)}.csv", header, rows)
+
+
+class VersionsView(ReportView):
+    """Each criterion across the rubric's versions, and the weekly rejection rate with the publish dates."""
+
+    form_class = VersionsFilterForm
+    template_name = "reports/versions.html"
+
+    def context(self, form: VersionsFilterForm) -> dict[str, Any]:
+        report = versions_report(slug=form.cleaned_data["rubric"])
+        return {
+            "report": report,
+            "lines": [
+                {
+                    "line": line,
+                    "cells": [self._cell(line, index, version) for index, version in enumerate(report.versions)],
+                }
+                for line in report.lines
+            ],
+            "chart": self._chart(report),
+            "csv_url": f"{reverse('reports:versions')}?{urlencode({'rubric': report.slug, 'format': 'csv'})}",
+        }
+
+    @staticmethod
+    def _cell(line: CriterionLine, index: int, version: Rubric) -> dict[str, Any]:
+        figures = line.cells[index]
+        if figures is None:
+            return {"figures": None, "removed": index > line.last_version}
+        query = filter_query(ReportFilters(rubric=version), criterion=figures.criterion.key)
+        return {
+            "figures": figures,
+            "added": index == line.first_version and index > 0,
+            "replaces": figures.criterion.replaces,
+            "rejection": _pct(figures.agreement.rejection_rate),
+            "unverified": _pct(figures.evidence.rate),
+            "mae": _num(figures.agreement.mae),
+            "qwk": _num(figures.agreement.qwk),
+            "deviation_url": f"{reverse('reports:deviation-scores')}?{query}&group=all",
+            "evidence_url": f"{reverse('reports:evidence-scores')}?{query}&unverified=on",
+        }
+
+    @staticmethod
+    def _chart(report: VersionsReport) -> str:
+        # Every calendar week from the first to the last, so a week without reviews is a gap.
+        published = [version for version in report.versions if version.published_at]
+        starts = [row.week for row in report.weeks] + [_monday(version.published_at) for version in published]
+        if not starts:
+            return ""
+        first, last = min(starts), max(starts)
+        weeks = [first + timedelta(weeks=n) for n in range((last - first).days // 7 + 1)]
+        rates = {row.week: row.rate for row in report.weeks}
+        marks = [(weeks.index(_monday(version.published_at)), f"v{version.version}") for version in published]
+        return line_chart(
+            [week.isoformat() for week in weeks],
+            [Series(_("Rejection rate"), [rates.get(week) for week in weeks])],
+            title=_("Rejection rate per week, with the versions' publish dates"),
+            fmt=_pct,
+            marks=marks,
+        )
+
+    def csv(self, form: VersionsFilterForm) -> HttpResponse:
+        report = versions_report(slug=form.cleaned_data["rubric"])
+        header = ["line", "version", "criterion_key", "replaces", "reviewed", "rejected", "rejection_rate",
+                  "scores", "unverified", "unverified_rate", "n", "mae", "qwk", "not_applicable_disputed"]  # fmt: skip
+        rows = (
+            [
+                line.key, cell.criterion.rubric.version, cell.criterion.key, cell.criterion.replaces,
+                cell.agreement.reviewed, cell.agreement.rejected, cell.agreement.rejection_rate,
+                cell.evidence.total, cell.evidence.unverified, cell.evidence.rate,
+                cell.agreement.n, cell.agreement.mae, cell.agreement.qwk, cell.agreement.not_applicable_disputed,
+            ]  # fmt: skip
+            for line in report.lines
+            for cell in line.cells
+            if cell is not None
+        )
+        return csv_response(f"versions-{report.slug}.csv", header, rows)
+
+
+def _monday(moment) -> date:
+    day = timezone.localtime(moment).date()
+    return day - timedelta(days=day.weekday())

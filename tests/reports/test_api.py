@@ -23,7 +23,8 @@ def api(supervisor) -> APIClient:
 def test_deviation_groups_are_keyed_and_never_mixed(api, care_rubric, deviation_data):
     body = api.get("/api/reports/deviation/", {"rubric": "care"}).json()
     assert body["rubric"] == {"slug": "care", "version": 1, "name": "Care"}
-    assert list(body["groups"]) == ["random_audit", "flagged", "all"]
+    assert list(body["groups"]) == ["random_audit", "warm_up", "flagged", "all"]
+    assert body["groups"]["warm_up"]["recordings"] == 0
     by_group = {
         group: {row["criterion_key"]: row for row in data["criteria"]} for group, data in body["groups"].items()
     }
