@@ -233,6 +233,8 @@ def rubric_spec_dump(spec: RubricSpec) -> str:
     if not spec.description:
         del data["description"]
     for criterion in data["criteria"]:
-        if not criterion["replaces"]:
-            del criterion["replaces"]
+        # Empty optional texts are left out: the parser refuses an empty value it is given.
+        for name in ("evidence_guidance", "replaces"):
+            if not criterion[name]:
+                del criterion[name]
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)

@@ -69,6 +69,12 @@ def test_the_spanish_sample_has_ten_single_behaviour_criteria_each_with_exceptio
         (VALID.replace("outcome: not_applicable", "outcome: maybe"), "line 9: criterion 'greets': unknown exception outcome 'maybe'"),
         (VALID.replace("name: Care", "name: Care\nname: Again"), "line 3: field 'name' given twice in the rubric"),
         ("slug: care\nname: [unclosed", "not valid YAML"),
+        (
+            VALID.replace("    description: The agent closes.", "    description: The agent closes.\n    weight: 2"),
+            "line 13: 'weight' is no longer used (no figure weighed criteria): remove it (in a criterion)",
+        ),
+        (VALID.replace("    description: The agent closes.", "    description: The agent closes.\n    replaces: Not A Key"), "line 13: criterion 'closes': 'replaces' must be a criterion key"),
+        (VALID.replace("name: Care", "name: Care\nwarm_up_judgments: -1"), "line 3: 'warm_up_judgments' must not be negative"),
     ],
 )
 def test_bad_files_name_the_field_and_line(text: str, message: str):
@@ -91,3 +97,19 @@ def test_a_missing_file_and_an_unknown_slug_are_clear_errors(tmp_path: Path):
         call_command("import_rubric", str(tmp_path / "nope.yaml"))
     with pytest.raises(CommandError, match="No rubric 'nope'"):
         call_command("export_rubric", "nope")
+
+
+@pytest.mark.django_db
+def test_replaces_and_the_warm_up_size_round_trip(tmp_path: Path):
+    text = VALID.replace("name: Care", "name: Care\nwarm_up_judgments: 20").replace(
+        "    description: The agent closes.", "    description: The agent closes.\n    replaces: says-goodbye"
+    )
+    (tmp_path / "care.yaml").write_text(text)
+    call_command("import_rubric", str(tmp_path / "care.yaml"), stdout=StringIO())
+    rubric = Rubric.objects.get(slug="care")
+    assert rubric.warm_up_judgments == 20
+    assert rubric.criteria.get(key="closes").replaces == "says-goodbye"
+    out = StringIO()
+    call_command("export_rubric", "care", stdout=out)
+    assert "warm_up_judgments: 20" in out.getvalue() and "replaces: says-goodbye" in out.getvalue()
+    assert rubric_spec_parse(out.getvalue()) == rubric_spec_parse(text)

@@ -162,3 +162,24 @@ def test_import_rubric_refuses_to_publish_with_errors(capsys, tmp_path):
     from rubrics.models import Rubric
 
     assert not Rubric.objects.filter(slug="bad").exists()
+
+
+def test_a_scale_of_one_point_is_an_error():
+    from rubrics.lint import scale
+    from rubrics.models import Criterion
+
+    [finding] = scale(Criterion(key="flat", scale_min=3, scale_max=3))
+    assert (finding.rule, finding.is_error) == ("scale", True)
+
+
+def test_replaces_must_name_a_key_of_the_previous_version():
+    first = sample("customer-care")
+    rubric_publish(rubric=first)
+    from rubrics.services import rubric_new_version
+
+    draft = rubric_new_version(rubric=first)
+    draft.criteria.filter(key="greeting").update(key="opening", replaces="greeting")
+    draft.criteria.filter(key="closing").update(key="goodbye", replaces="farewell")
+
+    found = {(f.criterion, f.rule) for f in rubric_lint(draft) if f.rule == "replaces-unknown"}
+    assert found == {("goodbye", "replaces-unknown")}
