@@ -19,7 +19,9 @@ document.addEventListener("DOMContentLoaded", function () {
   function field(form, name) {
     const input = form.querySelector(`[name$="-${name}"]:not([name*="-exceptions-"])`);
     if (input) return input.value;
-    const readonly = form.querySelector(`.field-${name} .readonly`);
+    // A published version is read-only: the value is the text in the field's box.
+    const readonly =
+      form.querySelector(`.fieldBox.field-${name} p`) || form.querySelector(`.form-row.field-${name} p`);
     return readonly ? readonly.textContent.trim() : "";
   }
 
