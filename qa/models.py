@@ -128,7 +128,8 @@ class JudgeRun(models.Model):
     # Among the first judgments of its rubric version, prompt version and
     # model (qa.routing.run_in_warm_up), set when the run succeeds; kept so
     # re-routing after a re-verification keeps the reason.
-    warm_up = models.BooleanField(_("warm-up"), default=False)
+    # Also a database default: the benchmarks' generators insert runs with SQL.
+    warm_up = models.BooleanField(_("warm-up"), default=False, db_default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -42,6 +42,7 @@ class Rubric(models.Model):
     warm_up_judgments = models.PositiveIntegerField(
         _("warm-up judgments"),
         default=50,
+        db_default=50,
         help_text=_(
             "The first judgments of this version, of a new prompt version or of a new judge model all go to review."
         ),
@@ -120,6 +121,8 @@ class Criterion(models.Model):
         _("replaces"),
         max_length=64,
         blank=True,
+        default="",
+        db_default="",
         help_text=_("Key of the previous version's criterion this one replaces, if its key changed."),
     )
 
