@@ -28,6 +28,7 @@ from reviews.reports.selectors import (
     evidence_report,
     versions_report,
 )
+from rubrics.api import RubricVersionSerializer
 
 
 class RubricSerializer(serializers.Serializer):
@@ -195,12 +196,6 @@ class CriterionLineSerializer(serializers.Serializer):
 
     def get_versions(self, line) -> list[dict]:
         return VersionFiguresSerializer([cell for cell in line.cells if cell is not None], many=True).data
-
-
-class RubricVersionSerializer(serializers.Serializer):
-    version = serializers.IntegerField()
-    status = serializers.CharField()
-    published_at = serializers.DateTimeField()
 
 
 class WeekRejectionsSerializer(serializers.Serializer):
