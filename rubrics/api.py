@@ -51,7 +51,7 @@ class CriterionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Criterion
-        fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "replaces", "exceptions"]
+        fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "exceptions"]
 
 
 class RubricSummarySerializer(serializers.ModelSerializer):

@@ -245,6 +245,16 @@ def scale(criterion: Criterion) -> Iterator[Finding]:
         )
 
 
+def weight(criterion: Criterion) -> Iterator[Finding]:
+    if criterion.weight == 0:
+        yield Finding(
+            Severity.WARNING,
+            "zero-weight",
+            _("The weight is 0: the criterion counts in no overall score. Remove it, or give it a weight."),
+            criterion.key,
+        )
+
+
 # --- the rubric as a whole ----------------------------------------------------
 
 
@@ -279,6 +289,7 @@ CRITERION_RULES: tuple[Callable[[Criterion], Iterable[Finding]], ...] = (
     exceptions_written,
     evidence_guidance,
     scale,
+    weight,
 )
 
 

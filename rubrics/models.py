@@ -113,6 +113,7 @@ class Criterion(models.Model):
     evidence_guidance = models.TextField(_("evidence guidance"), blank=True, help_text=_("What to quote."))
     scale_min = models.SmallIntegerField(_("scale minimum"), default=1)
     scale_max = models.SmallIntegerField(_("scale maximum"), default=5)
+    weight = models.FloatField(_("weight"), default=1.0, validators=[MinValueValidator(0.0)])
     order = models.PositiveIntegerField(_("order"), default=0)
     # The version comparison continues this criterion's line from the one it
     # replaces (a split or renamed criterion), so a change of wording can be
@@ -133,6 +134,7 @@ class Criterion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["rubric", "key"], name="criterion_key_unique_in_rubric"),
             models.CheckConstraint(condition=Q(scale_min__lt=models.F("scale_max")), name="criterion_scale_ordered"),
+            models.CheckConstraint(condition=Q(weight__gte=0), name="criterion_weight_non_negative"),
         ]
 
     def __str__(self) -> str:

@@ -16,9 +16,9 @@ RUBRIC_FIELDS = {
     "slug", "name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments",
     "criteria",
 }
-CRITERION_FIELDS = {"key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "replaces", "exceptions"}
-# Fields older files may hold, with why they are refused.
-RETIRED_FIELDS = {"weight": "'weight' is no longer used (no figure weighed criteria): remove it"}
+CRITERION_FIELDS = {
+    "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "exceptions",
+}
 EXCEPTION_FIELDS = {"when", "outcome"}
 
 
@@ -42,6 +42,7 @@ class CriterionSpec:
     evidence_guidance: str = ""
     scale_min: int = 1
     scale_max: int = 5
+    weight: float = 1.0
     replaces: str = ""
     exceptions: list[ExceptionSpec] = field(default_factory=list)
 
@@ -108,8 +109,11 @@ def _criterion(node: yaml.Node) -> CriterionSpec:
         evidence_guidance=_text(fields, "evidence_guidance", where, default=""),
         scale_min=_integer(fields, "scale_min", where, default=1),
         scale_max=_integer(fields, "scale_max", where, default=5),
+        weight=_number(fields, "weight", where, default=1.0),
         replaces=_text(fields, "replaces", where, default=""),
     )
+    if criterion.weight < 0:
+        raise RubricFileError(f"{where}: 'weight' must not be negative", fields["weight"][0])
     if criterion.replaces and criterion.replaces != slugify(criterion.replaces):
         raise RubricFileError(f"{where}: 'replaces' must be a criterion key", fields["replaces"][1])
     if criterion.scale_min >= criterion.scale_max:
@@ -147,8 +151,6 @@ def _mapping(node: yaml.Node, what: str, allowed: set[str]) -> Fields:
     fields = Fields(node)
     for key_node, value_node in node.value:
         name = key_node.value
-        if name in RETIRED_FIELDS:
-            raise RubricFileError(f"{RETIRED_FIELDS[name]} (in {what})", key_node)
         if name not in allowed:
             raise RubricFileError(f"unknown field '{name}' in {what} (allowed: {', '.join(sorted(allowed))})", key_node)
         if name in fields:
@@ -219,6 +221,7 @@ def rubric_spec_of(rubric: Rubric) -> RubricSpec:
                 evidence_guidance=criterion.evidence_guidance,
                 scale_min=criterion.scale_min,
                 scale_max=criterion.scale_max,
+                weight=criterion.weight,
                 replaces=criterion.replaces,
                 exceptions=[ExceptionSpec(when=e.text, outcome=e.outcome) for e in criterion.exceptions.all()],
             )

@@ -71,6 +71,7 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
             evidence_guidance=item.evidence_guidance,
             scale_min=item.scale_min,
             scale_max=item.scale_max,
+            weight=item.weight,
             replaces=item.replaces,
             order=order,
         )

@@ -70,8 +70,8 @@ def test_the_spanish_sample_has_ten_single_behaviour_criteria_each_with_exceptio
         (VALID.replace("name: Care", "name: Care\nname: Again"), "line 3: field 'name' given twice in the rubric"),
         ("slug: care\nname: [unclosed", "not valid YAML"),
         (
-            VALID.replace("    description: The agent closes.", "    description: The agent closes.\n    weight: 2"),
-            "line 13: 'weight' is no longer used (no figure weighed criteria): remove it (in a criterion)",
+            VALID.replace("    description: The agent closes.", "    description: The agent closes.\n    weight: -1"),
+            "line 13: criterion 'closes': 'weight' must not be negative",
         ),
         (VALID.replace("    description: The agent closes.", "    description: The agent closes.\n    replaces: Not A Key"), "line 13: criterion 'closes': 'replaces' must be a criterion key"),
         (VALID.replace("name: Care", "name: Care\nwarm_up_judgments: -1"), "line 3: 'warm_up_judgments' must not be negative"),

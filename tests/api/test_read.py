@@ -228,7 +228,7 @@ def test_rubric_detail_has_criteria_exceptions_and_versions(api):
     assert [c["key"] for c in body["criteria"]] == ["c1", "c2", "c3"]
     c1 = body["criteria"][0]
     assert set(c1) == {
-        "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "replaces", "exceptions",
+        "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "exceptions",
     }  # fmt: skip
     assert c1["exceptions"] == [{"text": "Transferred", "outcome": "not_applicable"}]
     assert [(v["version"], v["status"]) for v in body["versions"]] == [(2, "published"), (1, "archived")]

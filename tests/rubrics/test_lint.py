@@ -69,6 +69,7 @@ def bad_rubric():
     criterion("na-without-situation", "The agent reads the legal disclaimer.", exceptions=(("No aplica", "not_applicable"),))
     criterion("wide-scale", "The agent says the waiting time in minutes.", scale_min=0, scale_max=100)
     criterion("near-duplicate", "The agent says the refund amount in euros.")
+    criterion("zero-weight", "The agent spells the customer's surname back.", weight=0)
     return rubric
 
 
@@ -87,6 +88,7 @@ EXPECTED = {
     ("na-without-situation", "not-applicable-without-situation"),
     ("wide-scale", "scale"),
     ("near-duplicate", "near-duplicate"),
+    ("zero-weight", "zero-weight"),
 }
 
 
@@ -129,7 +131,7 @@ def test_lint_rubric_command_exits_1_on_errors(capsys):
     assert exited.value.returncode == 1
     out = capsys.readouterr()
     assert "\nerror na-without-situation [not-applicable-without-situation]" in out.out
-    assert "1 error(s), 13 warning(s)" in str(exited.value)
+    assert "1 error(s), 14 warning(s)" in str(exited.value)
 
 
 def test_lint_rubric_command_passes_with_warnings_only(capsys):
