@@ -9,11 +9,13 @@ with the number of scores.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
+from itertools import combinations
+from statistics import median
 
 
 @dataclass(frozen=True)
@@ -270,3 +272,128 @@ def scorecard_estimate(cell: CellSample, pools: Sequence[tuple[CorrectionLevel, 
         correction_level=level,
         correction_n=correction.n,
     )
+
+
+# ---------------------------------------------------------------------------
+# Agreement between human raters: calibration sessions and the human ceiling.
+# Units are calls (or any item rated); a rater's value is an int on the
+# criterion's scale. "Does not apply" and a missing value are both left out:
+# neither is a number to compare.
+# ---------------------------------------------------------------------------
+
+Ratings = Mapping[Hashable, Mapping[Hashable, int]]  # unit -> rater -> value
+
+
+@dataclass(frozen=True)
+class RaterAgreement:
+    """How a group of raters agree on one criterion over a set of units.
+
+    `exact_agreement` and `within_one` are shares of all rater pairs on a unit;
+    `mean_pairwise_qwk` is the mean, over pairs of raters, of the QWK on the
+    units both rated (pairs whose QWK is undefined are left out); `alpha` is
+    Krippendorff's alpha with the ordinal metric; `bias` is each rater's mean
+    of (own value − the unit's median of all raters), over units with two or
+    more values: above 0 lenient, below 0 harsh.
+    """
+
+    n_units: int  # units with at least two values
+    n_raters: int  # raters with a value on such a unit
+    pairs: int
+    exact_agreement: float | None
+    within_one: float | None
+    mean_pairwise_qwk: float | None
+    alpha: float | None
+    bias: dict[Hashable, float]
+
+
+def rater_agreement(ratings: Ratings) -> RaterAgreement:
+    units = {unit: dict(values) for unit, values in ratings.items() if len(values) >= 2}
+    raters = sorted({rater for values in units.values() for rater in values}, key=str)
+    pair_values = [
+        (values[a], values[b]) for values in units.values() for a, b in combinations(sorted(values, key=str), 2)
+    ]
+    pairs = len(pair_values)
+    qwks = []
+    for a, b in combinations(raters, 2):
+        matrix = Counter((values[a], values[b]) for values in units.values() if a in values and b in values)
+        kappa = quadratic_weighted_kappa(matrix)
+        if kappa is not None:
+            qwks.append(kappa)
+    deviations: defaultdict[Hashable, list[float]] = defaultdict(list)
+    for values in units.values():
+        middle = median(values.values())
+        for rater, value in values.items():
+            deviations[rater].append(value - middle)
+    return RaterAgreement(
+        n_units=len(units),
+        n_raters=len(raters),
+        pairs=pairs,
+        exact_agreement=share(sum(a == b for a, b in pair_values), pairs),
+        within_one=share(sum(abs(a - b) <= 1 for a, b in pair_values), pairs),
+        mean_pairwise_qwk=sum(qwks) / len(qwks) if qwks else None,
+        alpha=krippendorff_alpha_ordinal(units),
+        bias={rater: sum(found) / len(found) for rater, found in deviations.items()},
+    )
+
+
+def pooled_pair_matrix(ratings: Ratings) -> Counter[tuple[int, int]]:
+    """Every pair of raters on a unit, counted both ways round.
+
+    Raters differ from unit to unit (whoever reviewed each call), so there is
+    no "first" and "second" rater: the symmetric matrix makes the QWK of the
+    pooled pairs independent of the order the raters happen to be listed in.
+    """
+    matrix: Counter[tuple[int, int]] = Counter()
+    for values in ratings.values():
+        for a, b in combinations(list(values.values()), 2):
+            matrix[(a, b)] += 1
+            matrix[(b, a)] += 1
+    return matrix
+
+
+def krippendorff_alpha_ordinal(ratings: Ratings) -> float | None:
+    """Krippendorff's alpha, ordinal metric, with missing values.
+
+    As in Krippendorff, "Computing Krippendorff's Alpha-Reliability" (2011):
+    a coincidence matrix o_ck from every ordered pair of values within a unit,
+    each unit's pairs weighted 1/(m_u − 1); only units with two or more values
+    count. Ordinal distance δ²_ck = (Σ_{g=c..k} n_g − (n_c + n_k)/2)² over the
+    values' marginal totals n_g, and α = 1 − (n − 1)·Σ o·δ² / Σ n_c·n_k·δ².
+    Exact rational arithmetic, rounded once.
+
+    None when undefined: no pairable values, or every value the same (no
+    expected disagreement).
+    """
+    coincidences: defaultdict[tuple[int, int], Fraction] = defaultdict(Fraction)
+    for values in ratings.values():
+        found = list(values.values())
+        m = len(found)
+        if m < 2:
+            continue
+        for i, c in enumerate(found):
+            for j, k in enumerate(found):
+                if i != j:
+                    coincidences[(c, k)] += Fraction(1, m - 1)
+    totals: defaultdict[int, Fraction] = defaultdict(Fraction)
+    for (c, _), weight in coincidences.items():
+        totals[c] += weight
+    n = sum(totals.values())
+    if n == 0:
+        return None
+    ordered = sorted(totals)
+    cumulative = {}  # value -> Σ n_g for g up to and including it
+    running = Fraction(0)
+    for value in ordered:
+        running += totals[value]
+        cumulative[value] = running
+
+    def distance(c: int, k: int) -> Fraction:
+        low, high = min(c, k), max(c, k)
+        between = cumulative[high] - cumulative[low] + totals[low]
+        return (between - (totals[c] + totals[k]) / 2) ** 2
+
+    observed = sum(weight * distance(c, k) for (c, k), weight in coincidences.items())
+    expected = sum(totals[c] * totals[k] * distance(c, k) for c in ordered for k in ordered)
+    if expected == 0:
+        return None
+    return float(1 - (n - 1) * observed / expected)
