@@ -1,0 +1,179 @@
+"""Calibration over the API, for people with their own login session (not API keys):
+participants send entries, QA leads close sessions, both read them."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from qa.api.serializers import ErrorSerializer
+from qa.api.views import BAD_REQUEST, NOT_FOUND
+from reviews.calibration.selectors import CriterionSummary, session_get, session_summary, sessions_for
+from reviews.calibration.services import CalibrationAnswer, SessionStateError, calibration_close, calibration_entry_save
+from reviews.models import CalibrationEntry, CalibrationSession
+
+CONFLICT = OpenApiResponse(
+    ErrorSerializer, description=_("The session is closed (entries) or already closed (close).")
+)
+FORBIDDEN = OpenApiResponse(ErrorSerializer, description=_("Not a participant (entries) or not a QA lead (close)."))
+
+
+class IsSignedInPerson(BasePermission):
+    """A calibration entry is a person's own judgment: a login session, never a system's key."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.is_authenticated)
+
+
+class RubricSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    version = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+def _summary_field(name: str) -> serializers.Field:
+    if name in ("n_recordings", "n_raters"):
+        return serializers.IntegerField()
+    if name == "criterion_key":
+        return serializers.CharField()
+    return serializers.FloatField(allow_null=True)
+
+
+CriterionSummarySerializer = type(
+    "CriterionSummarySerializer",
+    (serializers.Serializer,),
+    {
+        "__doc__": CriterionSummary.__doc__,
+        **{field.name: _summary_field(field.name) for field in fields(CriterionSummary)},
+    },
+)
+
+
+class SessionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    status = serializers.ChoiceField(choices=CalibrationSession.Status.choices)
+    rubric = RubricSerializer()
+    participants = serializers.SlugRelatedField(slug_field="username", many=True, read_only=True)
+
+
+class SessionDetailSerializer(SessionSerializer):
+    criteria = CriterionSummarySerializer(many=True)
+
+
+class AnswerSerializer(serializers.Serializer):
+    criterion_key = serializers.CharField(max_length=100)
+    value = serializers.IntegerField(required=False, allow_null=True, default=None)
+    not_applicable = serializers.BooleanField(required=False, default=False)
+
+
+class EntryInputSerializer(serializers.Serializer):
+    recording = serializers.IntegerField(help_text=_("Id of a recording in the session."))
+    criteria = AnswerSerializer(many=True, help_text=_("Every criterion of the rubric once: a value or not_applicable."))
+    comment = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class EntrySerializer(serializers.Serializer):
+    recording = serializers.IntegerField(source="call.recording_id")
+    participant = serializers.CharField(source="participant.username")
+    criteria = AnswerSerializer(source="answers", many=True)
+    comment = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+
+
+def _conflict(error: SessionStateError) -> Response:
+    return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+
+
+@extend_schema(tags=["calibrations"])
+class SessionListView(APIView):
+    permission_classes = [IsSignedInPerson]
+
+    @extend_schema(responses={200: SessionSerializer(many=True)}, summary=_("Calibration sessions you lead or take part in"))
+    def get(self, request: Request) -> Response:
+        return Response(SessionSerializer(sessions_for(request.user), many=True).data)
+
+
+@extend_schema(tags=["calibrations"])
+class SessionDetailView(APIView):
+    permission_classes = [IsSignedInPerson]
+
+    @extend_schema(
+        responses={200: SessionDetailSerializer, 404: NOT_FOUND},
+        summary=_("A session with its agreement figures per criterion (counts only until it closes)"),
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        session = session_get(pk=pk, user=request.user)
+        return Response(SessionDetailSerializer(_detail(session)).data)
+
+
+def _detail(session: CalibrationSession) -> dict[str, Any]:
+    return {
+        "id": session.pk,
+        "name": session.name,
+        "status": session.status,
+        "rubric": session.rubric,
+        "participants": session.participants.order_by("username"),
+        "criteria": session_summary(session=session),
+    }
+
+
+@extend_schema(tags=["calibrations"])
+class EntryView(APIView):
+    permission_classes = [IsSignedInPerson]
+
+    @extend_schema(
+        request=EntryInputSerializer,
+        responses={201: EntrySerializer, 400: BAD_REQUEST, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT},
+        summary=_("Send (or replace) your own values for a call of the session"),
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        session = session_get(pk=pk, user=request.user)
+        body = EntryInputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        values = body.validated_data
+        try:
+            entry = calibration_entry_save(
+                session=session,
+                recording_id=values["recording"],
+                participant=request.user,
+                answers=[CalibrationAnswer(**answer) for answer in values["criteria"]],
+                comment=values["comment"],
+            )
+        except SessionStateError as error:
+            return _conflict(error)
+        return Response(EntrySerializer(_entry_record(entry)).data, status=status.HTTP_201_CREATED)
+
+
+def _entry_record(entry: CalibrationEntry) -> CalibrationEntry:
+    entry.answers = [
+        {"criterion_key": value.criterion.key, "value": value.value, "not_applicable": value.not_applicable}
+        for value in entry.values.select_related("criterion")
+    ]
+    return entry
+
+
+@extend_schema(tags=["calibrations"])
+class CloseView(APIView):
+    permission_classes = [IsSignedInPerson]
+
+    @extend_schema(
+        request=None,
+        responses={200: SessionDetailSerializer, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT},
+        summary=_("Close the session (QA leads): entries freeze and the results open"),
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        session = session_get(pk=pk, user=request.user)
+        try:
+            session = calibration_close(session=session, user=request.user)
+        except SessionStateError as error:
+            return _conflict(error)
+        return Response(SessionDetailSerializer(_detail(session)).data)
