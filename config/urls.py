@@ -29,6 +29,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),
     path("reports/", include("reviews.reports.urls")),
+    path("calibrations/", include("reviews.calibration.urls")),
     path("api/reports/", include("reviews.reports.api_urls")),
     path("scorecards/", include("reviews.scorecards.urls")),
     path("api/scorecards/", include("reviews.scorecards.api_urls")),

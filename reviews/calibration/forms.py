@@ -1,0 +1,156 @@
+"""Forms of the calibration pages: creating a session, scoring a call, recording an agreed value."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.db.models import Q, QuerySet
+from django.utils.translation import gettext_lazy as _
+
+from qa.answer import not_applicable_allowed
+from reviews.calibration.selectors import CallSelection
+from reviews.calibration.services import PARTICIPANT_PERMISSION, CalibrationAnswer
+from reviews.selectors import rubric_choices
+from rubrics.models import Criterion
+from rubrics.selectors import rubric_latest_published
+
+
+def supervisors() -> QuerySet:
+    """Active users who may review, so may take part in a calibration."""
+    app_label, codename = PARTICIPANT_PERMISSION.split(".")
+    permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+    return (
+        get_user_model()
+        .objects.filter(Q(groups__permissions__in=permission) | Q(user_permissions__in=permission), is_active=True)
+        .distinct()
+        .order_by("username")
+    )
+
+
+class SessionCreateForm(forms.Form):
+    CHOOSE = [
+        ("sample", _("A random sample of the calls matching the filters")),
+        ("filter", _("Every call matching the filters")),
+        ("ids", _("These recording ids")),
+    ]
+
+    name = forms.CharField(label=_("Name"), max_length=200)
+    rubric = forms.ChoiceField(label=_("Rubric"), help_text=_("Its published version."))
+    participants = forms.ModelMultipleChoiceField(
+        label=_("Participants"), queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple
+    )
+    due_date = forms.DateField(label=_("Due date"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    choose = forms.ChoiceField(label=_("Calls"), choices=CHOOSE, initial="sample", widget=forms.RadioSelect)
+    sample = forms.IntegerField(label=_("Sample size"), min_value=1, initial=10, required=False)
+    seed = forms.IntegerField(label=_("Seed"), initial=0, required=False, help_text=_("The same seed draws the same calls."))
+    recording_ids = forms.CharField(label=_("Recording ids"), required=False, help_text=_("Separated by spaces or commas."))
+    team = forms.CharField(label=_("Team"), required=False, max_length=100)
+    agent = forms.CharField(label=_("Agent id"), required=False, max_length=100)
+    date_from = forms.DateField(label=_("Calls from"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(label=_("Calls to"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["rubric"].choices = rubric_choices()
+        self.fields["participants"].queryset = supervisors()
+
+    def clean_recording_ids(self) -> tuple[int, ...]:
+        text = self.cleaned_data["recording_ids"].strip()
+        if text and not re.fullmatch(r"[\d\s,]+", text):
+            raise forms.ValidationError(_("Give recording ids as numbers, separated by spaces or commas."))
+        return tuple(int(part) for part in re.split(r"[\s,]+", text) if part)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("rubric"):
+            data["rubric_version"] = rubric_latest_published(slug=data["rubric"])
+            if data["rubric_version"] is None:
+                self.add_error("rubric", _("This rubric has no published version."))
+        choose = data.get("choose")
+        if choose == "ids" and not data.get("recording_ids") and not self.has_error("recording_ids"):
+            self.add_error("recording_ids", _("Give the recording ids."))
+        if choose == "sample" and data.get("sample") is None and not self.has_error("sample"):
+            self.add_error("sample", _("Give the sample size."))
+        if data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
+            self.add_error("date_to", _("The end date is before the start date."))
+        return data
+
+    def selection(self) -> CallSelection:
+        data = self.cleaned_data
+        filters = {key: data[key] for key in ("team", "agent", "date_from", "date_to")}
+        if data["choose"] == "ids":
+            return CallSelection(recording_ids=data["recording_ids"], **filters)
+        if data["choose"] == "sample":
+            return CallSelection(sample=data["sample"], seed=data["seed"] or 0, **filters)
+        return CallSelection(**filters)
+
+
+class ScoringForm(forms.Form):
+    """A participant's value per criterion (or "does not apply" where the rubric allows it) and a comment."""
+
+    comment = forms.CharField(label=_("Comment"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+    def __init__(self, *args: Any, criteria: list[Criterion], own: dict, own_comment: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.criteria = criteria
+        self.fields["comment"].initial = own_comment
+        for criterion in criteria:
+            given = own.get(criterion.key)
+            self.fields[f"{criterion.key}-value"] = forms.IntegerField(
+                label=_("Your value"),
+                min_value=criterion.scale_min,
+                max_value=criterion.scale_max,
+                required=False,
+                initial=given.value if given else None,
+            )
+            if not_applicable_allowed(criterion):
+                self.fields[f"{criterion.key}-not_applicable"] = forms.BooleanField(
+                    label=_("Does not apply"), required=False, initial=bool(given and given.not_applicable)
+                )
+
+    def rows(self) -> list[tuple[Criterion, forms.BoundField, forms.BoundField | None]]:
+        return [
+            (criterion, self[f"{criterion.key}-value"], self._box(criterion))
+            for criterion in self.criteria
+        ]
+
+    def _box(self, criterion: Criterion) -> forms.BoundField | None:
+        name = f"{criterion.key}-not_applicable"
+        return self[name] if name in self.fields else None
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for criterion in self.criteria:
+            value, ticked = data.get(f"{criterion.key}-value"), data.get(f"{criterion.key}-not_applicable")
+            if self.has_error(f"{criterion.key}-value"):
+                continue
+            if value is None and not ticked:
+                message = _("Enter your value, or tick “Does not apply”.") if self._box(criterion) else _(
+                    "Enter your value."
+                )
+                self.add_error(f"{criterion.key}-value", message)
+            elif value is not None and ticked:
+                self.add_error(f"{criterion.key}-value", _("Either a value or “Does not apply”, not both."))
+        return data
+
+    def answers(self) -> list[CalibrationAnswer]:
+        return [
+            CalibrationAnswer(
+                criterion.key,
+                self.cleaned_data[f"{criterion.key}-value"],
+                bool(self.cleaned_data.get(f"{criterion.key}-not_applicable")),
+            )
+            for criterion in self.criteria
+        ]
+
+
+class AgreedValueForm(forms.Form):
+    recording = forms.IntegerField(widget=forms.HiddenInput)
+    criterion_key = forms.CharField(widget=forms.HiddenInput)
+    value = forms.IntegerField(label=_("Agreed value"), required=False)
+    not_applicable = forms.BooleanField(label=_("Does not apply"), required=False)
+    note = forms.CharField(label=_("Note"), required=False, max_length=2000)

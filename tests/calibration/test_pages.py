@@ -1,0 +1,130 @@
+"""The calibration pages: blind scoring, who may do what, the results and the CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from reviews.calibration.services import SessionStateError, agreed_value_set, calibration_close
+from reviews.models import AgreedValue, CalibrationEntry, CalibrationSession
+from tests.calibration.conftest import score
+from tests.factories import UserFactory
+from tests.review.conftest import client_for, set_evidence
+
+EVIDENCE = "te lo mando hoy antes de las 18"
+
+
+def test_the_scoring_page_is_blind(session, supervisors, calls):
+    ana, ben, _eva = supervisors
+    call = calls[0]
+    set_evidence(call, "c1", EVIDENCE, rationale="The agent commits to a time: UNIQUE-RATIONALE.")
+    score(session, ben, call, 5, comment="BEN-SECRET-COMMENT")
+    page = client_for(ana).get(f"/calibrations/{session.pk}/calls/{call.pk}/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Buenas tardes, le atiende Marta" in html  # the transcript, turn by turn
+    assert "<mark" not in html  # no evidence marks
+    assert "UNIQUE-RATIONALE" not in html and "BEN-SECRET-COMMENT" not in html and "test-model" not in html
+    # No value anywhere: the judge gave c1 = 1 and ben 5; the inputs are empty.
+    assert 'name="c1-value"' in html and 'value="1"' not in html and 'value="5"' not in html
+
+
+def test_a_participant_scores_and_changes_their_entry_on_the_page(session, supervisors, calls):
+    ana = supervisors[0]
+    client = client_for(ana)
+    url = f"/calibrations/{session.pk}/calls/{calls[0].pk}/"
+    refused = client.post(url, {"c1-value": "9"})
+    assert refused.status_code == 200 and "Ensure this value is less than or equal to 5." in refused.content.decode()
+    assert "Enter your value, or tick “Does not apply”." in refused.content.decode()
+    saved = client.post(url, {"c1-value": "4", "c2-not_applicable": "on", "comment": "fine"})
+    assert saved.status_code == 302 and saved["Location"] == f"/calibrations/{session.pk}/calls/{calls[1].pk}/"
+    again = client.get(url).content.decode()
+    assert 'value="4"' in again and "checked" in again  # their own values come back to be changed
+    client.post(url, {"c1-value": "3", "c2-value": "2"})
+    entry = CalibrationEntry.objects.get()
+    assert [(v.criterion.key, v.value, v.not_applicable) for v in entry.values.order_by("criterion__order")] == [
+        ("c1", 3, False),
+        ("c2", 2, False),
+    ]
+
+
+def test_a_supervisor_cannot_create_or_close_and_others_entries_stay_hidden(session, supervisors, calls, lead):
+    ana, ben, _eva = supervisors
+    score(session, ben, calls[0], 5, comment="BEN-SECRET-COMMENT")
+    client = client_for(ana)
+    assert client.get("/calibrations/new/").status_code == 403
+    assert client.post(f"/calibrations/{session.pk}/close/").status_code == 403
+    assert CalibrationSession.objects.get().status == "open"
+    overview = client.get(f"/calibrations/{session.pk}/").content.decode()
+    assert "BEN-SECRET-COMMENT" not in overview and "ben: 1 of 4 calls scored" in overview
+    assert "calibration-matrix" not in overview
+    assert client.get(f"/calibrations/{session.pk}/?format=csv")["Content-Type"].startswith("text/html")
+    # Someone outside the session sees nothing of it.
+    outsider = UserFactory(username="zoe", groups=["Supervisors"])
+    assert client_for(outsider).get(f"/calibrations/{session.pk}/").status_code == 404
+    assert client_for(outsider).get(f"/api/calibrations/{session.pk}/").status_code == 404
+    # The lead is no participant: they cannot score.
+    assert client_for(lead).get(f"/calibrations/{session.pk}/calls/{calls[0].pk}/").status_code == 403
+
+
+def test_the_lead_creates_a_session_on_the_page(lead, supervisors, calls):
+    client = client_for(lead)
+    form = client.get("/calibrations/new/").content.decode()
+    assert "ana" in form and "lead" not in form.split("participants")[1].split("</fieldset>")[0]
+    ana, ben, _eva = supervisors
+    response = client.post(
+        "/calibrations/new/",
+        {"name": "Greeting", "rubric": "care", "participants": [ana.pk, ben.pk], "choose": "ids",
+         "recording_ids": f"{calls[1].pk}, {calls[2].pk}"},
+    )  # fmt: skip
+    session = CalibrationSession.objects.get()
+    assert response["Location"] == f"/calibrations/{session.pk}/"
+    assert sorted(session.calls.values_list("recording_id", flat=True)) == [calls[1].pk, calls[2].pk]
+    refused = client.post(
+        "/calibrations/new/", {"name": "x", "rubric": "care", "participants": [ana.pk], "choose": "sample", "sample": 2}
+    )
+    assert "A calibration needs at least two participants." in refused.content.decode()
+
+
+def test_results_after_close_with_agreed_values_and_the_csv(session, supervisors, calls, lead):
+    ana, ben, eva = supervisors
+    for call, (a, b, e) in zip(calls, [(1, 1, 1), (2, 2, 2), (3, 3, 3), (5, 5, 2)]):
+        score(session, ana, call, a, c2=None)
+        score(session, ben, call, b)
+        score(session, eva, call, e, comment="EVA-NOTE" if call == calls[3] else "")
+    calibration_close(session=session, user=lead)
+    lead_client = client_for(lead)
+    response = lead_client.post(
+        f"/calibrations/{session.pk}/agree/",
+        {"recording": calls[3].pk, "criterion_key": "c1", "value": "4", "note": "the greeting was late"},
+    )
+    assert response.status_code == 302
+    assert AgreedValue.objects.get().value == 4
+    assert client_for(ana).post(
+        f"/calibrations/{session.pk}/agree/", {"recording": calls[3].pk, "criterion_key": "c1", "value": "1"}
+    ).status_code == 403
+
+    html = client_for(ana).get(f"/calibrations/{session.pk}/").content.decode()
+    assert "EVA-NOTE" in html  # after close, everyone's entries are shown
+    c1 = html.split('id="criterion-c1"')[1].split('id="criterion-c2"')[0]
+    rows = c1.split("<tbody>")[1].split("<tr")[1:]
+    assert f'data-recording="{calls[3].pk}"' in rows[0] and "discuss" in rows[0]  # spread 3 first
+    assert "<dd class=\"figure-exact\">83.3 %</dd>" in c1  # 10 of 12 pairs
+    assert "eva −0.75" in c1 or "eva -0.75" in c1
+
+    lines = list(csv.reader(io.StringIO(lead_client.get(f"/calibrations/{session.pk}/?format=csv").getvalue().decode())))
+    assert lines[0] == [
+        "recording_id", "external_id", "criterion_key", "ana", "ben", "eva", "judge", "spread", "agreed", "agreed_note",
+    ]  # fmt: skip
+    assert lines[1] == [str(calls[3].pk), calls[3].external_id, "c1", "5", "5", "2", "4", "3", "4", "the greeting was late"]
+    assert [str(calls[0].pk), calls[0].external_id, "c2", "N/A", "3", "3", "3", "0", "", ""] in lines
+
+
+def test_agreed_values_are_refused_before_close(session, lead, calls):
+    with pytest.raises(SessionStateError):
+        agreed_value_set(
+            session=session, recording_id=calls[0].pk, criterion_key="c1", value=3, not_applicable=False, note="",
+            user=lead,
+        )  # fmt: skip
