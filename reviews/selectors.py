@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from qa.models import QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
-from reviews.models import CriterionReview, Review
+from reviews.models import AgreedValue, CalibrationSession, CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
 
@@ -339,21 +339,23 @@ class HumanReference:
 
     value: int | None  # None exactly when not_applicable
     not_applicable: bool
-    source: str  # "review": the latest final review
-    review_id: int
-    run_id: int  # the judgment that review saw
+    source: str  # "agreed": a closed calibration session's agreed value; "review": the latest final review
+    review_id: int | None  # None for an agreed value
+    run_id: int  # the judgment that review saw, or that the calibration session put beside the participants' values
 
 
 def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], HumanReference]:
-    """The human reference per (recording id, criterion key), in one query.
+    """The human reference per (recording id, criterion key), in two queries.
 
-    The latest final review (approve or reject; "needs review" is not final)
+    First the agreed value of a closed calibration session (the latest session
+    to close, where several agreed on the same call). Else the latest final review (approve or reject; "needs review" is not final)
     gives the supervisor's value where they set one, N/A where they ticked
     "does not apply", and the judge's value where they approved it without
     marking it wrong. A criterion with none of these (a reject that gave no
     value) has no reference and is absent, as are recordings without a final review.
     """
-    final = latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=list(recording_ids))
+    recording_ids = list(recording_ids)
+    final = latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=recording_ids)
     rows = (
         # One filter() call, so the join to the review is made once and reused by the entry's join.
         Score.objects.filter(run__reviews__in=final)
@@ -376,7 +378,7 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
         )
         .order_by()
     )
-    return {
+    references = {
         (row["recording_id"], row["key"]): HumanReference(
             value=None if row["not_applicable"] else row["human"],
             not_applicable=bool(row["not_applicable"]),
@@ -387,6 +389,29 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
         for row in rows
         if row["not_applicable"] or row["human"] is not None
     }
+    agreed = (
+        AgreedValue.objects.filter(
+            call__recording_id__in=recording_ids, call__session__status=CalibrationSession.Status.CLOSED
+        )
+        .values(
+            "value",
+            "not_applicable",
+            recording_id=F("call__recording_id"),
+            key=F("criterion__key"),
+            run_id=F("call__run_id"),
+        )
+        # Oldest first, so the latest session's value is the one left in the dict.
+        .order_by("call__session__closed_at", "call__session_id")
+    )
+    for row in agreed:
+        references[(row["recording_id"], row["key"])] = HumanReference(
+            value=row["value"],
+            not_applicable=row["not_applicable"],
+            source="agreed",
+            review_id=None,
+            run_id=row["run_id"],
+        )
+    return references
 
 
 def recording_detail_with_reviews(*, pk: int) -> Recording:
