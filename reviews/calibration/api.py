@@ -62,7 +62,7 @@ class SessionSerializer(serializers.Serializer):
     name = serializers.CharField()
     status = serializers.ChoiceField(choices=CalibrationSession.Status.choices)
     rubric = RubricSerializer()
-    participants = serializers.SlugRelatedField(slug_field="username", many=True, read_only=True)
+    participants = serializers.ListField(child=serializers.CharField(), help_text=_("Usernames."))
 
 
 class SessionDetailSerializer(SessionSerializer):
@@ -99,7 +99,7 @@ class SessionListView(APIView):
 
     @extend_schema(responses={200: SessionSerializer(many=True)}, summary=_("Calibration sessions you lead or take part in"))
     def get(self, request: Request) -> Response:
-        return Response(SessionSerializer(sessions_for(request.user), many=True).data)
+        return Response(SessionSerializer([_record(session) for session in sessions_for(request.user)], many=True).data)
 
 
 @extend_schema(tags=["calibrations"])
@@ -115,15 +115,19 @@ class SessionDetailView(APIView):
         return Response(SessionDetailSerializer(_detail(session)).data)
 
 
-def _detail(session: CalibrationSession) -> dict[str, Any]:
+def _record(session: CalibrationSession) -> dict[str, Any]:
     return {
         "id": session.pk,
         "name": session.name,
         "status": session.status,
         "rubric": session.rubric,
-        "participants": session.participants.order_by("username"),
-        "criteria": session_summary(session=session),
+        # Sorted here, so the prefetched participants of a list are used as they are.
+        "participants": sorted(user.get_username() for user in session.participants.all()),
     }
+
+
+def _detail(session: CalibrationSession) -> dict[str, Any]:
+    return {**_record(session), "criteria": session_summary(session=session)}
 
 
 @extend_schema(tags=["calibrations"])

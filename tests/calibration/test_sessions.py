@@ -167,3 +167,13 @@ def test_the_command_prints_the_api_path_last(lead, supervisors, cal_rubric, cal
     with pytest.raises(CommandError, match="No such user: zoe"):
         call_command("calibration_create", "--rubric", "care", "--name", "x", "--recordings", str(calls[0].pk),
                      "--participants", "ana", "zoe", "--lead", "lead")  # fmt: skip
+
+
+def test_the_calibration_api_is_in_the_openapi_schema(lead):
+    schema = client_for(lead).get("/api/schema/?format=json").json()
+    assert {
+        "/api/calibrations/", "/api/calibrations/{id}/", "/api/calibrations/{id}/entries/",
+        "/api/calibrations/{id}/close/",
+    } <= set(schema["paths"])  # fmt: skip
+    detail = schema["components"]["schemas"]["SessionDetail"]["properties"]
+    assert set(detail) == {"id", "name", "status", "rubric", "participants", "criteria"}
