@@ -344,21 +344,17 @@ class HumanReference:
     run_id: int  # the judgment that review saw, or that the calibration session put beside the participants' values
 
 
-def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], HumanReference]:
-    """The human reference per (recording id, criterion key), in two queries.
+def review_values(*, reviews: QuerySet[Review]) -> QuerySet[Score]:
+    """What each of `reviews` says per criterion scored on the run it reviewed, as rows of
+    run_id, recording_id, key, review_id, human (a number or None) and not_applicable.
 
-    First the agreed value of a closed calibration session (the latest session
-    to close, where several agreed on the same call). Else the latest final review (approve or reject; "needs review" is not final)
-    gives the supervisor's value where they set one, N/A where they ticked
-    "does not apply", and the judge's value where they approved it without
-    marking it wrong. A criterion with none of these (a reject that gave no
-    value) has no reference and is absent, as are recordings without a final review.
+    The supervisor's value where they set one, N/A where they ticked "does not
+    apply", and the judge's value where they approved it without marking it
+    wrong; else no value.
     """
-    recording_ids = list(recording_ids)
-    final = latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=recording_ids)
-    rows = (
+    return (
         # One filter() call, so the join to the review is made once and reused by the entry's join.
-        Score.objects.filter(run__reviews__in=final)
+        Score.objects.filter(run__reviews__in=reviews)
         .alias(
             cr=FilteredRelation(
                 "run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))
@@ -378,6 +374,19 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
         )
         .order_by()
     )
+
+
+def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], HumanReference]:
+    """The human reference per (recording id, criterion key), in two queries.
+
+    First the agreed value of a closed calibration session (the latest session
+    to close, where several agreed on the same call). Else the latest final
+    review (approve or reject; "needs review" is not final), read by
+    `review_values`. A criterion with neither (a reject that gave no value)
+    has no reference and is absent, as are recordings without either.
+    """
+    recording_ids = list(recording_ids)
+    rows = review_values(reviews=latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=recording_ids))
     references = {
         (row["recording_id"], row["key"]): HumanReference(
             value=None if row["not_applicable"] else row["human"],

@@ -174,6 +174,7 @@ SPECTACULAR_SETTINGS = {
         "RecordingStatusEnum": "qa.models.Recording.Status",
         "JudgeRunStatusEnum": "qa.models.JudgeRun.Status",
         "RubricStatusEnum": "rubrics.models.Rubric.Status",
+        "CalibrationStatusEnum": "reviews.models.CalibrationSession.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -14,11 +14,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from qa.api.serializers import ErrorSerializer
-from qa.api.views import BAD_REQUEST, NOT_FOUND
+from qa.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
 from reviews.calibration.selectors import CriterionSummary, session_get, session_summary, sessions_for
 from reviews.calibration.services import CalibrationAnswer, SessionStateError, calibration_close, calibration_entry_save
 from reviews.models import CalibrationEntry, CalibrationSession
+from reviews.reports.api import RubricSerializer
 
 CONFLICT = OpenApiResponse(
     ErrorSerializer, description=_("The session is closed (entries) or already closed (close).")
@@ -31,12 +31,6 @@ class IsSignedInPerson(BasePermission):
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         return bool(request.user and request.user.is_authenticated)
-
-
-class RubricSerializer(serializers.Serializer):
-    slug = serializers.CharField()
-    version = serializers.IntegerField()
-    name = serializers.CharField()
 
 
 def _summary_field(name: str) -> serializers.Field:

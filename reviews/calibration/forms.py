@@ -11,7 +11,6 @@ from django.contrib.auth.models import Permission
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from qa.answer import not_applicable_allowed
 from reviews.calibration.selectors import CallSelection
 from reviews.calibration.services import PARTICIPANT_PERMISSION, CalibrationAnswer
 from reviews.selectors import rubric_choices
@@ -107,7 +106,7 @@ class ScoringForm(forms.Form):
                 required=False,
                 initial=given.value if given else None,
             )
-            if not_applicable_allowed(criterion):
+            if criterion.allows_not_applicable():
                 self.fields[f"{criterion.key}-not_applicable"] = forms.BooleanField(
                     label=_("Does not apply"), required=False, initial=bool(given and given.not_applicable)
                 )

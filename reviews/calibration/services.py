@@ -13,7 +13,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from qa.answer import not_applicable_allowed
 from qa.errors import InvalidInputError
 from reviews.calibration.selectors import CallSelection, calibration_pool, is_calibration_lead
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
@@ -178,7 +177,7 @@ def value_error(criterion: Criterion, value: int | None, not_applicable: bool) -
     """Why a human value for the criterion is refused, or "" when it is fine."""
     if not_applicable and value is not None:
         return _("'%(key)s' has a value and is marked not applicable: choose one.") % {"key": criterion.key}
-    if not_applicable and not not_applicable_allowed(criterion):
+    if not_applicable and not criterion.allows_not_applicable():
         return _("'%(key)s' cannot be marked not applicable: its rubric lists no \"not applicable\" exception.") % {
             "key": criterion.key
         }

@@ -6,6 +6,8 @@ parameters (rubric is required); a bad parameter answers 400 naming it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 from drf_spectacular.types import OpenApiTypes
@@ -19,9 +21,9 @@ from rest_framework.views import APIView
 
 from qa.api.schema import BAD_REQUEST
 from reviews.reports.access import CanViewReports
+from reviews.reports.ceiling import deviation_ceiling
 from reviews.reports.forms import ReportFilterForm, VersionsFilterForm
 from reviews.reports.selectors import (
-    DeviationReport,
     EvidenceReport,
     ReportFilters,
     deviation_report,
@@ -78,9 +80,27 @@ class DeviationGroupsSerializer(serializers.Serializer):
     all = DeviationGroupSerializer(help_text="Every reviewed recording.")
 
 
+class CriterionCeilingSerializer(serializers.Serializer):
+    criterion_key = serializers.CharField(source="criterion.key")
+    judge_human_qwk = serializers.FloatField(
+        allow_null=True, help_text="The judge against the human reference: agreed values first, else the latest review."
+    )
+    judge_human_n = serializers.IntegerField(help_text="Calls with a number from both.")
+    agreed_n = serializers.IntegerField(help_text="Of those, calls whose reference is an agreed value.")
+    human_human_qwk = serializers.FloatField(
+        allow_null=True, help_text="Supervisors against each other; null without human–human data (not zero)."
+    )
+    human_human_n = serializers.IntegerField(help_text="Calls with values from two or more independent supervisors.")
+    degradation = serializers.FloatField(allow_null=True, help_text="judge_human_qwk − human_human_qwk.")
+    reading = serializers.CharField(help_text="The comparison in plain words.")
+
+
 class DeviationReportSerializer(serializers.Serializer):
     rubric = RubricSerializer()
     groups = DeviationGroupsSerializer()
+    ceiling = CriterionCeilingSerializer(
+        many=True, help_text="Per criterion, how far the judge sits from the supervisors' agreement with each other."
+    )
 
 
 class TallySerializer(serializers.Serializer):
@@ -146,7 +166,7 @@ class ReportAPIView(APIView):
         form = _valid(ReportFilterForm(request.query_params))
         return Response(self.serializer_class(self.report(form.filters())).data)
 
-    def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
+    def report(self, filters: ReportFilters) -> Any:
         raise NotImplementedError
 
 
@@ -156,8 +176,9 @@ class DeviationReportView(ReportAPIView):
 
     serializer_class = DeviationReportSerializer
 
-    def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
-        return deviation_report(filters)
+    def report(self, filters: ReportFilters) -> dict:
+        report = deviation_report(filters)
+        return {"rubric": report.rubric, "groups": report.groups, "ceiling": deviation_ceiling(filters)}
 
 
 @extend_schema(parameters=FILTER_PARAMETERS, responses={200: EvidenceReportSerializer, 400: BAD_REQUEST})
@@ -166,7 +187,7 @@ class EvidenceReportView(ReportAPIView):
 
     serializer_class = EvidenceReportSerializer
 
-    def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
+    def report(self, filters: ReportFilters) -> EvidenceReport:
         return evidence_report(filters)
 
 

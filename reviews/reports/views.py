@@ -25,6 +25,7 @@ from django.views import View
 
 from qa.models import Score
 from reviews.reports.access import can_view_reports
+from reviews.reports.ceiling import deviation_ceiling
 from reviews.reports.charts import Series, bar_chart, line_chart
 from reviews.reports.forms import (
     GROUP_LABELS,
@@ -196,6 +197,15 @@ class DeviationView(ReportView):
                     "recordings_url": _url("reports:deviation-recordings", filters, group=group.value),
                 }
                 for group, data in report.groups.items()
+            ],
+            "ceiling": [
+                {
+                    "row": row,
+                    "judge_human": _num(row.judge_human_qwk),
+                    "human_human": _num(row.human_human_qwk),
+                    "degradation": _num(row.degradation),
+                }
+                for row in deviation_ceiling(filters)
             ],
             "bias_chart": chart("bias", _("Bias (model − human) per criterion")),
             "mae_chart": chart("mae", _("Mean absolute error per criterion")),

@@ -1,0 +1,161 @@
+"""The human ceiling: how well supervisors agree with each other on a criterion,
+beside how well the judge agrees with them (ETS's RSMTool reports the same
+"degradation" for automated scoring).
+
+Human–human pairs come from two places, never mixed with the judge:
+    closed calibration sessions on the rubric version: every pair of
+    participants on a call; and calls two or more supervisors reviewed
+    independently: the first review of a call and every later blind review
+    (a blind reviewer sees neither the judge's values nor earlier reviews'),
+    one per person. A later review that was not blind saw the earlier ones and
+    does not count.
+Pairs are pooled over calls and counted both ways round (raters differ from
+call to call), and their QWK is the ceiling.
+
+The judge is compared with the human reference (`reviews.selectors.human_references`):
+the agreed value of a closed session where there is one, else the latest
+final review; on the judgment that reference was given on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext as _
+
+from qa.models import JudgeRun, Recording, Score
+from reviews.models import CalibrationSession, CalibrationValue, Review
+from reviews.reports.selectors import ReportFilters, _run_q
+from reviews.reports.stats import pooled_pair_matrix, quadratic_weighted_kappa
+from reviews.selectors import FINAL_DECISIONS, human_references, review_values
+from rubrics.models import Criterion
+
+
+@dataclass(frozen=True)
+class CriterionCeiling:
+    criterion: Criterion
+    judge_human_qwk: float | None  # the judge against the human reference
+    judge_human_n: int  # calls with a number from both
+    agreed_n: int  # of those, calls whose reference is an agreed value
+    human_human_qwk: float | None  # None: no human–human data, which is not zero agreement
+    human_human_n: int  # calls with numbers from two or more people who did not see each other's
+    degradation: float | None  # judge_human_qwk − human_human_qwk
+
+    @property
+    def reading(self) -> str:
+        if self.human_human_n == 0:
+            return _(
+                "No human–human data yet: close a calibration session, or have two supervisors review the same "
+                "calls independently."
+            )
+        if self.human_human_qwk is None:
+            return _("The supervisors gave one and the same value on every call they share: no QWK to compare.")
+        if self.judge_human_qwk is None:
+            return _(
+                "Supervisors agree with each other at %(qwk)s; there is no judge–human QWK to compare (no pairs, or "
+                "one and the same value on both sides)."
+            ) % {"qwk": f"{self.human_human_qwk:.2f}"}
+        gap = round(self.degradation, 2)
+        if gap == 0:
+            return _("The judge agrees with supervisors as well as they agree with each other.")
+        if gap > 0:
+            return _("The judge agrees with supervisors %(gap)s above how well they agree with each other.") % {
+                "gap": f"{gap:.2f}"
+            }
+        return _("The judge agrees with supervisors %(gap)s below how well they agree with each other.") % {
+            "gap": f"{-gap:.2f}"
+        }
+
+
+def deviation_ceiling(filters: ReportFilters) -> list[CriterionCeiling]:
+    """Per criterion of the rubric version: the judge against the human reference, and
+    the supervisors against each other, in a fixed number of queries."""
+    recording_ids = JudgeRun.objects.filter(_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED).values(
+        "recording_id"
+    )
+    judge_pairs = _judge_pairs(recording_ids)
+    ratings: defaultdict[str, dict[tuple, dict]] = defaultdict(dict)  # criterion key -> unit -> rater -> value
+    _add_calibration_ratings(ratings, filters, recording_ids)
+    _add_independent_review_ratings(ratings, recording_ids)
+    ceilings = []
+    for criterion in filters.rubric.criteria.all():
+        judged = judge_pairs[criterion.key]
+        humans = {unit: values for unit, values in ratings[criterion.key].items() if len(values) >= 2}
+        judge_human = quadratic_weighted_kappa(Counter({pair: n for (pair, _source), n in judged.items()}))
+        human_human = quadratic_weighted_kappa(pooled_pair_matrix(humans))
+        ceilings.append(
+            CriterionCeiling(
+                criterion=criterion,
+                judge_human_qwk=judge_human,
+                judge_human_n=judged.total(),
+                agreed_n=sum(n for (_pair, source), n in judged.items() if source == "agreed"),
+                human_human_qwk=human_human,
+                human_human_n=len(humans),
+                degradation=None if judge_human is None or human_human is None else judge_human - human_human,
+            )
+        )
+    return ceilings
+
+
+def _judge_pairs(recording_ids: QuerySet) -> defaultdict[str, Counter]:
+    """((judge value, reference value), reference source) counted per criterion key."""
+    agreed = Q(
+        calibration_calls__agreed_values__isnull=False,
+        calibration_calls__session__status=CalibrationSession.Status.CLOSED,
+    )
+    with_reference = (
+        Recording.objects.filter(Q(reviews__decision__in=FINAL_DECISIONS) | agreed, pk__in=recording_ids)
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    references = human_references(recording_ids=with_reference)
+    judge = {
+        (run_id, key): value
+        for run_id, key, value in Score.objects.filter(
+            run_id__in={reference.run_id for reference in references.values()}
+        ).values_list("run_id", "criterion__key", "value")
+    }
+    pairs: defaultdict[str, Counter] = defaultdict(Counter)
+    for (_recording_id, key), reference in references.items():
+        model = judge.get((reference.run_id, key))
+        if model is not None and reference.value is not None:
+            pairs[key][((model, reference.value), reference.source)] += 1
+    return pairs
+
+
+def _add_calibration_ratings(ratings: defaultdict, filters: ReportFilters, recording_ids: QuerySet) -> None:
+    """Each closed session on the rubric version: one unit per call, one rater per participant."""
+    rows = CalibrationValue.objects.filter(
+        entry__call__session__rubric=filters.rubric,
+        entry__call__session__status=CalibrationSession.Status.CLOSED,
+        entry__call__recording_id__in=recording_ids,
+        value__isnull=False,
+    ).values_list("criterion__key", "entry__call_id", "entry__participant_id", "value")
+    for key, call_id, participant_id, value in rows:
+        ratings[key].setdefault(("calibration", call_id), {})[participant_id] = value
+
+
+def _add_independent_review_ratings(ratings: defaultdict, recording_ids: QuerySet) -> None:
+    """Calls reviewed more than once: the first review and every later blind one, one per person."""
+    several = (
+        Review.objects.filter(recording_id__in=recording_ids)
+        .values("recording_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=2)
+        .values("recording_id")
+    )
+    independent: dict[int, tuple[int, str]] = {}  # review id -> (recording id, the person)
+    people: defaultdict[int, set[str]] = defaultdict(set)
+    for review in Review.objects.filter(recording_id__in=several).order_by("recording_id", "created_at", "pk"):
+        person = f"user:{review.user_id}" if review.user_id else f"name:{review.reviewer}"
+        first = not people[review.recording_id]
+        if (first or review.blind) and person not in people[review.recording_id]:
+            independent[review.pk] = (review.recording_id, person)
+            people[review.recording_id].add(person)
+    rows = review_values(reviews=Review.objects.filter(pk__in=[pk for pk, _ in independent.items()]))
+    for row in rows:
+        if row["human"] is not None:
+            recording_id, person = independent[row["review_id"]]
+            ratings[row["key"]].setdefault(("reviews", recording_id), {})[person] = row["human"]
