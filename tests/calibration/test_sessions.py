@@ -177,3 +177,16 @@ def test_the_calibration_api_is_in_the_openapi_schema(lead):
     } <= set(schema["paths"])  # fmt: skip
     detail = schema["components"]["schemas"]["SessionDetail"]["properties"]
     assert set(detail) == {"id", "name", "status", "rubric", "participants", "criteria"}
+
+
+def test_every_matching_call_is_taken_up_to_200(lead, supervisors, cal_rubric, calls, monkeypatch):
+    from reviews.calibration import services
+
+    assert services.MAX_CALLS == 200
+    everything = calibration_create(
+        name="all", rubric=cal_rubric, lead=lead, participants=supervisors[:2], selection=CallSelection()
+    )
+    assert everything.calls.count() == 4
+    monkeypatch.setattr(services, "MAX_CALLS", 3)
+    with pytest.raises(InvalidInputError, match="4 calls match; a session takes at most 3"):
+        calibration_create(name="all", rubric=cal_rubric, lead=lead, participants=supervisors[:2], selection=CallSelection())

@@ -1,0 +1,83 @@
+"""In headless Chromium: a supervisor scores a call of a calibration session, by keyboard, blind."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, Permission
+
+from reviews.calibration.selectors import CallSelection
+from reviews.calibration.services import calibration_create
+from reviews.models import CalibrationEntry
+from tests.factories import UserFactory, judged_recording, published_rubric
+from tests.review.conftest import set_evidence
+from tests.review.test_browser import QUOTE, SCREENSHOTS, browser  # noqa: F401 (the fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def calibration(db):
+    # A transactional test may run after another one flushed the groups the migrations made.
+    supervisors, _ = Group.objects.get_or_create(name="Supervisors")
+    supervisors.permissions.add(Permission.objects.get(content_type__app_label="reviews", codename="add_review"))
+    leads, _ = Group.objects.get_or_create(name="QA leads")
+    leads.permissions.add(Permission.objects.get(content_type__app_label="reviews", codename="run_calibration"))
+    lead = UserFactory(username="lead", groups=["QA leads"])
+    marta = UserFactory(username="marta", groups=["Supervisors"])
+    luis = UserFactory(username="luis", groups=["Supervisors"])
+    rubric = published_rubric(not_applicable=("c2",))
+    calls = [judged_recording(rubric=rubric, values={"c1": 5, "c2": 1, "c3": 5}) for _ in range(2)]
+    set_evidence(calls[0], "c1", QUOTE)
+    session = calibration_create(
+        name="Marzo", rubric=rubric, lead=lead, participants=[marta, luis],
+        selection=CallSelection(recording_ids=tuple(call.pk for call in calls)),
+    )  # fmt: skip
+    return session, calls
+
+
+@pytest.mark.parametrize(("locale", "width"), [("es-ES", 1280), ("en-GB", 390)])
+def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browser, calibration, locale, width):  # noqa: F811
+    session, calls = calibration
+    page = browser.new_page(locale=locale, viewport={"width": width, "height": 900})
+    page.goto(f"{live_server.url}/calibrations/")
+    page.fill("#id_username", "marta")
+    page.fill("#id_password", "pass-word-123")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/calibrations/")
+    page.click(f"tr[data-session='{session.pk}'] a")
+    page.click(f"li[data-recording='{calls[0].pk}'] a")
+    page.wait_for_url(f"{live_server.url}/calibrations/{session.pk}/calls/{calls[0].pk}/")
+
+    # Blind: the transcript without the judge's marks, and no value filled in.
+    assert page.locator("mark").count() == 0
+    assert QUOTE in page.locator(".transcript").inner_text()
+    assert page.locator("#id_c1-value").input_value() == ""
+    page.screenshot(path=SCREENSHOTS / f"calibration-score-{locale}-{width}.png", full_page=True)
+
+    # By keyboard only, in the page's tab order: value, value, "does not apply", value, comment, save.
+    page.locator("#id_c1-value").focus()
+    page.keyboard.type("4")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "id_c2-value"
+    page.keyboard.press("Tab")
+    page.keyboard.press("Space")
+    assert page.locator("#id_c2-not_applicable").is_checked()
+    page.keyboard.press("Tab")
+    page.keyboard.type("3")
+    page.keyboard.press("Tab")
+    page.keyboard.type("saludo completo")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "save-entry"
+    page.keyboard.press("Enter")
+
+    page.wait_for_url(f"{live_server.url}/calibrations/{session.pk}/calls/{calls[1].pk}/")
+    entry = CalibrationEntry.objects.get(participant__username="marta")
+    assert entry.comment == "saludo completo"
+    assert [(v.criterion.key, v.value, v.not_applicable) for v in entry.values.order_by("criterion__order")] == [
+        ("c1", 4, False),
+        ("c2", None, True),
+        ("c3", 3, False),
+    ]
+    saved = {"es-ES": "Guardado", "en-GB": "Saved"}[locale]
+    assert saved in page.locator(".messages").inner_text()
+    page.screenshot(path=SCREENSHOTS / f"calibration-next-{locale}-{width}.png", full_page=True)
