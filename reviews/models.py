@@ -150,7 +150,9 @@ class CalibrationEntry(models.Model):
 def _value_or_not_applicable(name: str) -> models.CheckConstraint:
     # Exactly one of the two: a number, or "does not apply".
     return models.CheckConstraint(
-        condition=models.Q(value__isnull=True, not_applicable=True) | models.Q(value__isnull=False, not_applicable=False),
+        condition=(
+            models.Q(value__isnull=True, not_applicable=True) | models.Q(value__isnull=False, not_applicable=False)
+        ),
         name=name,
     )
 

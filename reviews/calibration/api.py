@@ -20,9 +20,7 @@ from reviews.calibration.services import CalibrationAnswer, SessionStateError, c
 from reviews.models import CalibrationEntry, CalibrationSession
 from reviews.reports.api import RubricSerializer
 
-CONFLICT = OpenApiResponse(
-    ErrorSerializer, description=_("The session is closed (entries) or already closed (close).")
-)
+CONFLICT = OpenApiResponse(ErrorSerializer, description=_("The session is closed (entries) or already closed (close)."))
 FORBIDDEN = OpenApiResponse(ErrorSerializer, description=_("Not a participant (entries) or not a QA lead (close)."))
 
 
@@ -71,7 +69,9 @@ class AnswerSerializer(serializers.Serializer):
 
 class EntryInputSerializer(serializers.Serializer):
     recording = serializers.IntegerField(help_text=_("Id of a recording in the session."))
-    criteria = AnswerSerializer(many=True, help_text=_("Every criterion of the rubric once: a value or not_applicable."))
+    criteria = AnswerSerializer(
+        many=True, help_text=_("Every criterion of the rubric once: a value or not_applicable.")
+    )
     comment = serializers.CharField(required=False, allow_blank=True, default="")
 
 
@@ -91,7 +91,9 @@ def _conflict(error: SessionStateError) -> Response:
 class SessionListView(APIView):
     permission_classes = [IsSignedInPerson]
 
-    @extend_schema(responses={200: SessionSerializer(many=True)}, summary=_("Calibration sessions you lead or take part in"))
+    @extend_schema(
+        responses={200: SessionSerializer(many=True)}, summary=_("Calibration sessions you lead or take part in")
+    )
     def get(self, request: Request) -> Response:
         return Response(SessionSerializer([_record(session) for session in sessions_for(request.user)], many=True).data)
 

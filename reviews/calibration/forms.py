@@ -45,8 +45,12 @@ class SessionCreateForm(forms.Form):
     due_date = forms.DateField(label=_("Due date"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
     choose = forms.ChoiceField(label=_("Calls"), choices=CHOOSE, initial="sample", widget=forms.RadioSelect)
     sample = forms.IntegerField(label=_("Sample size"), min_value=1, initial=10, required=False)
-    seed = forms.IntegerField(label=_("Seed"), initial=0, required=False, help_text=_("The same seed draws the same calls."))
-    recording_ids = forms.CharField(label=_("Recording ids"), required=False, help_text=_("Separated by spaces or commas."))
+    seed = forms.IntegerField(
+        label=_("Seed"), initial=0, required=False, help_text=_("The same seed draws the same calls.")
+    )
+    recording_ids = forms.CharField(
+        label=_("Recording ids"), required=False, help_text=_("Separated by spaces or commas.")
+    )
     team = forms.CharField(label=_("Team"), required=False, max_length=100)
     agent = forms.CharField(label=_("Agent id"), required=False, max_length=100)
     date_from = forms.DateField(label=_("Calls from"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
@@ -112,10 +116,7 @@ class ScoringForm(forms.Form):
                 )
 
     def rows(self) -> list[tuple[Criterion, forms.BoundField, forms.BoundField | None]]:
-        return [
-            (criterion, self[f"{criterion.key}-value"], self._box(criterion))
-            for criterion in self.criteria
-        ]
+        return [(criterion, self[f"{criterion.key}-value"], self._box(criterion)) for criterion in self.criteria]
 
     def _box(self, criterion: Criterion) -> forms.BoundField | None:
         name = f"{criterion.key}-not_applicable"
@@ -128,8 +129,8 @@ class ScoringForm(forms.Form):
             if self.has_error(f"{criterion.key}-value"):
                 continue
             if value is None and not ticked:
-                message = _("Enter your value, or tick “Does not apply”.") if self._box(criterion) else _(
-                    "Enter your value."
+                message = (
+                    _("Enter your value, or tick “Does not apply”.") if self._box(criterion) else _("Enter your value.")
                 )
                 self.add_error(f"{criterion.key}-value", message)
             elif value is not None and ticked:

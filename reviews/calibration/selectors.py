@@ -225,9 +225,9 @@ def session_results(*, session: CalibrationSession) -> SessionResults:
         values[(call_id, criterion_id)][participant_id] = HumanValue(value, not_applicable)
     judge = {
         (run_id, criterion_id): HumanValue(value, value is None)
-        for run_id, criterion_id, value in Score.objects.filter(
-            run_id__in={call.run_id for call in calls}
-        ).values_list("run_id", "criterion_id", "value")
+        for run_id, criterion_id, value in Score.objects.filter(run_id__in={call.run_id for call in calls}).values_list(
+            "run_id", "criterion_id", "value"
+        )
     }
     agreed = {(a.call_id, a.criterion_id): a for a in AgreedValue.objects.filter(call__session=session)}
     comments: defaultdict[int, list[tuple[str, str]]] = defaultdict(list)

@@ -81,9 +81,11 @@ def _choose_calls(rubric: Rubric, selection: CallSelection) -> tuple[list[int], 
         wanted = list(dict.fromkeys(selection.recording_ids))
         found = set(pool.filter(pk__in=wanted).values_list("pk", flat=True))
         if missing := [str(pk) for pk in wanted if pk not in found]:
-            return [], _(
-                "Not judged calls of %(rubric)s v%(version)s (or not matching the filters): %(ids)s."
-            ) % {"rubric": rubric.slug, "version": rubric.version, "ids": ", ".join(missing)}
+            return [], _("Not judged calls of %(rubric)s v%(version)s (or not matching the filters): %(ids)s.") % {
+                "rubric": rubric.slug,
+                "version": rubric.version,
+                "ids": ", ".join(missing),
+            }
         chosen = wanted
     else:
         available = sorted(pool.values_list("pk", flat=True))
@@ -240,4 +242,3 @@ def agreed_value_set(
         defaults={"value": value, "not_applicable": not_applicable, "note": note.strip(), "agreed_by": user},
     )
     return agreed
-

@@ -111,9 +111,7 @@ def _criterion_display(result: CriterionResults, participants: list) -> dict[str
         ("judge-qwk", _("Judge vs agreed: QWK"), _num(result.judge_vs_agreed_qwk)),
         ("judge-mae", _("Judge vs agreed: MAE"), _num(result.judge_vs_agreed_mae)),
     ]
-    bias = [
-        (participant.get_username(), _signed(agreement.bias.get(participant.pk))) for participant in participants
-    ]
+    bias = [(participant.get_username(), _signed(agreement.bias.get(participant.pk))) for participant in participants]
     return {"result": result, "figures": figures, "bias": bias}
 
 

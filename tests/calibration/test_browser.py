@@ -81,3 +81,37 @@ def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browse
     saved = {"es-ES": "Guardado", "en-GB": "Saved"}[locale]
     assert saved in page.locator(".messages").inner_text()
     page.screenshot(path=SCREENSHOTS / f"calibration-next-{locale}-{width}.png", full_page=True)
+
+
+def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, browser, calibration):  # noqa: F811
+    from reviews.calibration.services import CalibrationAnswer, calibration_entry_save
+    from reviews.models import AgreedValue
+
+    session, calls = calibration
+    for username, c1 in (("marta", 2), ("luis", 5)):
+        participant = session.participants.get(username=username)
+        for call in calls:
+            answers = [CalibrationAnswer("c1", c1), CalibrationAnswer("c2", 3), CalibrationAnswer("c3", 4)]
+            calibration_entry_save(session=session, recording_id=call.pk, participant=participant, answers=answers)
+
+    page = browser.new_page(locale="en-GB", viewport={"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/calibrations/{session.pk}/")
+    page.fill("#id_username", "lead")
+    page.fill("#id_password", "pass-word-123")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/calibrations/{session.pk}/")
+    assert "marta: 2 of 2 calls scored" in page.locator(".progress").inner_text()
+    page.click("#close-session")
+    page.locator(".calibration-matrix").first.wait_for()
+    row = page.locator(f"#call-c1-{calls[0].pk}")
+    assert "discuss" in row.inner_text()  # 2 against 5
+    row.locator("input[name=value]").fill("3")
+    row.locator("input[name=note]").fill("greeting without the name")
+    row.locator("input[name=note]").press("Enter")
+    page.locator(".messages").wait_for()
+    assert "Agreed value saved." in page.locator(".messages").inner_text()
+    agreed = AgreedValue.objects.get()
+    assert (agreed.call.recording_id, agreed.criterion.key, agreed.value) == (calls[0].pk, "c1", 3)
+    page.screenshot(path=SCREENSHOTS / "calibration-results-en-1280.png", full_page=True)
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.screenshot(path=SCREENSHOTS / "calibration-results-en-390.png", full_page=True)

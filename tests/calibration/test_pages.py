@@ -102,23 +102,39 @@ def test_results_after_close_with_agreed_values_and_the_csv(session, supervisors
     )
     assert response.status_code == 302
     assert AgreedValue.objects.get().value == 4
-    assert client_for(ana).post(
-        f"/calibrations/{session.pk}/agree/", {"recording": calls[3].pk, "criterion_key": "c1", "value": "1"}
-    ).status_code == 403
+    assert (
+        client_for(ana)
+        .post(f"/calibrations/{session.pk}/agree/", {"recording": calls[3].pk, "criterion_key": "c1", "value": "1"})
+        .status_code
+        == 403
+    )
 
     html = client_for(ana).get(f"/calibrations/{session.pk}/").content.decode()
     assert "EVA-NOTE" in html  # after close, everyone's entries are shown
     c1 = html.split('id="criterion-c1"')[1].split('id="criterion-c2"')[0]
     rows = c1.split("<tbody>")[1].split("<tr")[1:]
     assert f'data-recording="{calls[3].pk}"' in rows[0] and "discuss" in rows[0]  # spread 3 first
-    assert "<dd class=\"figure-exact\">83.3 %</dd>" in c1  # 10 of 12 pairs
+    assert '<dd class="figure-exact">83.3 %</dd>' in c1  # 10 of 12 pairs
     assert "eva −0.75" in c1 or "eva -0.75" in c1
 
-    lines = list(csv.reader(io.StringIO(lead_client.get(f"/calibrations/{session.pk}/?format=csv").getvalue().decode())))
+    lines = list(
+        csv.reader(io.StringIO(lead_client.get(f"/calibrations/{session.pk}/?format=csv").getvalue().decode()))
+    )
     assert lines[0] == [
         "recording_id", "external_id", "criterion_key", "ana", "ben", "eva", "judge", "spread", "agreed", "agreed_note",
     ]  # fmt: skip
-    assert lines[1] == [str(calls[3].pk), calls[3].external_id, "c1", "5", "5", "2", "4", "3", "4", "the greeting was late"]
+    assert lines[1] == [
+        str(calls[3].pk),
+        calls[3].external_id,
+        "c1",
+        "5",
+        "5",
+        "2",
+        "4",
+        "3",
+        "4",
+        "the greeting was late",
+    ]
     assert [str(calls[0].pk), calls[0].external_id, "c2", "N/A", "3", "3", "3", "0", "", ""] in lines
 
 

@@ -120,12 +120,13 @@ def test_entries_are_refused_whole_with_the_problem_named(session, supervisors, 
         "criteria": {"0": "'c1' must be between 1 and 5.", "c2": "'c2' needs a value, or \"does not apply\"."}
     }
     other = judged_recording(rubric=session.rubric)
-    response = client_for(ana).post(
-        url, {"recording": other.pk, "criteria": []}, content_type="application/json"
-    )
+    response = client_for(ana).post(url, {"recording": other.pk, "criteria": []}, content_type="application/json")
     assert response.status_code == 400 and str(other.pk) in response.json()["recording"]
     # The lead is no participant: 403, and nothing stored.
-    good = {"recording": calls[0].pk, "criteria": [{"criterion_key": "c1", "value": 3}, {"criterion_key": "c2", "value": 2}]}
+    good = {
+        "recording": calls[0].pk,
+        "criteria": [{"criterion_key": "c1", "value": 3}, {"criterion_key": "c2", "value": 2}],
+    }
     assert client_for(lead).post(url, good, content_type="application/json").status_code == 403
     assert not CalibrationEntry.objects.exists()
 
@@ -189,4 +190,6 @@ def test_every_matching_call_is_taken_up_to_200(lead, supervisors, cal_rubric, c
     assert everything.calls.count() == 4
     monkeypatch.setattr(services, "MAX_CALLS", 3)
     with pytest.raises(InvalidInputError, match="4 calls match; a session takes at most 3"):
-        calibration_create(name="all", rubric=cal_rubric, lead=lead, participants=supervisors[:2], selection=CallSelection())
+        calibration_create(
+            name="all", rubric=cal_rubric, lead=lead, participants=supervisors[:2], selection=CallSelection()
+        )

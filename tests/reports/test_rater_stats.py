@@ -8,7 +8,12 @@ from itertools import combinations
 
 import pytest
 
-from reviews.reports.stats import krippendorff_alpha_ordinal, pooled_pair_matrix, quadratic_weighted_kappa, rater_agreement
+from reviews.reports.stats import (
+    krippendorff_alpha_ordinal,
+    pooled_pair_matrix,
+    quadratic_weighted_kappa,
+    rater_agreement,
+)
 from tests.reports.test_stats import textbook_qwk
 
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the example
