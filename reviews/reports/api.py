@@ -6,8 +6,6 @@ parameters (rubric is required); a bad parameter answers 400 naming it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 from drf_spectacular.types import OpenApiTypes
@@ -21,9 +19,9 @@ from rest_framework.views import APIView
 
 from qa.api.schema import BAD_REQUEST
 from reviews.reports.access import CanViewReports
-from reviews.reports.ceiling import deviation_ceiling
 from reviews.reports.forms import ReportFilterForm, VersionsFilterForm
 from reviews.reports.selectors import (
+    DeviationReport,
     EvidenceReport,
     ReportFilters,
     deviation_report,
@@ -166,7 +164,7 @@ class ReportAPIView(APIView):
         form = _valid(ReportFilterForm(request.query_params))
         return Response(self.serializer_class(self.report(form.filters())).data)
 
-    def report(self, filters: ReportFilters) -> Any:
+    def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
         raise NotImplementedError
 
 
@@ -176,9 +174,8 @@ class DeviationReportView(ReportAPIView):
 
     serializer_class = DeviationReportSerializer
 
-    def report(self, filters: ReportFilters) -> dict:
-        report = deviation_report(filters)
-        return {"rubric": report.rubric, "groups": report.groups, "ceiling": deviation_ceiling(filters)}
+    def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
+        return deviation_report(filters)
 
 
 @extend_schema(parameters=FILTER_PARAMETERS, responses={200: EvidenceReportSerializer, 400: BAD_REQUEST})
@@ -187,7 +184,7 @@ class EvidenceReportView(ReportAPIView):
 
     serializer_class = EvidenceReportSerializer
 
-    def report(self, filters: ReportFilters) -> EvidenceReport:
+    def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
         return evidence_report(filters)
 
 

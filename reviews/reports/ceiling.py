@@ -27,10 +27,9 @@ from django.utils.translation import gettext as _
 
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import CalibrationSession, CalibrationValue, Review
-from reviews.reports.selectors import ReportFilters, _run_q
 from reviews.reports.stats import pooled_pair_matrix, quadratic_weighted_kappa
 from reviews.selectors import FINAL_DECISIONS, human_references, review_values
-from rubrics.models import Criterion
+from rubrics.models import Criterion, Rubric
 
 
 @dataclass(frozen=True)
@@ -69,18 +68,19 @@ class CriterionCeiling:
         }
 
 
-def deviation_ceiling(filters: ReportFilters) -> list[CriterionCeiling]:
+def deviation_ceiling(
+    *, rubric: Rubric, criteria: list[Criterion], runs: QuerySet[JudgeRun]
+) -> list[CriterionCeiling]:
     """Per criterion of the rubric version: the judge against the human reference, and
-    the supervisors against each other, in a fixed number of queries."""
-    recording_ids = JudgeRun.objects.filter(_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED).values(
-        "recording_id"
-    )
+    the supervisors against each other, over the recordings of `runs` (the report's
+    filtered runs), in seven queries whatever the number of calls."""
+    recording_ids = runs.values("recording_id")
     judge_pairs = _judge_pairs(recording_ids)
     ratings: defaultdict[str, dict[tuple, dict]] = defaultdict(dict)  # criterion key -> unit -> rater -> value
-    _add_calibration_ratings(ratings, filters, recording_ids)
+    _add_calibration_ratings(ratings, rubric, recording_ids)
     _add_independent_review_ratings(ratings, recording_ids)
     ceilings = []
-    for criterion in filters.rubric.criteria.all():
+    for criterion in criteria:
         judged = judge_pairs[criterion.key]
         humans = {unit: values for unit, values in ratings[criterion.key].items() if len(values) >= 2}
         judge_human = quadratic_weighted_kappa(Counter({pair: n for (pair, _source), n in judged.items()}))
@@ -125,10 +125,10 @@ def _judge_pairs(recording_ids: QuerySet) -> defaultdict[str, Counter]:
     return pairs
 
 
-def _add_calibration_ratings(ratings: defaultdict, filters: ReportFilters, recording_ids: QuerySet) -> None:
+def _add_calibration_ratings(ratings: defaultdict, rubric: Rubric, recording_ids: QuerySet) -> None:
     """Each closed session on the rubric version: one unit per call, one rater per participant."""
     rows = CalibrationValue.objects.filter(
-        entry__call__session__rubric=filters.rubric,
+        entry__call__session__rubric=rubric,
         entry__call__session__status=CalibrationSession.Status.CLOSED,
         entry__call__recording_id__in=recording_ids,
         value__isnull=False,

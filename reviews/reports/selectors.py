@@ -72,6 +72,7 @@ from django.utils import timezone
 from qa.models import JudgeRun, Score
 from qa.routing import ReviewGroup, group_reasons
 from reviews.models import CriterionReview, Review
+from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
 from reviews.reports.stats import Agreement, PairCount, Tally, agreement, share
 from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews
 from rubrics.models import Criterion, Rubric
@@ -115,6 +116,7 @@ class DeviationGroup:
 @dataclass(frozen=True)
 class DeviationReport:
     rubric: Rubric
+    ceiling: list[CriterionCeiling]  # per criterion: supervisors against each other, beside the judge
     groups: dict[Group, DeviationGroup]
 
 
@@ -271,6 +273,11 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     criteria = list(filters.rubric.criteria.all())
     return DeviationReport(
         rubric=filters.rubric,
+        ceiling=deviation_ceiling(
+            rubric=filters.rubric,
+            criteria=criteria,
+            runs=JudgeRun.objects.filter(_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
+        ),
         groups={
             group: DeviationGroup(
                 recordings=final[group],

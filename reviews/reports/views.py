@@ -25,7 +25,6 @@ from django.views import View
 
 from qa.models import Score
 from reviews.reports.access import can_view_reports
-from reviews.reports.ceiling import deviation_ceiling
 from reviews.reports.charts import Series, bar_chart, line_chart
 from reviews.reports.forms import (
     GROUP_LABELS,
@@ -205,7 +204,7 @@ class DeviationView(ReportView):
                     "human_human": _num(row.human_human_qwk),
                     "degradation": _num(row.degradation),
                 }
-                for row in deviation_ceiling(filters)
+                for row in report.ceiling
             ],
             "bias_chart": chart("bias", _("Bias (model − human) per criterion")),
             "mae_chart": chart("mae", _("Mean absolute error per criterion")),

@@ -7,8 +7,7 @@ from fractions import Fraction
 from rest_framework.test import APIClient
 
 from reviews.calibration.services import agreed_value_set, calibration_close
-from reviews.reports.ceiling import deviation_ceiling
-from reviews.reports.selectors import ReportFilters
+from reviews.reports.selectors import ReportFilters, deviation_report
 from reviews.reports.stats import quadratic_weighted_kappa
 from reviews.services import CriterionAdjustment, review_create
 from tests.calibration.conftest import score
@@ -33,7 +32,7 @@ def test_the_judge_exactly_at_the_ceiling(session, lead, supervisors, calls, cal
             user=lead,
         )  # fmt: skip
 
-    c1 = by_key(deviation_ceiling(ReportFilters(rubric=cal_rubric)))["c1"]
+    c1 = by_key(deviation_report(ReportFilters(rubric=cal_rubric)).ceiling)["c1"]
     # Judge vs agreed and Ana vs Ben are the same four pairs: (1,2) (2,1) (3,3) (4,4).
     same_pairs = quadratic_weighted_kappa({(1, 2): 1, (2, 1): 1, (3, 3): 1, (4, 4): 1})
     assert (c1.judge_human_qwk, c1.judge_human_n, c1.agreed_n) == (same_pairs, 4, 4)
@@ -55,7 +54,7 @@ def test_no_human_human_data_is_shown_as_such_not_as_zero(cal_rubric, supervisor
     for value in (1, 3, 5):
         recording = judged_recording(rubric=cal_rubric, values={"c1": value, "c2": 3})
         review_create(recording=recording, decision="approve", reviewer="ana", user=ana)
-    c1 = by_key(deviation_ceiling(ReportFilters(rubric=cal_rubric)))["c1"]
+    c1 = by_key(deviation_report(ReportFilters(rubric=cal_rubric)).ceiling)["c1"]
     assert (c1.judge_human_qwk, c1.judge_human_n) == (1.0, 3)
     assert (c1.human_human_qwk, c1.human_human_n, c1.degradation) == (None, 0, None)
     assert c1.reading.startswith("No human–human data yet")
@@ -89,7 +88,7 @@ def test_independent_reviews_count_and_a_review_that_saw_the_first_does_not(cal_
             recording=recording, decision="approve", reviewer="eva", user=eva,
             criteria=[CriterionAdjustment("c1", 1, comment="saw theirs")],
         )  # fmt: skip
-    c1 = by_key(deviation_ceiling(ReportFilters(rubric=cal_rubric)))["c1"]
+    c1 = by_key(deviation_report(ReportFilters(rubric=cal_rubric)).ceiling)["c1"]
     pairs = {(2, 3): 1, (3, 2): 1, (4, 4): 2, (5, 3): 1, (3, 5): 1}
     assert (c1.human_human_n, c1.human_human_qwk) == (3, quadratic_weighted_kappa(pairs))
     # The judge is compared with the latest review (Eva's 1 everywhere): a constant judge against a constant
@@ -110,7 +109,7 @@ def test_the_reading_says_how_far_below_the_ceiling_the_judge_is(session, lead, 
             session=session, recording_id=call.pk, criterion_key="c1", value=value, not_applicable=False, note="",
             user=lead,
         )  # fmt: skip
-    c1 = by_key(deviation_ceiling(ReportFilters(rubric=cal_rubric)))["c1"]
+    c1 = by_key(deviation_report(ReportFilters(rubric=cal_rubric)).ceiling)["c1"]
     judge = 1 - Fraction(2 * 4, sum((a - b) ** 2 for a in (1, 2, 3, 4) for b in (1, 2, 3, 4)))
     assert c1.human_human_qwk == 1.0 and c1.judge_human_qwk == float(judge)
     gap = f"{1 - float(judge):.2f}"
