@@ -200,6 +200,12 @@ def rubric_choices() -> list[tuple[str, str]]:
     return list(latest.items())
 
 
+def rubric_version_choices(slug: str) -> list[tuple[int, str]]:
+    """(version, "v3 · published") for every published or archived version of a rubric, newest first."""
+    versions = Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("-version")
+    return [(rubric.version, f"v{rubric.version} · {rubric.get_status_display()}") for rubric in versions]
+
+
 def _queue() -> QuerySet[Recording]:
     return Recording.objects.filter(needs_review=True, status=Recording.Status.IN_REVIEW).alias(
         review_reasons_text=Cast("review_reasons", TextField())

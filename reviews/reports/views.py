@@ -3,9 +3,8 @@ also a CSV download: the same URL with ?format=csv."""
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields, replace
 from datetime import timedelta
 from itertools import chain
 from typing import Any
@@ -14,7 +13,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.mixins import LoginRequiredMixin, UserPassesTestMixin
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.formats import number_format
@@ -23,8 +22,10 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 
 from qa.models import Score
+from reviews.models import Review
 from reviews.reports.access import can_view_reports
 from reviews.reports.charts import Series, bar_chart, line_chart
+from reviews.reports.export import CsvStyle, UnknownSeparatorError, csv_response, csv_style
 from reviews.reports.forms import (
     GROUP_LABELS,
     DeviationScoresForm,
@@ -43,6 +44,8 @@ from reviews.reports.selectors import (
     deviation_scores,
     evidence_report,
     evidence_scores,
+    latest_reviewed_rubric,
+    previous_reviewed_version,
 )
 from reviews.reports.stats import Agreement, Tally
 from reviews.selectors import rubric_choices
@@ -50,6 +53,9 @@ from reviews.selectors import rubric_choices
 # Bilingual on purpose: the mark must survive any UI language and any copy of an export.
 UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
 PAGE_SIZE = 50
+# Below this many pairs a figure is shown greyed and marked as too few, and left out of the charts:
+# QWK 0.00 from one pair says nothing.
+MIN_N = 10
 
 
 def _num(value: float | None, places: int = 2) -> str:
@@ -111,18 +117,13 @@ def _url(name: str, filters: ReportFilters, **extra: Any) -> str:
     return f"{reverse(name)}?{filter_query(filters, **extra)}"
 
 
-def csv_response(filename: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> StreamingHttpResponse:
-    """Streamed, so a drill-down of many thousand scores never sits in memory."""
+def _reject_reason_label(reason: str) -> str:
+    return str(Review.RejectReason(reason).label) if reason else _("no reason given")
 
-    class Echo:
-        def write(self, value: str) -> str:
-            return value
 
-    writer = csv.writer(Echo())
-    body = (writer.writerow(["" if value is None else value for value in row]) for row in chain([header], rows))
-    response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+def csv_links(name: str, filters: ReportFilters, **extra: Any) -> dict[str, str]:
+    """The table's CSV, with `;` and decimal commas (Spanish Excel) or `,` and points."""
+    return {sep: _url(name, filters, format="csv", sep=sep, **extra) for sep in (";", ",")}
 
 
 class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
@@ -130,6 +131,7 @@ class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
 
     form_class: type[ReportFilterForm] = ReportFilterForm
     template_name: str
+    style: CsvStyle
 
     def test_func(self) -> bool:
         return can_view_reports(self.request.user)
@@ -139,17 +141,28 @@ class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
         if not form.is_valid():
             return render(request, self.template_name, {"form": form}, status=400)
         if request.GET.get("format") == "csv":
+            try:
+                self.style = csv_style(request)
+            except UnknownSeparatorError as error:
+                return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
             return self.csv(form)
         return render(request, self.template_name, {"form": form, **self.context(form)})
 
     @staticmethod
     def _with_default_rubric(query: QueryDict) -> QueryDict:
-        # The first visit has no filters: show the first rubric rather than an error.
+        # The first visit has no filters: open on the rubric version with the most recent reviews
+        # (else the first rubric), not on a version nobody has reviewed yet.
+        if "rubric" in query:
+            return query
+        latest = latest_reviewed_rubric()
         choices = rubric_choices()
-        if "rubric" in query or not choices:
+        if latest is None and not choices:
             return query
         query = query.copy()
-        query["rubric"] = choices[0][0]
+        if latest is not None:
+            query["rubric"], query["version"] = latest.slug, str(latest.version)
+        else:
+            query["rubric"] = choices[0][0]
         return query
 
     def context(self, form: ReportFilterForm) -> dict[str, Any]:
@@ -169,23 +182,36 @@ class DeviationView(ReportView):
     def context(self, form: ReportFilterForm) -> dict[str, Any]:
         filters = form.filters()
         report = deviation_report(filters)
-        keys = [row.criterion.key for row in report.groups[Group.ALL].criteria]
+        titles = [row.criterion.title for row in report.groups[Group.ALL].criteria]
 
         def chart(field: str, title: str) -> str:
+            # A figure from too few pairs is not drawn: a bar looks as sure as any other.
             series = [
-                Series(str(GROUP_LABELS[group]), [getattr(row.agreement, field) for row in data.criteria])
+                Series(
+                    str(GROUP_LABELS[group]),
+                    [getattr(row.agreement, field) if row.agreement.n >= MIN_N else None for row in data.criteria],
+                )
                 for group, data in report.groups.items()
             ]
-            return bar_chart(keys, series, title=title, fmt=_num)
+            if not any(value is not None for item in series for value in item.values):
+                return ""
+            return bar_chart(titles, series, title=f"{title} (n ≥ {MIN_N})", fmt=_num)
 
+        previous = previous_reviewed_version(filters.rubric) if not report.groups[Group.ALL].recordings else None
         return {
             "report": report,
             "columns": DEVIATION_COLUMNS,
+            "min_n": MIN_N,
+            "previous": previous and _url("reports:deviation", replace(filters, rubric=previous)),
+            "previous_version": previous and previous.version,
             "groups": [
                 {
                     "key": group,
                     "label": GROUP_LABELS[group],
                     "data": data,
+                    "reject_reasons": [
+                        (_reject_reason_label(reason), count) for reason, count in data.reject_reasons.items()
+                    ],
                     "rows": [self._row(filters, group, row) for row in data.criteria],
                     "recordings_url": _url("reports:deviation-recordings", filters, group=group.value),
                 }
@@ -193,7 +219,7 @@ class DeviationView(ReportView):
             ],
             "bias_chart": chart("bias", _("Bias (model − human) per criterion")),
             "mae_chart": chart("mae", _("Mean absolute error per criterion")),
-            "csv_url": _url("reports:deviation", filters, format="csv"),
+            "csv_urls": csv_links("reports:deviation", filters),
         }
 
     @staticmethod
@@ -202,6 +228,7 @@ class DeviationView(ReportView):
         return {
             "criterion": row.criterion,
             "url": url,
+            "too_few": row.agreement.n < MIN_N,
             "cells": [Cell(column.fmt(getattr(row.agreement, column.field)), url) for column in DEVIATION_COLUMNS],
         }
 
@@ -215,7 +242,10 @@ class DeviationView(ReportView):
             for row in data.criteria
         )
         return csv_response(
-            f"{_file_stem('deviation', filters)}.csv", ["group", "criterion_key", "criterion_title", *names], rows
+            f"{_file_stem('deviation', filters)}.csv",
+            ["group", "criterion_key", "criterion_title", *names],
+            rows,
+            style=self.style,
         )
 
 
@@ -301,15 +331,13 @@ class EvidenceView(ReportView):
                 for row in report.weeks
             ],
             "criteria_chart": bar_chart(
-                [row.criterion.key for row in report.criteria],
+                [row.criterion.title for row in report.criteria],
                 [Series(_("Unverified rate"), [row.tally.rate for row in report.criteria])],
                 title=_("Unverified quotes per criterion"),
                 fmt=_pct,
             ),
             "trend_chart": self._trend(report),
-            "csv_urls": {
-                table: _url("reports:evidence", filters, format="csv", table=table) for table in EVIDENCE_TABLES
-            },
+            "csv_urls": {table: csv_links("reports:evidence", filters, table=table) for table in EVIDENCE_TABLES},
         }
 
     @staticmethod
@@ -337,7 +365,7 @@ class EvidenceView(ReportView):
             )
         filters = form.filters()
         header, rows = evidence_table(evidence_report(filters), table)
-        return csv_response(f"{_file_stem('evidence', filters)}-{table}.csv", header, rows)
+        return csv_response(f"{_file_stem('evidence', filters)}-{table}.csv", header, rows, style=self.style)
 
 
 def _paginate(request: HttpRequest, rows: QuerySet) -> tuple[Page, str]:
@@ -404,7 +432,7 @@ class ScoreListView(ReportView):
                 ]  # fmt: skip
 
         filters = form.filters()
-        return csv_response(f"{_file_stem('scores', filters)}.csv", SCORE_CSV_HEADER, lines())
+        return csv_response(f"{_file_stem('scores', filters)}.csv", SCORE_CSV_HEADER, lines(), style=self.style)
 
 
 class DeviationScoresView(ScoreListView):
@@ -455,4 +483,4 @@ class DeviationRecordingsView(ReportView):
         )  # fmt: skip
         header = ["recording_id", "external_id", "review_reasons", "decision", "reviewer", "model_mean",
                   "adjusted_mean", "difference", "review_url"]  # fmt: skip
-        return csv_response(f"{_file_stem('recordings', filters)}.csv", header, rows)
+        return csv_response(f"{_file_stem('recordings', filters)}.csv", header, rows, style=self.style)

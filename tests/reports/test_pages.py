@@ -24,7 +24,8 @@ PAGES = [
 
 
 def rows_of(response) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    # The byte order mark is there for Excel; the English default separates with commas.
+    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode().removeprefix("\ufeff"))))
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -69,8 +70,9 @@ def test_deviation_page_shows_each_group_with_linked_figures(client, supervisor,
     assert all(cell.url == c1_audit["url"] for cell in c1_audit["cells"])
     assert c1_audit["url"] == "/reports/deviation/scores/?rubric=care&version=1&group=random_audit&criterion=c1"
     html = response.content.decode()
+    # Every figure here comes from fewer than 10 pairs: shown greyed in the tables, never drawn as a bar.
     assert (
-        html.count("<svg") == 2
+        html.count("<svg") == 0
         and 'href="/reports/deviation/scores/?rubric=care&amp;version=1&amp;group=flagged&amp;criterion=c2"' in html
     )
 
