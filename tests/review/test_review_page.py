@@ -383,6 +383,7 @@ class TestFinishedCall:
         recording = self.reviewed(sup_client)
         page = sup_client.get(f"/review/{recording.pk}/").content.decode()
         assert 'id="final-notice"' in page and 'data-active="false"' in page
+        assert 'id="decision-bar"' not in page  # nothing to decide until a new review starts
         assert re.search(r"<fieldset\s+disabled", page)
         assert 'href="?new=1"' in page
 
