@@ -313,13 +313,19 @@ class EvidenceView(ReportView):
             "report": report,
             "columns": TALLY_COLUMNS,
             "overall": _tally_cells(report.tally, _url(scores, filters)),
+            "min_n": MIN_N,
             "criteria": [
-                {"row": row, "cells": _tally_cells(row.tally, _url(scores, filters, criterion=row.criterion.key))}
+                {
+                    "row": row,
+                    "too_few": row.tally.total < MIN_N,
+                    "cells": _tally_cells(row.tally, _url(scores, filters, criterion=row.criterion.key)),
+                }
                 for row in report.criteria
             ],
             "models": [
                 {
                     "row": row,
+                    "too_few": row.tally.total < MIN_N,
                     "cells": _tally_cells(
                         row.tally, _url(scores, filters, model=row.model, prompt_version=row.prompt_version)
                     ),
@@ -327,13 +333,22 @@ class EvidenceView(ReportView):
                 for row in report.models
             ],
             "weeks": [
-                {"row": row, "cells": _tally_cells(row.tally, _url(scores, filters, week=row.week.isoformat()))}
+                {
+                    "row": row,
+                    "too_few": row.tally.total < MIN_N,
+                    "cells": _tally_cells(row.tally, _url(scores, filters, week=row.week.isoformat())),
+                }
                 for row in report.weeks
             ],
             "criteria_chart": bar_chart(
                 [row.criterion.title for row in report.criteria],
-                [Series(_("Unverified rate"), [row.tally.rate for row in report.criteria])],
-                title=_("Unverified quotes per criterion"),
+                [
+                    Series(
+                        _("Unverified rate"),
+                        [row.tally.rate if row.tally.total >= MIN_N else None for row in report.criteria],
+                    )
+                ],
+                title="{} (n ≥ {})".format(_("Unverified quotes per criterion"), MIN_N),
                 fmt=_pct,
             ),
             "trend_chart": self._trend(report),

@@ -159,9 +159,11 @@ def test_evidence_page_shows_wording_beside_rate_and_exports_each_table(
     response = client.get(reverse("reports:evidence"), {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="en")
     c2 = response.context["criteria"][1]
     assert [cell.text for cell in c2["cells"]] == ["4", "3", "75.0 %"]
+    assert c2["too_few"]  # 4 scores: greyed and marked, not drawn
     assert c2["cells"][2].url.endswith("criterion=c2&unverified=on")
     html = response.content.decode()
     assert "The agent confirms the issue." in html and html.count("<svg") == 2
+    assert html.count('<tr class="too-few">') == 2 + 3 + 2  # criteria, model and prompt versions, weeks
 
     def export(table: str) -> list[dict[str, str]]:
         return rows_of(client.get(reverse("reports:evidence"), {"rubric": "care", "format": "csv", "table": table}))
