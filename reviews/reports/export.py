@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.formats import get_format
 from django.utils.translation import gettext as _
 
@@ -59,6 +59,17 @@ def csv_cell(value: Any, style: CsvStyle) -> str:
         return str(value).replace(".", style.decimal)
     text = str(value)
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
+def csv_download(
+    request: HttpRequest, filename: str, header: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> HttpResponse:
+    """The answer to ?format=csv: the file in the style the request asks for, or a 400 naming a bad ?sep=."""
+    try:
+        style = csv_style(request)
+    except UnknownSeparatorError as error:
+        return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
+    return csv_response(filename, header, rows, style=style)
 
 
 def csv_response(

@@ -25,7 +25,7 @@ from qa.models import Score
 from reviews.models import Review
 from reviews.reports.access import can_view_reports
 from reviews.reports.charts import Series, bar_chart, line_chart
-from reviews.reports.export import CsvStyle, UnknownSeparatorError, csv_response, csv_style
+from reviews.reports.export import csv_download
 from reviews.reports.forms import (
     GROUP_LABELS,
     DeviationScoresForm,
@@ -131,7 +131,6 @@ class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
 
     form_class: type[ReportFilterForm] = ReportFilterForm
     template_name: str
-    style: CsvStyle
 
     def test_func(self) -> bool:
         return can_view_reports(self.request.user)
@@ -141,10 +140,6 @@ class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
         if not form.is_valid():
             return render(request, self.template_name, {"form": form}, status=400)
         if request.GET.get("format") == "csv":
-            try:
-                self.style = csv_style(request)
-            except UnknownSeparatorError as error:
-                return HttpResponse(str(error), status=400, content_type="text/plain; charset=utf-8")
             return self.csv(form)
         return render(request, self.template_name, {"form": form, **self.context(form)})
 
@@ -241,12 +236,8 @@ class DeviationView(ReportView):
             for group, data in report.groups.items()
             for row in data.criteria
         )
-        return csv_response(
-            f"{_file_stem('deviation', filters)}.csv",
-            ["group", "criterion_key", "criterion_title", *names],
-            rows,
-            style=self.style,
-        )
+        header = ["group", "criterion_key", "criterion_title", *names]
+        return csv_download(self.request, f"{_file_stem('deviation', filters)}.csv", header, rows)
 
 
 def _tally_cells(tally: Tally, url: str) -> list[Cell]:
@@ -380,7 +371,7 @@ class EvidenceView(ReportView):
             )
         filters = form.filters()
         header, rows = evidence_table(evidence_report(filters), table)
-        return csv_response(f"{_file_stem('evidence', filters)}-{table}.csv", header, rows, style=self.style)
+        return csv_download(self.request, f"{_file_stem('evidence', filters)}-{table}.csv", header, rows)
 
 
 def _paginate(request: HttpRequest, rows: QuerySet) -> tuple[Page, str]:
@@ -447,7 +438,7 @@ class ScoreListView(ReportView):
                 ]  # fmt: skip
 
         filters = form.filters()
-        return csv_response(f"{_file_stem('scores', filters)}.csv", SCORE_CSV_HEADER, lines(), style=self.style)
+        return csv_download(self.request, f"{_file_stem('scores', filters)}.csv", SCORE_CSV_HEADER, lines())
 
 
 class DeviationScoresView(ScoreListView):
@@ -498,4 +489,4 @@ class DeviationRecordingsView(ReportView):
         )  # fmt: skip
         header = ["recording_id", "external_id", "review_reasons", "decision", "reviewer", "model_mean",
                   "adjusted_mean", "difference", "review_url"]  # fmt: skip
-        return csv_response(f"{_file_stem('recordings', filters)}.csv", header, rows, style=self.style)
+        return csv_download(self.request, f"{_file_stem('recordings', filters)}.csv", header, rows)
