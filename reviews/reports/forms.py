@@ -29,7 +29,10 @@ class ReportFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["rubric"].choices = rubric_choices()
         # The chosen rubric's versions, from a list: a typed number could name one that doesn't exist.
-        slug = self.data.get("rubric") or next(iter(dict(self.fields["rubric"].choices)), "")
+        slugs = dict(self.fields["rubric"].choices)
+        slug = self.data.get("rubric")
+        if slug not in slugs:  # unknown or garbage (a NUL byte): the rubric field says so, nothing is queried
+            slug = next(iter(slugs), "")
         self.fields["version"].choices = [("", _("the published version")), *rubric_version_choices(slug)]
 
     def clean(self) -> dict:
