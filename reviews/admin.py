@@ -21,8 +21,8 @@ class CriterionReviewInline(admin.TabularInline):
 class ReviewAdmin(ReadOnlyAdmin):
     """Reviews are append-only: they are made on the review page or through the API."""
 
-    list_display = ["recording", "decision", "reviewer", "adjusted_mean", "blind", "created_at"]
-    list_filter = ["decision", "blind", "created_at"]
+    list_display = ["recording", "decision", "reject_reason", "reviewer", "adjusted_mean", "blind", "created_at"]
+    list_filter = ["decision", "reject_reason", "blind", "created_at"]
     search_fields = ["recording__external_id", "reviewer", "comment"]
     list_select_related = ["recording"]
     inlines = [CriterionReviewInline]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording
@@ -14,31 +15,67 @@ from reviews.selectors import CriterionView, QueueFilters
 from reviews.services import CriterionAdjustment
 
 
+NOT_APPLICABLE = "na"  # the value button meaning "does not apply"
+
+
 @dataclass(frozen=True)
 class CriterionRow:
     """One criterion on the page: what the judge said and the reviewer's fields for it."""
 
+    number: int  # its place in the rubric, shown on the criterion and on its highlights
     view: CriterionView
     value: forms.BoundField
-    not_applicable: forms.BoundField | None  # only where the rubric lists a "not applicable" exception
     comment: forms.BoundField
     rejected: forms.BoundField | None  # absent in a blind audit: there is no judgment to call wrong
+
+    @property
+    def model_choice(self) -> str:
+        """The model's answer as a value button's value, so the page can tell a change from it."""
+        score = self.view.score
+        if score is None:
+            return ""
+        return NOT_APPLICABLE if score.value is None else str(score.value)
+
+
+@dataclass(frozen=True)
+class ErrorLink:
+    """One line of the error summary beside the decision bar: where the problem is and what it is."""
+
+    field_id: str
+    label: str
+    message: str
 
 
 class ReviewForm(forms.Form):
     """A supervisor's decision, with one value/comment pair per criterion of the rubric.
 
-    A criterion whose rubric lists a "not applicable" exception also gets a
-    "does not apply" box. Outside a blind audit each value starts at the
-    model's (the box ticked when the model said not applicable), and only a
-    changed value or box, a comment or a "judge was wrong" tick becomes an
-    adjustment. In a blind audit every value is the supervisor's own and each
-    criterion needs one, or the box ticked.
+    Each value is a row of buttons, one per point of the criterion's scale,
+    plus "N/A" where the rubric lists a "not applicable" exception. Outside a
+    blind audit the values start at the latest review of this judgment, else
+    at the model's; only a value that differs from the model's, a comment or
+    a "judge was wrong" tick becomes an adjustment. In a blind audit every
+    value is the supervisor's own and each criterion needs one.
+    The decision comes from the button that submits the form.
     """
 
-    decision = forms.ChoiceField(label=_("Decision"), choices=Review.Decision.choices, widget=forms.RadioSelect)
+    decision = forms.ChoiceField(
+        label=_("Decision"),
+        choices=Review.Decision.choices,
+        error_messages={"required": _("Choose approve, reject or needs another review.")},
+    )
+    reject_reason = forms.ChoiceField(
+        label=_("What was wrong overall"),
+        required=False,
+        choices=[("", _("(optional)")), *Review.RejectReason.choices],
+    )
     adjusted_mean = forms.FloatField(label=_("Adjusted mean"), required=False)
-    comment = forms.CharField(label=_("Overall comment"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    comment = forms.CharField(label=_("Overall comment"), required=False, widget=forms.Textarea(attrs={"rows": 1}))
+    then = forms.ChoiceField(
+        label=_("After submitting"),
+        choices=[("next", _("open the next call")), ("queue", _("go back to the queue"))],
+        initial="next",
+        required=False,
+    )
 
     def __init__(self, *args: Any, criteria: list[CriterionView], blind: bool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -46,76 +83,55 @@ class ReviewForm(forms.Form):
         self.blind = blind
         for view in criteria:
             criterion = view.criterion
-            may_not_apply = criterion.allows_not_applicable()
-            self.fields[_field(criterion.key, "value")] = forms.IntegerField(
-                label=_("Value"),
-                min_value=criterion.scale_min,
-                max_value=criterion.scale_max,
-                # With the box, "no value" can be an answer: clean() decides.
-                required=blind and not may_not_apply,
-                initial=None if blind or view.score is None else view.score.value,
+            scale = [(str(value), str(value)) for value in range(criterion.scale_min, criterion.scale_max + 1)]
+            if criterion.allows_not_applicable():
+                scale.append((NOT_APPLICABLE, _("N/A")))
+            self.fields[_field(criterion.key, "value")] = forms.ChoiceField(
+                label=criterion.title,
+                choices=scale,
+                widget=forms.RadioSelect,
+                required=blind,
+                initial=None if blind else _starting_choice(view),
+                error_messages={"required": _("Choose your value.")},
             )
-            if may_not_apply:
-                self.fields[_field(criterion.key, "not_applicable")] = forms.BooleanField(
-                    label=_("Does not apply"),
-                    required=False,
-                    initial=not blind and view.score is not None and view.score.value is None,
-                )
             self.fields[_field(criterion.key, "comment")] = forms.CharField(
-                label=_("Comment"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+                label=_("Comment"),
+                required=False,
+                widget=forms.Textarea(attrs={"rows": 2}),
+                initial=view.latest.comment if view.latest else "",
             )
             if not blind:
                 self.fields[_field(criterion.key, "rejected")] = forms.BooleanField(
-                    label=_("The judge got this wrong"), required=False
+                    label=_("The judge got this wrong"),
+                    required=False,
+                    initial=bool(view.latest and view.latest.rejected),
                 )
 
     def rows(self) -> list[CriterionRow]:
         return [
             CriterionRow(
+                number=number,
                 view=view,
                 value=self[_field(view.criterion.key, "value")],
-                not_applicable=self._optional(view.criterion.key, "not_applicable"),
                 comment=self[_field(view.criterion.key, "comment")],
-                rejected=self._optional(view.criterion.key, "rejected"),
+                rejected=self[_field(view.criterion.key, "rejected")] if not self.blind else None,
             )
-            for view in self.criteria
+            for number, view in enumerate(self.criteria, start=1)
         ]
-
-    def _optional(self, key: str, part: str) -> forms.BoundField | None:
-        """A field only some criteria have, or only outside a blind audit."""
-        name = _field(key, part)
-        return self[name] if name in self.fields else None
-
-    def clean(self) -> dict[str, Any]:
-        cleaned_data = super().clean()
-        if self.blind:
-            for view in self.criteria:
-                value = _field(view.criterion.key, "value")
-                not_applicable = _field(view.criterion.key, "not_applicable")
-                # Only the criteria with the box: the others' values are plainly required.
-                if (
-                    not_applicable in self.fields
-                    and not cleaned_data.get(not_applicable)
-                    and cleaned_data.get(value) is None
-                    and not self.has_error(value)
-                ):
-                    self.add_error(value, _("Enter your value, or tick “Does not apply”."))
-        return cleaned_data
 
     def adjustments(self) -> list[CriterionAdjustment]:
         adjustments = []
         for view in self.criteria:
             key = view.criterion.key
-            value = self.cleaned_data[_field(key, "value")]
+            choice = self.cleaned_data[_field(key, "value")]
             comment = self.cleaned_data[_field(key, "comment")]
             rejected = self.cleaned_data.get(_field(key, "rejected"), False)
-            ticked = self.cleaned_data.get(_field(key, "not_applicable"), False)
             model_value = view.score.value if view.score is not None else None
-            # An untouched value means "the model's value stands", stored as None.
+            ticked = choice == NOT_APPLICABLE
+            value = int(choice) if choice and not ticked else None
+            # The model's own answer chosen again means "the model's value stands", stored as nothing.
             adjusted = value if self.blind or value != model_value else None
-            # So does a box left ticked over the model's own "not applicable";
-            # ticked next to a new value, it goes on for the service to refuse.
-            not_applicable = ticked and (adjusted is not None or not self.fields[_field(key, "not_applicable")].initial)
+            not_applicable = ticked and (self.blind or model_value is not None)
             if adjusted is not None or not_applicable or comment.strip() or rejected:
                 adjustments.append(
                     CriterionAdjustment(
@@ -135,6 +151,33 @@ class ReviewForm(forms.Form):
                 self.add_error(name, message)
             else:
                 self.add_error(None, message)
+
+    def error_summary(self) -> list[ErrorLink]:
+        """Every error, each linking to its field and naming it as the page does (a criterion by its title)."""
+        criteria = {
+            _field(view.criterion.key, part): (f"criterion-{view.criterion.key}", view.criterion.title)
+            for view in self.criteria
+            for part in ("value", "comment")
+        }
+        links = [ErrorLink("review-form", str(_("Review")), str(message)) for message in self.non_field_errors()]
+        for name, messages in self.errors.items():
+            if name == NON_FIELD_ERRORS:
+                continue
+            anchor, label = criteria.get(name) or (self[name].auto_id, str(self.fields[name].label))
+            links += [ErrorLink(anchor, label, str(message)) for message in messages]
+        return links
+
+
+def _starting_choice(view: CriterionView) -> str | None:
+    """The latest review of this judgment where there is one (a new review starts from it), else the model's."""
+    latest, score = view.latest, view.score
+    if latest is not None and latest.not_applicable:
+        return NOT_APPLICABLE
+    if latest is not None and latest.adjusted_value is not None:
+        return str(latest.adjusted_value)
+    if score is None:
+        return None
+    return NOT_APPLICABLE if score.value is None else str(score.value)
 
 
 class QueueFilterForm(forms.Form):

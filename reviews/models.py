@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from qa.models import ApiKey, JudgeRun, Recording
 from rubrics.models import Criterion, Rubric
@@ -12,10 +13,19 @@ class Review(models.Model):
     """A supervisor's decision on a judged recording. Append-only: a later
     review supersedes an earlier one for reporting, and all are kept."""
 
+    # Labels name the outcome ("Approved"), as lists and reports show it; the page's buttons say the verb.
     class Decision(models.TextChoices):
-        APPROVE = "approve", _("Approve")
-        REJECT = "reject", _("Reject")
-        NEEDS_REVIEW = "needs_review", _("Needs review")
+        APPROVE = "approve", pgettext_lazy("a review", "Approved")
+        REJECT = "reject", pgettext_lazy("a review", "Rejected")
+        NEEDS_REVIEW = "needs_review", pgettext_lazy("a review", "Needs another review")
+
+    class RejectReason(models.TextChoices):
+        """What was wrong overall, optional beside the criteria marked wrong (which a reject must have)."""
+
+        WRONG_SCORE = "wrong_score", _("Wrong score")
+        UNSUPPORTED_QUOTE = "unsupported_quote", _("The quote doesn't support the score")
+        CRITERION_DOES_NOT_APPLY = "criterion_does_not_apply", _("The criterion doesn't apply")
+        TRANSCRIPT_PROBLEM = "transcript_problem", _("Transcript problem")
 
     recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="reviews")
     run = models.ForeignKey(JudgeRun, on_delete=models.PROTECT, related_name="reviews")
@@ -23,6 +33,16 @@ class Review(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True)
     api_key = models.ForeignKey(ApiKey, on_delete=models.PROTECT, null=True, blank=True)
     decision = models.CharField(_("decision"), max_length=20, choices=Decision.choices)
+    # db_default too: bulk loaders writing SQL (the benchmarks) need not know the column.
+    reject_reason = models.CharField(
+        _("reject reason"),
+        max_length=32,
+        choices=RejectReason.choices,
+        blank=True,
+        default="",
+        db_default="",
+        help_text=_("Only on a reject."),
+    )
     adjusted_mean = models.FloatField(_("adjusted mean"), null=True, blank=True)
     comment = models.TextField(_("comment"), blank=True)
     blind = models.BooleanField(
@@ -38,6 +58,11 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_decision_display()} by {self.reviewer} on {self.recording_id}"
+
+    @property
+    def is_final(self) -> bool:
+        """Approve and reject are a human's judgement; "needs another review" only passes the call on."""
+        return self.decision != self.Decision.NEEDS_REVIEW
 
 
 class CriterionReview(models.Model):

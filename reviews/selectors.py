@@ -174,7 +174,10 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
     """The queue item following `after` in queue order (the first one without it) that `user` may claim."""
     recordings = queue_recordings(filters=filters, user=user)
     if after is not None:
-        key = recordings.filter(pk=after.pk).values_list("queue_key", flat=True).first()
+        # Its own position, also once it has left the queue (just reviewed): the next is the one after it.
+        key = (
+            Recording.objects.filter(pk=after.pk).annotate(queue_key=QUEUE_ORDER_KEY).values_list("queue_key", flat=True)
+        ).first()
         recordings = recordings.exclude(pk=after.pk)
         if key is not None:
             recordings = recordings.filter(_after(QueuePosition(key=key, id=after.pk)))
@@ -195,6 +198,12 @@ def rubric_choices() -> list[tuple[str, str]]:
     ):
         latest.setdefault(slug, name)
     return list(latest.items())
+
+
+def rubric_version_choices(slug: str) -> list[tuple[int, str]]:
+    """(version, "v3 · published") for every published or archived version of a rubric, newest first."""
+    versions = Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("-version")
+    return [(rubric.version, f"v{rubric.version} · {rubric.get_status_display()}") for rubric in versions]
 
 
 def _queue() -> QuerySet[Recording]:
@@ -248,6 +257,17 @@ class ReviewPage:
     reviewed_by_user: bool  # the viewer already reviewed this judgment
     blind: bool
 
+    @property
+    def numbers(self) -> dict[str, int]:
+        """Each criterion's place in the rubric by key, as the page numbers criteria and their highlights."""
+        return {view.criterion.key: number for number, view in enumerate(self.criteria, start=1)}
+
+    @property
+    def final_review(self) -> Review | None:
+        """The latest review when it is final: the call is done, and only an explicit new review replaces it."""
+        latest = self.reviews[0] if self.reviews else None
+        return latest if latest is not None and latest.is_final else None
+
 
 def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
     """Everything the review page shows about a judged recording, in six queries.
@@ -280,11 +300,20 @@ def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
         for criterion in criteria
         if not blind and criterion.pk in scores and scores[criterion.pk].evidence_verified
     }
+    # The passage an unverified quote comes closest to, marked differently: where to look, not a confirmation.
+    closest = {
+        criterion.key: (found["start"], found["end"])
+        for criterion in criteria
+        if not blind
+        and criterion.pk in scores
+        and not scores[criterion.pk].evidence_verified
+        and (found := scores[criterion.pk].verification_closest)
+    }
     return ReviewPage(
         recording=recording,
         run=run,
         criteria=[CriterionView(criterion, scores.get(criterion.pk), latest.get(criterion.pk)) for criterion in criteria],
-        turns=transcript_turns(recording.transcript, spans, recording.turns),
+        turns=transcript_turns(recording.transcript, spans, recording.turns, closest),
         reviews=reviews,
         reviewed_by_user=reviewed_by_user,
         blind=blind,

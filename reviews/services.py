@@ -41,6 +41,7 @@ def review_create(
     comment: str = "",
     criteria: list[CriterionAdjustment] | tuple[CriterionAdjustment, ...] = (),
     blind: bool = False,
+    reject_reason: str = "",
 ) -> Review:
     """Record a supervisor's decision on the recording's current judgment.
 
@@ -62,6 +63,13 @@ def review_create(
         }
     if not reviewer.strip():
         errors["reviewer"] = _("Say who reviewed.")
+    if reject_reason and reject_reason not in Review.RejectReason.values:
+        errors["reject_reason"] = _("Unknown reject reason '%(reason)s'; use one of: %(choices)s.") % {
+            "reason": reject_reason,
+            "choices": ", ".join(Review.RejectReason.values),
+        }
+    elif reject_reason and decision != Review.Decision.REJECT:
+        errors["reject_reason"] = _("Only a reject has a reject reason.")
 
     criteria_by_key = {
         criterion.key: criterion for criterion in recording.rubric.criteria.prefetch_related("exceptions")
@@ -79,6 +87,14 @@ def review_create(
     criterion_errors = _criteria_errors(criteria, criteria_by_key, model_values, blind=blind)
     if criterion_errors:
         errors["criteria"] = criterion_errors
+    elif decision == Review.Decision.REJECT and not any(
+        _says_what_was_wrong(item, model_values.get(item.criterion_key)) for item in criteria
+    ):
+        # A reject with nothing marked tells no one what to fix, and reads as a 100% rejection in the reports.
+        errors["decision"] = _(
+            "A reject must say what was wrong: mark at least one criterion wrong or change its value, "
+            "with a comment saying why."
+        )
     if errors:
         raise InvalidInputError(errors)
 
@@ -89,6 +105,7 @@ def review_create(
         user=user,
         api_key=api_key,
         decision=decision,
+        reject_reason=reject_reason,
         adjusted_mean=adjusted_mean,
         comment=comment,
         blind=blind,
@@ -133,18 +150,18 @@ def _criteria_errors(
         if criterion is None:
             errors[str(index)] = _("Unknown criterion '%(key)s' for this rubric.") % {"key": item.criterion_key}
         elif item.criterion_key in seen:
-            errors[str(index)] = _("Criterion '%(key)s' appears twice.") % {"key": item.criterion_key}
+            errors[str(index)] = _("“%(title)s” appears twice.") % {"title": criterion.title}
         elif item.not_applicable and not criterion.allows_not_applicable():
             errors[str(index)] = _(
-                "'%(key)s' cannot be marked not applicable: its rubric lists no \"not applicable\" exception."
-            ) % {"key": item.criterion_key}
+                "“%(title)s” cannot be marked not applicable: its rubric lists no \"not applicable\" exception."
+            ) % {"title": criterion.title}
         elif item.not_applicable and item.adjusted_value is not None:
-            errors[str(index)] = _("'%(key)s' has a value and is marked not applicable: choose one.") % {
-                "key": item.criterion_key
+            errors[str(index)] = _("“%(title)s” has a value and is marked not applicable: choose one.") % {
+                "title": criterion.title
             }
         elif item.adjusted_value is not None and not criterion.in_scale(item.adjusted_value):
-            errors[str(index)] = _("'%(key)s' must be between %(low)s and %(high)s.") % {
-                "key": item.criterion_key,
+            errors[str(index)] = _("“%(title)s” must be between %(low)s and %(high)s.") % {
+                "title": criterion.title,
                 "low": criterion.scale_min,
                 "high": criterion.scale_max,
             }
@@ -154,13 +171,18 @@ def _criteria_errors(
             and _replaces_model_value(item, model_values.get(item.criterion_key))
         ):
             message = (
-                _("Marking '%(key)s' not applicable needs a comment saying why.")
+                _("Marking “%(title)s” not applicable needs a comment saying why.")
                 if item.not_applicable
-                else _("Changing '%(key)s' needs a comment saying why.")
+                else _("Changing “%(title)s” needs a comment saying why.")
             )
-            errors[str(index)] = message % {"key": item.criterion_key}
+            errors[str(index)] = message % {"title": criterion.title}
         seen.add(item.criterion_key)
     return errors
+
+
+def _says_what_was_wrong(item: CriterionAdjustment, model_value: int | None) -> bool:
+    """The entry marks the judge wrong or replaces its value, and says why."""
+    return bool(item.comment.strip()) and (item.rejected or _replaces_model_value(item, model_value))
 
 
 def _replaces_model_value(item: CriterionAdjustment, model_value: int | None) -> bool:

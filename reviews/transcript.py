@@ -1,7 +1,8 @@
 """The transcript as the review page shows it: turn by turn, with evidence marked.
 
 Pure Python (no database): the selectors hand it a transcript, the structured
-turns if the recording came with them, and each criterion's verified spans.
+turns if the recording came with them, each criterion's verified spans and,
+for an unverified quote, the closest real passage.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from qa.evidence import parse_turns
 
 @dataclass(frozen=True)
 class Piece:
-    """A run of a turn's text; `keys` are the criteria whose evidence covers it (none: plain text)."""
+    """A run of a turn's text; `keys` are the criteria whose verified evidence covers it, `near` those
+    whose unverified quote has it as the closest real passage (neither: plain text)."""
 
     text: str
     keys: tuple[str, ...] = ()
+    near: tuple[str, ...] = ()
+    opens: bool = False  # a span starts here: the page numbers a highlight once, at its start
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ def transcript_turns(
     transcript: str,
     spans_by_key: Mapping[str, Iterable[Sequence[int]]],
     structured_turns: list[dict] | None = None,
+    closest_by_key: Mapping[str, Sequence[int]] | None = None,
 ) -> list[TurnView]:
     """The transcript's turns, each cut into pieces at the evidence spans.
 
@@ -44,6 +49,7 @@ def transcript_turns(
     turns = parse_turns(transcript)
     timings = _timings(turns, structured_turns)
     spans = [(start, end, key) for key, key_spans in spans_by_key.items() for start, end in key_spans if start < end]
+    near = [(start, end, key) for key, (start, end) in (closest_by_key or {}).items() if start < end]
     views = []
     for index, turn in enumerate(turns):
         start_ms, end_ms = timings[index]
@@ -53,7 +59,7 @@ def transcript_turns(
                 speaker=turn.speaker,
                 start_ms=start_ms,
                 end_ms=end_ms,
-                pieces=_pieces(turn.text, turn.start, spans),
+                pieces=_pieces(turn.text, turn.start, spans, near),
             )
         )
     return views
@@ -75,14 +81,22 @@ def _timings(turns: list, structured_turns: list[dict] | None) -> list[tuple[int
     return [(given.get("start_ms"), given.get("end_ms")) for given in structured_turns]
 
 
-def _pieces(text: str, offset: int, spans: list[tuple[int, int, str]]) -> tuple[Piece, ...]:
+def _pieces(
+    text: str, offset: int, spans: list[tuple[int, int, str]], near: list[tuple[int, int, str]]
+) -> tuple[Piece, ...]:
     end_of_turn = offset + len(text)
-    clipped = [(max(start, offset), min(end, end_of_turn), key) for start, end, key in spans]
-    clipped = [(start, end, key) for start, end, key in clipped if start < end]
-    cuts = sorted({offset, end_of_turn, *(start for start, _, _ in clipped), *(end for _, end, _ in clipped)})
+
+    def clip(given: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+        clipped = [(max(start, offset), min(end, end_of_turn), key) for start, end, key in given]
+        return [(start, end, key) for start, end, key in clipped if start < end]
+
+    spans, near = clip(spans), clip(near)
+    cuts = sorted({offset, end_of_turn, *(edge for start, end, _ in spans + near for edge in (start, end))})
     pieces = []
     for low, high in zip(cuts, cuts[1:]):
         # dict.fromkeys keeps the criteria in the order given (the rubric's) without repeats.
-        keys = tuple(dict.fromkeys(key for start, end, key in clipped if start <= low and high <= end))
-        pieces.append(Piece(text[low - offset : high - offset], keys))
+        keys = tuple(dict.fromkeys(key for start, end, key in spans if start <= low and high <= end))
+        near_keys = tuple(dict.fromkeys(key for start, end, key in near if start <= low and high <= end))
+        opens = any(start == low for start, _, _ in spans + near)
+        pieces.append(Piece(text[low - offset : high - offset], keys, near_keys, opens))
     return tuple(pieces)

@@ -30,6 +30,8 @@ from reviews.selectors import (
 from reviews.services import RecordingNotJudgedError, review_create
 
 QUEUE_PAGE_SIZE = 50
+# Where the supervisor goes after a review: the next call in the queue, or back to the queue.
+AFTER_SUBMIT_SESSION_KEY = "review_after_submit"
 
 
 def supervisor_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -67,14 +69,35 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     holder = claim or claim_holder(recording=recording)
     locked = holder is not None and holder.user_id != request.user.pk
 
-    form = ReviewForm(request.POST or None, criteria=page.criteria, blind=page.blind)
+    # A call with a final review is read-only until the supervisor asks for a new review (?new=1),
+    # so a stray key or click on a finished call never supersedes it.
+    starting_new = request.GET.get("new") == "1"
+    read_only = page.final_review is not None and not starting_new
+    form = ReviewForm(
+        request.POST or None,
+        criteria=page.criteria,
+        blind=page.blind,
+        initial={"then": request.session.get(AFTER_SUBMIT_SESSION_KEY, "next")},
+    )
     if request.method == "POST" and form.is_valid():
         if locked:
             message = _("%(user)s is reviewing this call; your review was not saved.") % {"user": holder.user}
             form.add_error(None, message)
+        elif read_only:
+            form.add_error(None, _("This call already has a final review; start a new review to replace it."))
         elif (review := _submit(request, page, form)) is not None:
+            request.session[AFTER_SUBMIT_SESSION_KEY] = form.cleaned_data["then"] or "next"
             return _after_submit(request, page, review)
-    context = {"page": page, "form": form, "rows": form.rows(), "claim": holder, "locked": locked}
+    context = {
+        "page": page,
+        "form": form,
+        "rows": form.rows(),
+        "errors": form.error_summary() if form.is_bound else [],
+        "claim": holder,
+        "locked": locked,
+        "read_only": read_only,
+        "starting_new": starting_new,
+    }
     return render(request, "review/detail.html", context)
 
 
@@ -115,6 +138,7 @@ def _submit(request: HttpRequest, page: ReviewPage, form: ReviewForm) -> Review 
             comment=form.cleaned_data["comment"],
             criteria=adjustments,
             blind=page.blind,
+            reject_reason=form.cleaned_data["reject_reason"],
         )
     except InvalidInputError as error:
         form.add_service_errors(error.errors, adjustments)
@@ -128,9 +152,15 @@ def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> Htt
         # Back to the same page, now revealed: the reviewer compares their values with the model's.
         messages.success(request, _("Blind audit saved. The model's scores are now shown next to yours."))
         return _keeping_filters(request, reverse("review-detail", args=[page.recording.pk]))
-    saved = {"decision": review.get_decision_display(), "recording": page.recording}
-    messages.success(request, _("Review saved: %(decision)s on %(recording)s.") % saved)
-    return _to_queue(request)
+    saved = {"decision": review.get_decision_display(), "recording": page.recording.external_id}
+    messages.success(request, _("Review saved: %(decision)s, %(recording)s.") % saved)
+    if request.session.get(AFTER_SUBMIT_SESSION_KEY) == "queue":
+        return _to_queue(request)
+    following = queue_next(after=page.recording, filters=_filter_form(request).filters(), user=request.user)
+    if following is None:
+        messages.info(request, _("No more calls are waiting for review."))
+        return _to_queue(request)
+    return _keeping_filters(request, reverse("review-detail", args=[following.pk]))
 
 
 def _filter_form(request: HttpRequest) -> QueueFilterForm:
@@ -146,4 +176,5 @@ def _keeping_filters(request: HttpRequest, url: str) -> HttpResponseRedirect:
     query = request.GET.copy()
     for position in ("after", "before", "page"):  # "page": links from before pages were cut by position
         query.pop(position, None)
+    query.pop("new", None)  # starting a new review is for this call only
     return redirect(f"{url}?{query.urlencode()}" if query else url)

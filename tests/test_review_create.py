@@ -101,8 +101,8 @@ def test_not_applicable_is_stored_for_a_criterion_with_that_exception():
 @pytest.mark.django_db
 def test_not_applicable_is_refused_where_the_rubric_has_no_such_exception_and_nothing_is_stored():
     draft = RubricFactory()
-    CriterionFactory(rubric=draft, key="c1")
-    other = CriterionFactory(rubric=draft, key="c2")
+    CriterionFactory(rubric=draft, key="c1", title="Greets the customer")
+    other = CriterionFactory(rubric=draft, key="c2", title="Confirms the address")
     CriterionExceptionFactory(criterion=other, outcome=CriterionException.Outcome.MET)  # an exception, not this one
     recording = judged_recording(values={"c1": 4}, rubric=rubric_publish(rubric=draft))
     with pytest.raises(InvalidInputError) as caught:
@@ -114,8 +114,9 @@ def test_not_applicable_is_refused_where_the_rubric_has_no_such_exception_and_no
         )
     messages = caught.value.errors["criteria"]
     assert set(messages) == {"0", "1"}
-    assert "'c1' cannot be marked not applicable" in messages["0"]
-    assert "'c2' cannot be marked not applicable" in messages["1"]
+    # Named by title, as a person reads them, never by the internal key.
+    assert "“Greets the customer” cannot be marked not applicable" in messages["0"]
+    assert "“Confirms the address” cannot be marked not applicable" in messages["1"]
     assert not Review.objects.exists() and not CriterionReview.objects.exists()
 
 
@@ -124,7 +125,7 @@ def test_a_value_and_not_applicable_together_are_refused():
     recording = judged_recording(values={"c1": 4}, rubric=published_rubric(not_applicable=("c1",)))
     with pytest.raises(InvalidInputError) as caught:
         review(recording, CriterionAdjustment("c1", adjusted_value=2, not_applicable=True), blind=True)
-    assert caught.value.errors == {"criteria": {"0": "'c1' has a value and is marked not applicable: choose one."}}
+    assert caught.value.errors == {"criteria": {"0": "“Criterion 1” has a value and is marked not applicable: choose one."}}
     assert not Review.objects.exists()
 
 
@@ -135,8 +136,52 @@ def test_not_applicable_over_a_model_number_needs_a_comment_outside_blind_mode()
     with pytest.raises(InvalidInputError) as caught:
         review(recording, CriterionAdjustment("c1", not_applicable=True), CriterionAdjustment("c2", not_applicable=True))
     # c2 agrees with the model's own "not applicable": nothing changed, no comment needed.
-    assert caught.value.errors == {"criteria": {"0": "Marking 'c1' not applicable needs a comment saying why."}}
+    assert caught.value.errors == {"criteria": {"0": "Marking “Criterion 1” not applicable needs a comment saying why."}}
     assert not Review.objects.exists()
 
     review(recording, CriterionAdjustment("c1", not_applicable=True, comment="The customer hung up at once."))
     assert CriterionReview.objects.get().not_applicable
+
+
+class TestRejectSaysWhatWasWrong:
+    """A reject must mark at least one criterion wrong or changed, with its comment; the API shares the rule."""
+
+    pytestmark = pytest.mark.django_db
+
+    def reject(self, recording: Recording, *criteria: CriterionAdjustment, **fields) -> Review:
+        return review_create(recording=recording, decision="reject", reviewer="s", criteria=criteria, **fields)
+
+    @pytest.mark.parametrize(
+        "criteria",
+        [
+            (),
+            (CriterionAdjustment("c1", comment="Not sure about this one."),),  # a comment marks nothing
+            (CriterionAdjustment("c1", rejected=True),),  # marked wrong, but no reason given
+            (CriterionAdjustment("c1", adjusted_value=4, comment="Same as the model."),),  # no change
+        ],
+    )
+    def test_a_reject_that_marks_nothing_with_a_reason_is_refused_and_stores_nothing(self, criteria):
+        recording = judged_recording(values={"c1": 4})
+        with pytest.raises(InvalidInputError) as caught:
+            self.reject(recording, *criteria)
+        assert "A reject must say what was wrong" in caught.value.errors["decision"]
+        assert not Review.objects.exists()
+
+    def test_a_criterion_marked_wrong_or_changed_with_a_comment_is_enough(self):
+        recording = judged_recording(values={"c1": 4, "c2": 4})
+        self.reject(recording, CriterionAdjustment("c1", rejected=True, comment="The quote is from the customer."))
+        self.reject(recording, CriterionAdjustment("c2", adjusted_value=2, comment="Only partly met."))
+        assert Review.objects.filter(decision="reject").count() == 2
+
+    def test_the_overall_reason_is_stored_and_only_a_reject_may_have_one(self):
+        recording = judged_recording(values={"c1": 4})
+        marked = CriterionAdjustment("c1", rejected=True, comment="Paraphrase.")
+        review = self.reject(recording, marked, reject_reason="unsupported_quote")
+        assert review.get_reject_reason_display() == "The quote doesn't support the score"
+        with pytest.raises(InvalidInputError) as caught:
+            review_create(recording=recording, decision="approve", reviewer="s", reject_reason="wrong_score")
+        assert caught.value.errors == {"reject_reason": "Only a reject has a reject reason."}
+        with pytest.raises(InvalidInputError) as caught:
+            self.reject(recording, marked, reject_reason="bored")
+        assert "Unknown reject reason 'bored'" in caught.value.errors["reject_reason"]
+        assert Review.objects.count() == 1

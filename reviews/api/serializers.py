@@ -42,6 +42,16 @@ class ReviewInputSerializer(serializers.Serializer):
         help_text=_("Who reviewed. Required with an API key; with a session, the logged-in user is the reviewer."),
     )
     decision = serializers.ChoiceField(choices=Review.Decision.choices)
+    reject_reason = serializers.ChoiceField(
+        choices=Review.RejectReason.choices,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text=_(
+            "Optional, only with decision 'reject'. A reject must also mark at least one "
+            "criterion rejected or adjusted, with its comment."
+        ),
+    )
     adjusted_mean = serializers.FloatField(required=False, allow_null=True)
     comment = serializers.CharField(required=False, allow_blank=True, default="")
     criteria = ReviewCriterionSerializer(many=True, required=False, default=list)
@@ -80,6 +90,7 @@ class ReviewSerializer(serializers.ModelSerializer):
             "reviewer",
             "api_key",
             "decision",
+            "reject_reason",
             "adjusted_mean",
             "comment",
             "blind",

@@ -68,6 +68,7 @@ class RecordingReviewView(GenericAPIView):
             adjusted_mean=values.get("adjusted_mean"),
             comment=values["comment"],
             criteria=values["criteria"],
+            reject_reason=values["reject_reason"],
         )
         url = reverse("api:recording-detail", kwargs={"pk": pk}, request=request)
         return Response(

@@ -33,7 +33,8 @@ from reviews.calibration.services import (
     calibration_create,
     calibration_entry_save,
 )
-from reviews.reports.views import _num, _pct, csv_response
+from reviews.reports.export import csv_download
+from reviews.reports.views import _num, _pct
 
 lead_required = permission_required(RUN_PERMISSION, raise_exception=True)
 
@@ -83,7 +84,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "calibration/session.html", context)
     results = session_results(session=session)
     if request.GET.get("format") == "csv":
-        return _matrix_csv(results)
+        return _matrix_csv(request, results)
     calls = results.criteria[0].rows if results.criteria else []
     comments = [
         (row.call.recording.external_id, username, comment)
@@ -119,7 +120,7 @@ def _signed(value: float | None) -> str:
     return "—" if value is None else ("+" if value > 0 else "") + _num(value)
 
 
-def _matrix_csv(results: Any) -> HttpResponse:
+def _matrix_csv(request: HttpRequest, results: Any) -> HttpResponse:
     """One row per call and criterion: each participant's value, the judge's, the spread and the agreed value."""
     usernames = [participant.get_username() for participant in results.participants]
 
@@ -140,7 +141,7 @@ def _matrix_csv(results: Any) -> HttpResponse:
 
     session = results.session
     header = ["recording_id", "external_id", "criterion_key", *usernames, "judge", "spread", "agreed", "agreed_note"]
-    return csv_response(f"calibration-{session.pk}.csv", header, rows())
+    return csv_download(request, f"calibration-{session.pk}.csv", header, rows())
 
 
 @login_required

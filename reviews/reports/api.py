@@ -67,6 +67,10 @@ class DeviationGroupSerializer(serializers.Serializer):
     recordings = serializers.IntegerField(help_text="Recordings whose latest review is final (approve or reject).")
     needs_review = serializers.IntegerField(help_text="Recordings whose latest review asks for another: not counted.")
     criteria = CriterionDeviationSerializer(many=True)
+    reject_reasons = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Latest reviews that reject, by overall reason (an empty key: none given).",
+    )
 
 
 class DeviationGroupsSerializer(serializers.Serializer):

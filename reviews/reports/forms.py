@@ -7,7 +7,7 @@ from django.db.models import Case, When
 from django.utils.translation import gettext_lazy as _
 
 from reviews.reports.selectors import EvidenceCell, Group, ReportFilters
-from reviews.selectors import rubric_choices
+from reviews.selectors import rubric_choices, rubric_version_choices
 from rubrics.models import Criterion, Rubric
 
 GROUP_LABELS = {
@@ -30,9 +30,7 @@ class VersionsFilterForm(forms.Form):
 
 class ReportFilterForm(forms.Form):
     rubric = forms.ChoiceField(label=_("Rubric"))
-    version = forms.IntegerField(
-        label=_("Version"), required=False, min_value=1, help_text=_("Empty: the published version.")
-    )
+    version = forms.TypedChoiceField(label=_("Version"), required=False, coerce=int, empty_value=None)
     date_from = forms.DateField(label=_("Calls from"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(label=_("Calls to"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
     team = forms.CharField(label=_("Team"), required=False, max_length=100)
@@ -41,6 +39,12 @@ class ReportFilterForm(forms.Form):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["rubric"].choices = rubric_choices()
+        # The chosen rubric's versions, from a list: a typed number could name one that doesn't exist.
+        slugs = dict(self.fields["rubric"].choices)
+        slug = self.data.get("rubric")
+        if slug not in slugs:  # unknown or garbage (a NUL byte): the rubric field says so, nothing is queried
+            slug = next(iter(slugs), "")
+        self.fields["version"].choices = [("", _("the published version")), *rubric_version_choices(slug)]
 
     def clean(self) -> dict:
         data = super().clean()

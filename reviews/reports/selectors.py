@@ -111,6 +111,7 @@ class DeviationGroup:
     recordings: int  # with a final latest review
     needs_review: int  # latest review is needs_review: not counted in the figures
     criteria: list[CriterionDeviation]
+    reject_reasons: dict[str, int]  # latest reviews that reject, by overall reason ("": none given), most first
 
 
 @dataclass(frozen=True)
@@ -256,19 +257,23 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     recordings = (
         latest_reviews()
         .filter(_run_q(filters, "run__"))
-        .values(**_group_flags("recording__review_reasons"))
+        .values("reject_reason", **_group_flags("recording__review_reasons"))
         .annotate(
             final=Count("pk", filter=Q(decision__in=FINAL_DECISIONS)),
             pending=Count("pk", filter=Q(decision=Review.Decision.NEEDS_REVIEW)),
+            rejects=Count("pk", filter=Q(decision=Review.Decision.REJECT)),
         )
         .order_by()
     )
     final: Counter[Group] = Counter()
     pending: Counter[Group] = Counter()
+    reasons: defaultdict[Group, Counter[str]] = defaultdict(Counter)
     for row in recordings:
         for group in _groups_of(row):
             final[group] += row["final"]
             pending[group] += row["pending"]
+            if row["rejects"]:
+                reasons[group][row["reject_reason"]] += row["rejects"]
 
     criteria = list(filters.rubric.criteria.all())
     return DeviationReport(
@@ -282,12 +287,29 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
             group: DeviationGroup(
                 recordings=final[group],
                 needs_review=pending[group],
+                reject_reasons=dict(reasons[group].most_common()),
                 criteria=[
                     CriterionDeviation(criterion, agreement(pairs[(group, criterion.pk)])) for criterion in criteria
                 ],
             )
             for group in Group
         },
+    )
+
+
+def latest_reviewed_rubric() -> Rubric | None:
+    """The rubric version of the most recent review: where a report opens when nothing is chosen."""
+    review = Review.objects.select_related("run__rubric").order_by("-created_at", "-pk").first()
+    return review.run.rubric if review is not None else None
+
+
+def previous_reviewed_version(rubric: Rubric) -> Rubric | None:
+    """The latest earlier version of the rubric that has reviews, for a version with none yet."""
+    return (
+        Rubric.objects.filter(slug=rubric.slug, version__lt=rubric.version, runs__reviews__isnull=False)
+        .distinct()
+        .order_by("-version")
+        .first()
     )
 
 

@@ -3,9 +3,8 @@ also a CSV download: the same URL with ?format=csv."""
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields, replace
 from datetime import date, timedelta
 from itertools import chain
 from typing import Any
@@ -14,7 +13,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.mixins import LoginRequiredMixin, UserPassesTestMixin
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
@@ -24,8 +23,10 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 
 from qa.models import Score
+from reviews.models import Review
 from reviews.reports.access import can_view_reports
 from reviews.reports.charts import Series, bar_chart, line_chart
+from reviews.reports.export import csv_download
 from reviews.reports.forms import (
     GROUP_LABELS,
     DeviationScoresForm,
@@ -47,6 +48,8 @@ from reviews.reports.selectors import (
     deviation_scores,
     evidence_report,
     evidence_scores,
+    latest_reviewed_rubric,
+    previous_reviewed_version,
     versions_report,
 )
 from reviews.reports.stats import Agreement, Tally
@@ -56,6 +59,9 @@ from rubrics.models import Rubric
 # Bilingual on purpose: the mark must survive any UI language and any copy of an export.
 UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
 PAGE_SIZE = 50
+# Below this many pairs a figure is shown greyed and marked as too few, and left out of the charts:
+# QWK 0.00 from one pair says nothing.
+MIN_N = 10
 
 
 def _num(value: float | None, places: int = 2) -> str:
@@ -117,18 +123,13 @@ def _url(name: str, filters: ReportFilters, **extra: Any) -> str:
     return f"{reverse(name)}?{filter_query(filters, **extra)}"
 
 
-def csv_response(filename: str, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> StreamingHttpResponse:
-    """Streamed, so a drill-down of many thousand scores never sits in memory."""
+def _reject_reason_label(reason: str) -> str:
+    return str(Review.RejectReason(reason).label) if reason else _("no reason given")
 
-    class Echo:
-        def write(self, value: str) -> str:
-            return value
 
-    writer = csv.writer(Echo())
-    body = (writer.writerow(["" if value is None else value for value in row]) for row in chain([header], rows))
-    response = StreamingHttpResponse(body, content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+def csv_links(name: str, filters: ReportFilters, **extra: Any) -> dict[str, str]:
+    """The table's CSV, with `;` and decimal commas (Spanish Excel) or `,` and points."""
+    return {sep: _url(name, filters, format="csv", sep=sep, **extra) for sep in (";", ",")}
 
 
 class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
@@ -150,12 +151,19 @@ class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
 
     @staticmethod
     def _with_default_rubric(query: QueryDict) -> QueryDict:
-        # The first visit has no filters: show the first rubric rather than an error.
+        # The first visit has no filters: open on the rubric version with the most recent reviews
+        # (else the first rubric), not on a version nobody has reviewed yet.
+        if "rubric" in query:
+            return query
+        latest = latest_reviewed_rubric()
         choices = rubric_choices()
-        if "rubric" in query or not choices:
+        if latest is None and not choices:
             return query
         query = query.copy()
-        query["rubric"] = choices[0][0]
+        if latest is not None:
+            query["rubric"], query["version"] = latest.slug, str(latest.version)
+        else:
+            query["rubric"] = choices[0][0]
         return query
 
     def context(self, form: ReportFilterForm) -> dict[str, Any]:
@@ -175,23 +183,36 @@ class DeviationView(ReportView):
     def context(self, form: ReportFilterForm) -> dict[str, Any]:
         filters = form.filters()
         report = deviation_report(filters)
-        keys = [row.criterion.key for row in report.groups[Group.ALL].criteria]
+        titles = [row.criterion.title for row in report.groups[Group.ALL].criteria]
 
         def chart(field: str, title: str) -> str:
+            # A figure from too few pairs is not drawn: a bar looks as sure as any other.
             series = [
-                Series(str(GROUP_LABELS[group]), [getattr(row.agreement, field) for row in data.criteria])
+                Series(
+                    str(GROUP_LABELS[group]),
+                    [getattr(row.agreement, field) if row.agreement.n >= MIN_N else None for row in data.criteria],
+                )
                 for group, data in report.groups.items()
             ]
-            return bar_chart(keys, series, title=title, fmt=_num)
+            if not any(value is not None for item in series for value in item.values):
+                return ""
+            return bar_chart(titles, series, title=f"{title} (n ≥ {MIN_N})", fmt=_num)
 
+        previous = previous_reviewed_version(filters.rubric) if not report.groups[Group.ALL].recordings else None
         return {
             "report": report,
             "columns": DEVIATION_COLUMNS,
+            "min_n": MIN_N,
+            "previous": previous and _url("reports:deviation", replace(filters, rubric=previous)),
+            "previous_version": previous and previous.version,
             "groups": [
                 {
                     "key": group,
                     "label": GROUP_LABELS[group],
                     "data": data,
+                    "reject_reasons": [
+                        (_reject_reason_label(reason), count) for reason, count in data.reject_reasons.items()
+                    ],
                     "rows": [self._row(filters, group, row) for row in data.criteria],
                     "recordings_url": _url("reports:deviation-recordings", filters, group=group.value),
                 }
@@ -208,7 +229,7 @@ class DeviationView(ReportView):
             ],
             "bias_chart": chart("bias", _("Bias (model − human) per criterion")),
             "mae_chart": chart("mae", _("Mean absolute error per criterion")),
-            "csv_url": _url("reports:deviation", filters, format="csv"),
+            "csv_urls": csv_links("reports:deviation", filters),
         }
 
     @staticmethod
@@ -217,6 +238,7 @@ class DeviationView(ReportView):
         return {
             "criterion": row.criterion,
             "url": url,
+            "too_few": row.agreement.n < MIN_N,
             "cells": [Cell(column.fmt(getattr(row.agreement, column.field)), url) for column in DEVIATION_COLUMNS],
         }
 
@@ -229,9 +251,8 @@ class DeviationView(ReportView):
             for group, data in report.groups.items()
             for row in data.criteria
         )
-        return csv_response(
-            f"{_file_stem('deviation', filters)}.csv", ["group", "criterion_key", "criterion_title", *names], rows
-        )
+        header = ["group", "criterion_key", "criterion_title", *names]
+        return csv_download(self.request, f"{_file_stem('deviation', filters)}.csv", header, rows)
 
 
 def _tally_cells(tally: Tally, url: str) -> list[Cell]:
@@ -298,13 +319,19 @@ class EvidenceView(ReportView):
             "report": report,
             "columns": TALLY_COLUMNS,
             "overall": _tally_cells(report.tally, _url(scores, filters)),
+            "min_n": MIN_N,
             "criteria": [
-                {"row": row, "cells": _tally_cells(row.tally, _url(scores, filters, criterion=row.criterion.key))}
+                {
+                    "row": row,
+                    "too_few": row.tally.total < MIN_N,
+                    "cells": _tally_cells(row.tally, _url(scores, filters, criterion=row.criterion.key)),
+                }
                 for row in report.criteria
             ],
             "models": [
                 {
                     "row": row,
+                    "too_few": row.tally.total < MIN_N,
                     "cells": _tally_cells(
                         row.tally, _url(scores, filters, model=row.model, prompt_version=row.prompt_version)
                     ),
@@ -312,19 +339,26 @@ class EvidenceView(ReportView):
                 for row in report.models
             ],
             "weeks": [
-                {"row": row, "cells": _tally_cells(row.tally, _url(scores, filters, week=row.week.isoformat()))}
+                {
+                    "row": row,
+                    "too_few": row.tally.total < MIN_N,
+                    "cells": _tally_cells(row.tally, _url(scores, filters, week=row.week.isoformat())),
+                }
                 for row in report.weeks
             ],
             "criteria_chart": bar_chart(
-                [row.criterion.key for row in report.criteria],
-                [Series(_("Unverified rate"), [row.tally.rate for row in report.criteria])],
-                title=_("Unverified quotes per criterion"),
+                [row.criterion.title for row in report.criteria],
+                [
+                    Series(
+                        _("Unverified rate"),
+                        [row.tally.rate if row.tally.total >= MIN_N else None for row in report.criteria],
+                    )
+                ],
+                title="{} (n ≥ {})".format(_("Unverified quotes per criterion"), MIN_N),
                 fmt=_pct,
             ),
             "trend_chart": self._trend(report),
-            "csv_urls": {
-                table: _url("reports:evidence", filters, format="csv", table=table) for table in EVIDENCE_TABLES
-            },
+            "csv_urls": {table: csv_links("reports:evidence", filters, table=table) for table in EVIDENCE_TABLES},
         }
 
     @staticmethod
@@ -352,7 +386,7 @@ class EvidenceView(ReportView):
             )
         filters = form.filters()
         header, rows = evidence_table(evidence_report(filters), table)
-        return csv_response(f"{_file_stem('evidence', filters)}-{table}.csv", header, rows)
+        return csv_download(self.request, f"{_file_stem('evidence', filters)}-{table}.csv", header, rows)
 
 
 def _paginate(request: HttpRequest, rows: QuerySet) -> tuple[Page, str]:
@@ -419,7 +453,7 @@ class ScoreListView(ReportView):
                 ]  # fmt: skip
 
         filters = form.filters()
-        return csv_response(f"{_file_stem('scores', filters)}.csv", SCORE_CSV_HEADER, lines())
+        return csv_download(self.request, f"{_file_stem('scores', filters)}.csv", SCORE_CSV_HEADER, lines())
 
 
 class DeviationScoresView(ScoreListView):
@@ -470,7 +504,7 @@ class DeviationRecordingsView(ReportView):
         )  # fmt: skip
         header = ["recording_id", "external_id", "review_reasons", "decision", "reviewer", "model_mean",
                   "adjusted_mean", "difference", "review_url"]  # fmt: skip
-        return csv_response(f"{_file_stem('recordings', filters)}.csv", header, rows)
+        return csv_download(self.request, f"{_file_stem('recordings', filters)}.csv", header, rows)
 
 
 class VersionsView(ReportView):
@@ -546,7 +580,7 @@ class VersionsView(ReportView):
             for cell in line.cells
             if cell is not None
         )
-        return csv_response(f"versions-{report.slug}.csv", header, rows)
+        return csv_download(self.request, f"versions-{report.slug}.csv", header, rows)
 
 
 def _monday(moment) -> date:

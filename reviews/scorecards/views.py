@@ -18,9 +18,10 @@ from django.utils.translation import gettext as _
 
 from reviews.reports.access import can_view_reports
 from reviews.reports.charts import Series, line_chart
+from reviews.reports.export import csv_download
 from reviews.reports.selectors import ReportFilters
 from reviews.reports.stats import MIN_AUDITED, CorrectionLevel, Estimate
-from reviews.reports.views import UNVERIFIED_MARK, ReportView, _num, csv_response, review_url
+from reviews.reports.views import UNVERIFIED_MARK, ReportView, _num, review_url
 from reviews.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from reviews.scorecards.selectors import OVERALL, AgentCriterion, Column, agent_card, scorecard
 
@@ -126,7 +127,7 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
             for column, cell in zip(card.columns, row.cells, strict=True)
         )
         header = ["team", "agent_id", "agent_name", "criterion_key", *ESTIMATE_FIELDS]
-        return csv_response(f"{_file_stem('scorecard', filters)}.csv", header, rows)
+        return csv_download(request, f"{_file_stem('scorecard', filters)}.csv", header, rows)
     agent_url = reverse("scorecards:agent")
     return render(
         request,
@@ -183,7 +184,7 @@ def agent_page(request: HttpRequest) -> HttpResponse:
     if card is None:
         raise Http404(_("This agent has no judged calls with this rubric in the period."))
     if request.GET.get("format") == "csv":
-        return _agent_csv(card, filters)
+        return _agent_csv(request, card, filters)
     agent_label = card.agent_name or card.agent_id
     team_label = _("Team %(team)s") % {"team": card.team} if card.team else _("No team")
     return render(
@@ -216,7 +217,7 @@ def agent_page(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _agent_csv(card: Any, filters: ReportFilters) -> HttpResponse:
+def _agent_csv(request: HttpRequest, card: Any, filters: ReportFilters) -> HttpResponse:
     def rows() -> Iterator[list[Any]]:
         for criterion in card.criteria:
             key = criterion.column.key
@@ -227,4 +228,4 @@ def _agent_csv(card: Any, filters: ReportFilters) -> HttpResponse:
                 yield [key, "team", point.week.isoformat(), *estimate_values(point.team)]
 
     header = ["criterion_key", "scope", "week", *ESTIMATE_FIELDS]
-    return csv_response(f"{_file_stem('scorecard', filters)}-{slugify(card.agent_id)}.csv", header, rows())
+    return csv_download(request, f"{_file_stem('scorecard', filters)}-{slugify(card.agent_id)}.csv", header, rows())

@@ -56,6 +56,17 @@ def active_claim(recording: Recording) -> ReviewClaim | None:
 
 
 @register.filter
+def item(mapping: dict, key: str):
+    return mapping.get(key)
+
+
+@register.filter
+def tint(number: int | None) -> str:
+    """The highlight colour class of the criterion numbered `number`: six colours, then they repeat."""
+    return "" if not number else f"tint-{(number - 1) % 6 + 1}"
+
+
+@register.filter
 def reason_label(reason: str) -> str:
     return Recording.ReviewReason(reason).label if reason in Recording.ReviewReason.values else reason
 

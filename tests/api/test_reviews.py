@@ -89,7 +89,8 @@ def test_a_supervisor_session_reviews_as_the_logged_in_user_with_csrf(supervisor
     recording = judged_recording()
     client = APIClient(enforce_csrf_checks=True)
     client.force_login(supervisor)
-    body = {"reviewer": "someone-else", "decision": "reject"}
+    marked = {"criterion_key": "c1", "rejected": True, "comment": "The quote is not in the call."}
+    body = {"reviewer": "someone-else", "decision": "reject", "criteria": [marked]}
 
     assert client.post(url(recording), body, format="json").status_code == 403  # no CSRF token
 
@@ -207,6 +208,25 @@ def test_not_applicable_is_refused_for_a_criterion_without_that_exception(review
     response = review_api.post(url(recording), body, format="json")
     assert response.status_code == 400
     assert response.json() == {
-        "criteria": {"0": "'c1' cannot be marked not applicable: its rubric lists no \"not applicable\" exception."}
+        "criteria": {"0": "“Criterion 1” cannot be marked not applicable: its rubric lists no \"not applicable\" exception."}
     }
     assert not Review.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_reject_with_nothing_marked_is_a_400_and_a_marked_one_keeps_its_reason(review_api):
+    recording = judged_recording(values={"c1": 4})
+    response = review_api.post(url(recording), {"reviewer": "s", "decision": "reject"}, format="json")
+    assert response.status_code == 400
+    assert "A reject must say what was wrong" in response.json()["decision"]
+    assert not Review.objects.exists()
+
+    body = {
+        "reviewer": "s",
+        "decision": "reject",
+        "reject_reason": "transcript_problem",
+        "criteria": [{"criterion_key": "c1", "rejected": True, "comment": "The ASR dropped the greeting."}],
+    }
+    response = review_api.post(url(recording), body, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["reject_reason"] == "transcript_problem"

@@ -73,95 +73,260 @@ def supervisor_with_password(db):
     return UserFactory(username="marta", groups=["Supervisors"])
 
 
-def test_a_supervisor_reviews_a_call_in_the_browser(live_server, browser, supervisor_with_password):
+class Counted:
+    """Drives a page and counts what a supervisor would do: clicks and key presses (typed comments apart)."""
+
+    def __init__(self, page) -> None:
+        self.page, self.clicks, self.keys = page, 0, 0
+
+    def click(self, selector: str) -> None:
+        self.page.locator(selector).click()
+        self.clicks += 1
+
+    def press(self, key: str) -> None:
+        self.page.keyboard.press(key)
+        self.keys += 1
+
+    def type(self, text: str) -> None:
+        self.page.keyboard.type(text)  # the comment itself: not counted
+
+
+def log_in(page, url: str) -> None:
+    page.goto(url)
+    page.fill("#id_username", "marta")
+    page.fill("#id_password", "pass-word-123")
+    page.click("main button[type=submit]")
+    page.wait_for_url(url)
+
+
+def focused(page) -> str:
+    """`name=value` of the focused element, e.g. criterion-c2-value=4."""
+    return page.evaluate("() => `${document.activeElement.name}=${document.activeElement.value}`")
+
+
+def test_a_supervisor_reviews_a_call_by_keyboard_with_an_undo(live_server, browser, supervisor_with_password):
     first = queued(confidence=0.3, values={"c1": 4, "c2": 4, "c3": 4})
     set_evidence(first, "c1", QUOTE)
     set_evidence(first, "c3", "le prometo devolverle el dinero hoy", confidence=0.0)
     second = queued(confidence=0.7)
 
-    page = browser.new_page(locale="es-ES", viewport={"width": 1400, "height": 1000})
-    page.goto(f"{live_server.url}/review/")
-    assert "/accounts/login/" in page.url
-    page.fill("#id_username", "marta")
-    page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
-
-    page.wait_for_url(f"{live_server.url}/review/")
+    page = browser.new_page(locale="es-ES", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/")
     assert page.locator("h1").inner_text() == "Cola de revisión"
     rows = page.locator("tr[data-recording]")
-    assert rows.count() == 2
-    assert rows.first.get_attribute("data-recording") == str(first.pk)
-    page.screenshot(path=SCREENSHOTS / "01-queue.png", full_page=True)
+    assert rows.count() == 2 and rows.first.get_attribute("data-recording") == str(first.pk)
+    page.screenshot(path=SCREENSHOTS / "01-queue-es-1280.png", full_page=True)
 
     rows.first.locator("a").click()
     page.wait_for_url(f"{live_server.url}/review/{first.pk}/")
     # The evidence is marked on exactly the quoted words, and only the verified quote is.
-    assert page.locator("mark[data-criteria]").all_inner_texts() == [QUOTE]
-    assert page.locator("mark[data-criteria='c1']").is_visible()
+    assert "".join(page.locator("mark[data-criteria]").all_inner_texts()) == QUOTE
+    assert page.locator("mark[data-criteria='c1']").first.is_visible()
     assert "NO VERIFICADA" in page.locator("#criterion-c3").inner_text()
+    # No Tab needed: the first criterion's value has the focus as the page opens.
+    assert focused(page) == "criterion-c1-value=4"
+    assert "active" in page.locator("mark[data-criteria='c1']").first.get_attribute("class")
 
-    # j selects the first criterion and highlights its quote.
-    page.locator(".transcript h2").click()
-    page.keyboard.press("j")
-    assert "active" in page.locator("#criterion-c1").get_attribute("class")
-    assert "active" in page.locator("mark[data-criteria='c1']").get_attribute("class")
-    page.screenshot(path=SCREENSHOTS / "02-review.png", full_page=True)
+    review = Counted(page)
+    review.press("j")  # j focuses the next criterion's value, k the previous
+    assert focused(page) == "criterion-c2-value=4"
+    review.press("2")  # one digit sets the value; a changed value needs a comment, so the comment gets the focus
+    assert page.locator("#id_criterion-c2-value_1").is_checked()
+    assert focused(page) == "criterion-c2-comment="
+    review.type("no confirma la hora: ver turno 5 (a, r, n)")  # letters typed in a comment trigger nothing
+    review.press("Escape")  # back to the criterion
+    assert focused(page) == "criterion-c2-value=2"
+    page.screenshot(path=SCREENSHOTS / "02-review-es-1280.png")
 
-    # Shortcuts stay quiet while typing: "a", "r" and "n" in a comment submit nothing.
-    page.fill("#id_criterion-c2-value", "2")
-    page.locator("#id_criterion-c2-comment").press_sequentially("no confirma la hora: ver turno 5")
-    assert page.url == f"{live_server.url}/review/{first.pk}/"
-    page.screenshot(path=SCREENSHOTS / "03-adjusted.png", full_page=True)
-
-    # Out of the field, "a" approves and submits.
-    page.locator(".transcript h2").click()
+    # "a" holds the submit with an undo: undone, nothing is stored and the page stays.
     page.keyboard.press("a")
+    assert page.locator("#undo-bar").is_visible()
+    assert "Aprobar" in page.locator("#undo-text").inner_text()
+    page.screenshot(path=SCREENSHOTS / "03-undo-es-1280.png")
+    page.click("#undo")
+    page.keyboard.press("r")
+    assert page.locator("#undo-bar").is_visible()
+    page.keyboard.press("Escape")  # Esc undoes too
+    assert page.locator("#undo-bar").is_hidden()
+    page.wait_for_timeout(6000)
+    assert page.url == f"{live_server.url}/review/{first.pk}/" and not Review.objects.exists()
+
+    review.press("a")
+    page.wait_for_url(f"{live_server.url}/review/{second.pk}/", timeout=15000)  # the next call opens by itself
+    assert "Revisión guardada: Aprobada" in page.locator(".messages").inner_text()
+    saved = Review.objects.get()
+    assert (saved.decision, saved.user.username) == ("approve", "marta")
+    assert [(e.criterion.key, e.adjusted_value, e.comment) for e in saved.criteria.all()] == [
+        ("c2", 2, "no confirma la hora: ver turno 5 (a, r, n)")
+    ]
+    # Approving with one adjusted value, as stated in the README.
+    assert (review.clicks, review.keys) == (0, 4)
+
+
+def test_one_click_per_value_and_errors_beside_the_decision_bar(live_server, browser, supervisor_with_password):
+    first = queued(values={"c1": 4, "c2": 4, "c3": 4}, confidence=0.2)
+    second = queued(values={"c1": 4, "c2": 4, "c3": 4}, confidence=0.3)
+    page = browser.new_page(locale="en-GB", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/{first.pk}/")
+
+    # With the mouse: one click for the value, which moves the focus to its comment; one click to approve.
+    review = Counted(page)
+    review.click("#criterion-c2 label.rate:has-text('2')")
+    assert focused(page) == "criterion-c2-comment="
+    review.type("Only partly met")
+    review.click("#submit-approve")
+    page.wait_for_url(f"{live_server.url}/review/{second.pk}/")
+    assert (review.clicks, review.keys) == (2, 0)
+    assert [(e.criterion.key, e.adjusted_value) for e in Review.objects.get().criteria.all()] == [("c2", 2)]
+
+    # A changed value without its comment: the error is in view beside the buttons, naming the criterion by title.
+    page.locator("#criterion-c2 label.rate", has_text="2").click()
+    page.locator("#criterion-c1 textarea").click()  # the supervisor looks elsewhere instead of commenting
+    page.click("#submit-approve")
+    summary = page.locator("#error-summary")
+    summary.wait_for()
+    assert summary.evaluate("(element) => element === document.activeElement")
+    box = summary.bounding_box()
+    assert 0 <= box["y"] and box["y"] + box["height"] <= 800, "the summary is inside the window"
+    assert "Criterion 2: Changing “Criterion 2” needs a comment saying why." in summary.inner_text()
+    assert "'c2'" not in page.content()
+    page.screenshot(path=SCREENSHOTS / "04-errors-en-1280.png")
+    page.click("#error-summary a")
+    assert page.url.endswith("#criterion-c2")
+    assert Review.objects.count() == 1
+
+
+def test_a_stray_key_on_a_finished_review_does_nothing_and_a_new_review_starts_from_it(
+    live_server, browser, supervisor_with_password
+):
+    recording = queued(values={"c1": 4, "c2": 4, "c3": 4})
+    page = browser.new_page(locale="en-GB", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/{recording.pk}/")
+    page.keyboard.press("j")
+    page.keyboard.press("2")
+    page.keyboard.type("Wrong time promised")
+    page.keyboard.press("Escape")
+    page.locator("#id_reject_reason").select_option("wrong_score")
+    page.click("#submit-reject")
     page.wait_for_url(f"{live_server.url}/review/")
 
-    assert page.locator("tr[data-recording]").count() == 1
-    assert page.locator("tr[data-recording]").first.get_attribute("data-recording") == str(second.pk)
-    assert "Revisión guardada" in page.locator(".messages").inner_text()
-    page.screenshot(path=SCREENSHOTS / "04-queue-after.png", full_page=True)
+    # Opened again (from a report, say): clicking the page and pressing keys changes nothing.
+    page.goto(f"{live_server.url}/review/{recording.pk}/")
+    assert page.locator("#final-notice").is_visible()
+    page.locator(".transcript h2").click()
+    for key in ("a", "r", "3", "x", "j", "a"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(6500)
+    assert page.url == f"{live_server.url}/review/{recording.pk}/"
+    assert list(Review.objects.values_list("decision", "reject_reason")) == [("reject", "wrong_score")]
+    page.screenshot(path=SCREENSHOTS / "05-finished-en-1280.png", full_page=True)
 
-    review = Review.objects.get()
-    assert (review.decision, review.user.username) == ("approve", "marta")
-    assert [(e.criterion.key, e.adjusted_value, e.comment) for e in review.criteria.all()] == [
-        ("c2", 2, "no confirma la hora: ver turno 5")
+    # Only an explicit new review unlocks it, starting from the latest review's values, not the model's.
+    page.click("#start-new-review")
+    page.wait_for_url(f"{live_server.url}/review/{recording.pk}/?new=1")
+    assert page.locator("#id_criterion-c2-value_1").is_checked()
+    assert page.locator("#id_criterion-c2-comment").input_value() == "Wrong time promised"
+    page.keyboard.press("a")
+    page.wait_for_url(f"{live_server.url}/review/", timeout=15000)
+    latest = Review.objects.first()
+    assert latest.decision == "approve" and [(e.criterion.key, e.adjusted_value) for e in latest.criteria.all()] == [
+        ("c2", 2)
     ]
 
 
-def test_a_blind_audit_takes_the_supervisors_own_values_and_a_does_not_apply(
+def test_shortcuts_can_be_turned_off_and_the_language_changes_with_a_button(
     live_server, browser, supervisor_with_password
 ):
-    rubric = published_rubric(not_applicable=("c2",))
-    audit = queued(rubric=rubric, reasons=[Recording.ReviewReason.RANDOM_AUDIT], values={"c1": 5, "c2": 1, "c3": 5})
-
-    page = browser.new_page(locale="es-ES", viewport={"width": 1400, "height": 1000})
-    page.goto(f"{live_server.url}/review/{audit.pk}/")
-    page.fill("#id_username", "marta")
-    page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/review/{audit.pk}/")
-
-    # Blind: the model's values are not on the page, and only c2 may be "does not apply".
-    assert page.locator("#id_criterion-c1-value").input_value() == ""
-    assert page.locator("input[name$='-not_applicable']").count() == 1
-    assert "si cambia el valor" not in page.content()  # there is no model value to change
-    page.fill("#id_criterion-c1-value", "4")
-    page.fill("#id_criterion-c3-value", "3")
-    page.check("#id_criterion-c2-not_applicable")
-    page.screenshot(path=SCREENSHOTS / "05-blind-audit.png", full_page=True)
+    recording = queued()
+    page = browser.new_page(locale="es-ES", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/{recording.pk}/")
+    page.uncheck("#shortcuts-toggle")
+    page.reload()  # remembered in this browser
+    assert not page.locator("#shortcuts-toggle").is_checked()
     page.locator(".transcript h2").click()
+    page.keyboard.press("j")
     page.keyboard.press("a")
+    page.wait_for_timeout(500)
+    assert page.locator("#undo-bar").is_hidden() and not Review.objects.exists()
 
-    # Back on the same call, now revealed beside the supervisor's values.
-    page.locator(".messages").wait_for()
+    # Choosing a language submits nothing by itself; the button does.
+    page.select_option("select[name=language]", "en")
+    page.wait_for_timeout(300)
+    assert "Aprobar" in page.locator("#submit-approve").inner_text()
+    page.click(".lang button")
+    page.wait_for_url(f"{live_server.url}/review/{recording.pk}/")
+    assert "Approve" in page.locator("#submit-approve").inner_text()
+
+
+def test_a_blind_audit_takes_one_key_per_criterion(live_server, browser, supervisor_with_password):
+    rubric = published_rubric(criteria=6, not_applicable=("c2",))
+    audit = queued(rubric=rubric, reasons=[Recording.ReviewReason.RANDOM_AUDIT], values={"c1": 5, "c2": 1})
+
+    page = browser.new_page(locale="es-ES", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/{audit.pk}/")
+    # Blind: nothing is chosen, and only c2 offers N/A.
+    assert page.locator("input[name$='-value']:checked").count() == 0
+    assert page.locator("input[value='na']").count() == 1
+    review = Counted(page)
+    for key in ("4", "x", "3", "5", "2", "4"):  # each digit sets a value and moves to the next criterion
+        review.press(key)
+    page.screenshot(path=SCREENSHOTS / "06-blind-audit-es-1280.png")
+    review.press("a")
+
+    # Back on the same call, now revealed beside the supervisor's values, and locked.
+    page.locator(".messages").wait_for(timeout=15000)
     assert "Auditoría a ciegas guardada" in page.locator(".messages").inner_text()
-    review = Review.objects.get()
-    assert (review.decision, review.blind) == ("approve", True)
-    assert [(e.criterion.key, e.adjusted_value, e.not_applicable) for e in review.criteria.all()] == [
+    assert page.locator("#final-notice").is_visible()
+    assert (review.clicks, review.keys) == (0, 7)
+    saved = Review.objects.get()
+    assert (saved.decision, saved.blind) == ("approve", True)
+    assert [(e.criterion.key, e.adjusted_value, e.not_applicable) for e in saved.criteria.all()] == [
         ("c1", 4, False),
         ("c2", None, True),
         ("c3", 3, False),
+        ("c4", 5, False),
+        ("c5", 2, False),
+        ("c6", 4, False),
     ]
-    page.screenshot(path=SCREENSHOTS / "06-blind-audit-revealed.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / "07-blind-audit-revealed-es-1280.png", full_page=True)
+
+
+@pytest.mark.parametrize("locale", ["es-ES", "en-GB"])
+def test_the_review_page_is_usable_at_390_px(live_server, browser, supervisor_with_password, locale):
+    recording = queued(values={"c1": 4, "c2": 4, "c3": 4})
+    set_evidence(recording, "c1", QUOTE)
+    page = browser.new_page(locale=locale, viewport={"width": 390, "height": 844})
+    log_in(page, f"{live_server.url}/review/{recording.pk}/")
+    tag = locale[:2]
+    page.screenshot(path=SCREENSHOTS / f"08-review-{tag}-390.png")
+
+    # Nothing is wider than the screen, and a value can be clicked (nothing covers it).
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    page.locator("#criterion-c2 label.rate", has_text="3").click(timeout=3000)
+    assert page.locator("#id_criterion-c2-value_2").is_checked()
+    # The transcript is one button away, and its quote leads back to the scoring.
+    assert page.locator(".transcript").is_hidden()
+    page.click(".view-toggle button[data-show=transcript]")
+    assert page.locator("mark[data-criteria='c1']").first.is_visible()
+    page.screenshot(path=SCREENSHOTS / f"09-transcript-{tag}-390.png")
+    page.locator("mark[data-criteria='c1']").first.click()
+    assert page.locator("#criterion-c1").is_visible()
+    page.goto(f"{live_server.url}/review/")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=SCREENSHOTS / f"10-queue-{tag}-390.png", full_page=True)
+
+
+def test_transcript_search_and_highlights_by_keyboard(live_server, browser, supervisor_with_password):
+    recording = queued()
+    set_evidence(recording, "c1", QUOTE)
+    page = browser.new_page(locale="es-ES", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/{recording.pk}/")
+    page.keyboard.press("/")
+    page.keyboard.type("octubre")  # its "r" is a letter in the search, not a reject
+    assert page.locator("#undo-bar").is_hidden()
+    assert page.locator(".turn.hit").count() >= 1
+    assert all("octubre" in text.lower() for text in page.locator(".turn.hit .said").all_inner_texts())
+    # A highlight is reachable by Tab and Enter selects its criterion.
+    page.locator("mark[data-criteria='c1']").first.focus()
+    page.keyboard.press("Enter")
+    assert "active" in page.locator("#criterion-c1").get_attribute("class")

@@ -27,7 +27,7 @@ QUOTE = "te lo mando hoy antes de las 18"
 
 def marks(page: str) -> list[tuple[str, str]]:
     """(criteria, text) of every <mark>, the text unescaped as the browser shows it."""
-    return [(keys, html.unescape(text)) for keys, text in re.findall(r'<mark data-criteria="([^"]*)">(.*?)</mark>', page)]
+    return [(keys, html.unescape(text)) for keys, text in re.findall(r'<mark data-criteria="([^"]*)"[^>]*>(.*?)</mark>', page)]
 
 
 def panel(page: str, key: str) -> str:
@@ -76,8 +76,8 @@ def test_the_page_is_in_spanish_by_default_and_in_english_from_the_browser(super
     set_evidence(recording, "c2", "le prometo que mañana lo llamo", confidence=0.0)
     spanish = client_for(supervisor, language="es").get(f"/review/{recording.pk}/").content.decode()
     english = client_for(supervisor, language="en").get(f"/review/{recording.pk}/").content.decode()
-    assert "NO VERIFICADA" in spanish and "Enviar revisión" in spanish and "Cola de revisión" in spanish
-    assert "NOT VERIFIED" in english and "Submit review" in english
+    assert "NO VERIFICADA" in spanish and "Aprobar" in spanish and "Cola de revisión" in spanish
+    assert "NOT VERIFIED" in english and "Approve" in english
 
 
 def test_transcript_text_is_escaped(sup_client):
@@ -162,10 +162,13 @@ def test_a_changed_value_without_comment_is_refused_at_that_criterion_keeping_th
     page = response.content.decode()
     assert "needs a comment" in panel(page, "c2")
     assert "needs a comment" not in panel(page, "c1")
-    assert 'name="criterion-c2-value" value="2"' in page
+    assert re.search(r'name="criterion-c2-value" value="2"[^>]*checked', page)
     assert "bien citado</textarea>" in page
     assert "Mi comentario general</textarea>" in page
-    assert re.search(r'value="approve"[^>]*checked', page)
+    # The summary beside the decision buttons names the criterion by its title and links to it.
+    summary = re.search(r'<div class="error-summary".*?</div>', page, re.S).group()
+    assert '<a href="#criterion-c2">Criterion 2</a>: Changing “Criterion 2” needs a comment saying why.' in summary
+    assert "&#x27;c2&#x27;" not in page and "'c2'" not in page
     assert not Review.objects.exists() and not CriterionReview.objects.exists()
 
 
@@ -173,13 +176,14 @@ def test_form_errors_are_shown_at_their_fields(sup_client):
     recording = queued()
     data = form_data(recording, adjusted_mean="9") | {"criterion-c1-value": "7"}
     page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
-    assert "less than or equal to 5" in panel(page, "c1")
-    decision = re.search(r'<section class="card decision">.*?</section>', page, re.S).group()
-    assert "This field is required." in decision  # no decision chosen
+    assert "7 is not one of the available choices" in panel(page, "c1")
+    decision = re.search(r'<section class="card decision"[^>]*>.*?</section>', page, re.S).group()
+    assert "Choose approve, reject or needs another review." in decision  # no decision chosen
+    assert '<a href="#criterion-c1">Criterion 1</a>' in decision
     # The service's own check (the mean within the rubric's scale) lands on its field too.
     data = form_data(recording, decision="approve", adjusted_mean="9")
     decision = re.search(
-        r'<section class="card decision">.*?</section>', sup_client.post(f"/review/{recording.pk}/", data).content.decode(), re.S
+        r'<section class="card decision"[^>]*>.*?</section>', sup_client.post(f"/review/{recording.pk}/", data).content.decode(), re.S
     ).group()
     assert "between 1 and 5" in decision
     assert not Review.objects.exists()
@@ -199,31 +203,32 @@ def test_reviews_are_appended_and_the_latest_supersedes(sup_client, other_superv
 
 
 def form_data(recording: Recording, **fields: str) -> dict[str, str]:
-    """What the browser posts for an untouched form: every value at the model's, and
-    "does not apply" ticked where the model said so (a criterion without the box ignores it)."""
+    """What the browser posts for an untouched form: every value at the model's, "N/A" where the model said so."""
     scores = recording.current_run.scores.all()
     data = {f"criterion-{score.criterion.key}-value": str(score.value) for score in scores if score.value is not None}
-    data |= {f"criterion-{score.criterion.key}-not_applicable": "on" for score in scores if score.value is None}
+    data |= {f"criterion-{score.criterion.key}-value": "na" for score in scores if score.value is None}
     data |= {f"criterion-{score.criterion.key}-comment": "" for score in scores}
     return data | fields
 
 
 class TestNotApplicable:
-    """c2 has a "not applicable" exception, so it gets the "Does not apply" box; c1 and c3 don't."""
+    """c2 has a "not applicable" exception, so it gets an "N/A" value button; c1 and c3 don't."""
 
     def recording(self, **fields) -> Recording:
         return queued(rubric=published_rubric(not_applicable=("c2",)), values={"c1": 4, "c2": 4, "c3": 4}, **fields)
 
-    def test_only_a_criterion_with_the_exception_has_the_box_and_it_starts_at_the_model_s_answer(self, sup_client):
+    def test_only_a_criterion_with_the_exception_has_n_a_and_it_starts_at_the_model_s_answer(self, sup_client):
         recording = self.recording()
         page = sup_client.get(f"/review/{recording.pk}/").content.decode()
-        assert not re.search(r'name="criterion-c2-not_applicable"[^>]*checked', panel(page, "c2"))
-        assert "Does not apply" in panel(page, "c2")
-        assert "not_applicable" not in panel(page, "c1") + panel(page, "c3")
+        assert re.search(r'name="criterion-c2-value" value="4"[^>]*checked', panel(page, "c2"))
+        assert not re.search(r'value="na"[^>]*checked', panel(page, "c2"))
+        assert 'value="na"' not in panel(page, "c1") + panel(page, "c3")
+        # One button per point of the scale: one click (or one digit key) sets the value.
+        assert re.findall(r'name="criterion-c1-value" value="(\w+)"', page) == ["1", "2", "3", "4", "5"]
 
         recording.current_run.scores.filter(criterion__key="c2").update(value=None)
         page = sup_client.get(f"/review/{recording.pk}/").content.decode()
-        assert re.search(r'name="criterion-c2-not_applicable"[^>]*checked', panel(page, "c2"))
+        assert re.search(r'name="criterion-c2-value" value="na"[^>]*checked', panel(page, "c2"))
 
     def test_left_ticked_over_the_model_s_own_not_applicable_it_stores_nothing(self, sup_client):
         recording = self.recording()
@@ -234,12 +239,12 @@ class TestNotApplicable:
 
     def test_ticked_over_a_model_number_needs_a_comment_and_is_then_stored(self, sup_client):
         recording = self.recording()
-        data = form_data(recording, decision="approve") | {"criterion-c2-not_applicable": "on"}
+        data = form_data(recording, decision="approve") | {"criterion-c2-value": "na"}
 
         page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
 
-        assert "Marking &#x27;c2&#x27; not applicable needs a comment" in panel(page, "c2")
-        assert re.search(r'name="criterion-c2-not_applicable"[^>]*checked', page)
+        assert "Marking “Criterion 2” not applicable needs a comment" in panel(page, "c2")
+        assert re.search(r'name="criterion-c2-value" value="na"[^>]*checked', page)
         assert not Review.objects.exists()
 
         data["criterion-c2-comment"] = "Se transfirió la llamada."
@@ -250,25 +255,9 @@ class TestNotApplicable:
         assert re.search(r'class="latest">N/A<', panel(page, "c2"))
         assert "Criterion 2: N/A — Se transfirió la llamada." in page
 
-    def test_ticked_next_to_a_changed_value_is_refused(self, sup_client):
-        recording = self.recording()
-        data = form_data(recording, decision="approve") | {
-            "criterion-c2-value": "2",
-            "criterion-c2-not_applicable": "on",
-            "criterion-c2-comment": "¿Aplica?",
-        }
-        page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
-        assert "marked not applicable: choose one" in panel(page, "c2")
-        assert not Review.objects.exists()
-
-    def test_a_blind_audit_takes_the_ticked_box_for_a_value(self, sup_client):
+    def test_a_blind_audit_takes_n_a_for_a_value(self, sup_client):
         recording = self.recording(reasons=["random_audit"])
-        page = sup_client.get(f"/review/{recording.pk}/").content.decode()
-        # No value is required where the box can answer; the others still are.
-        assert re.search(r'name="criterion-c2-value"[^>]*>', page).group().count("required") == 0
-        assert " required " in re.search(r'name="criterion-c1-value"[^>]*>', page).group()
-
-        data = {"decision": "approve", "criterion-c1-value": "4", "criterion-c2-not_applicable": "on", "criterion-c3-value": "1"}
+        data = {"decision": "approve", "criterion-c1-value": "4", "criterion-c2-value": "na", "criterion-c3-value": "1"}
         assert sup_client.post(f"/review/{recording.pk}/", data)["Location"] == f"/review/{recording.pk}/"
 
         stored = {(e.criterion.key, e.adjusted_value, e.not_applicable) for e in Review.objects.get().criteria.all()}
@@ -282,9 +271,8 @@ class TestNotApplicable:
 
         page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
 
-        assert "Enter your value, or tick “Does not apply”." in panel(page, "c2")
-        assert "This field is required." in panel(page, "c3")
-        assert 'name="criterion-c1-value" value="4"' in page
+        assert "Choose your value." in panel(page, "c2") and "Choose your value." in panel(page, "c3")
+        assert re.search(r'name="criterion-c1-value" value="4"[^>]*checked', page)
         assert not Review.objects.exists()
 
 
@@ -303,10 +291,10 @@ class TestBlindAudit:
         assert 'id="blind-notice"' in before
         assert self.RATIONALE not in before and f"“{QUOTE}”" not in before
         assert "<mark" not in before and 'class="value"' not in before and "Confidence" not in before
-        # The inputs start empty: a prefilled value would be the model's.
-        assert re.findall(r'name="criterion-c\d-value"[^>]*>', before) == [
-            f'name="criterion-c{i}-value" min="1" max="5" required id="id_criterion-c{i}-value">' for i in (1, 2, 3)
-        ]
+        # Nothing is chosen or outlined: a preselected value would be the model's.
+        assert len(re.findall(r'name="criterion-c\d-value"', before)) == 15
+        assert not re.search(r'name="criterion-c\d-value"[^>]*checked', before)
+        assert "rate model" not in before and re.findall(r'data-model="([^"]*)"', before) == ["", "", ""]
 
         data = {"decision": "approve", "criterion-c1-value": "4", "criterion-c2-value": "3", "criterion-c3-value": "1"}
         response = sup_client.post(f"/review/{recording.pk}/", data | {f"criterion-c{i}-comment": "" for i in (1, 2, 3)})
@@ -325,9 +313,9 @@ class TestBlindAudit:
         recording = self.audit()
         data = {"decision": "approve", "criterion-c1-value": "5", "criterion-c2-value": "1", "criterion-c3-value": ""}
         page = sup_client.post(f"/review/{recording.pk}/", data).content.decode()
-        assert "This field is required." in panel(page, "c3")
+        assert "Choose your value." in panel(page, "c3")
         assert "comment" not in " ".join(re.findall(r'class="error field-error">(.*?)<', page))
-        assert 'name="criterion-c1-value" value="5"' in page
+        assert re.search(r'name="criterion-c1-value" value="5"[^>]*checked', page)
         assert not Review.objects.exists()
 
     def test_only_a_random_audit_alone_is_blind(self, sup_client):
@@ -374,3 +362,102 @@ def test_review_page_runs_a_constant_number_of_queries(
 def test_a_recording_without_judgment_is_not_found(sup_client):
     recording = RecordingFactory(status=Recording.Status.IN_REVIEW, needs_review=True)
     assert sup_client.get(f"/review/{recording.pk}/").status_code == 404
+
+
+class TestFinishedCall:
+    """A call with a final review is read-only until the supervisor explicitly starts a new review."""
+
+    def reviewed(self, sup_client) -> Recording:
+        recording = queued(values={"c1": 4, "c2": 4, "c3": 4})
+        data = form_data(recording, decision="reject") | {
+            "criterion-c2-value": "2",
+            "criterion-c2-comment": "No confirma la hora",
+            "criterion-c3-rejected": "on",
+            "criterion-c3-comment": "La cita es del cliente",
+            "reject_reason": "wrong_score",
+        }
+        assert sup_client.post(f"/review/{recording.pk}/", data).status_code == 302
+        return recording
+
+    def test_the_form_is_locked_and_a_post_without_starting_a_new_review_changes_nothing(self, sup_client):
+        recording = self.reviewed(sup_client)
+        page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+        assert 'id="final-notice"' in page and 'data-active="false"' in page
+        assert 'id="decision-bar"' not in page  # nothing to decide until a new review starts
+        assert re.search(r"<fieldset\s+disabled", page)
+        assert 'href="?new=1"' in page
+
+        response = sup_client.post(f"/review/{recording.pk}/", form_data(recording, decision="approve"))
+        assert response.status_code == 200
+        assert "already has a final review" in response.content.decode()
+        assert list(Review.objects.values_list("decision", flat=True)) == ["reject"]
+
+    def test_a_new_review_starts_from_the_latest_review_s_values_and_keeps_them_unless_changed(self, sup_client):
+        recording = self.reviewed(sup_client)
+        page = sup_client.get(f"/review/{recording.pk}/?new=1").content.decode()
+        assert 'data-active="true"' in page and 'id="new-review-notice"' in page
+        assert re.search(r'name="criterion-c2-value" value="2"[^>]*checked', page)  # not the model's 4
+        assert "No confirma la hora</textarea>" in panel(page, "c2")
+        assert re.search(r'name="criterion-c3-rejected"[^>]*checked', page)
+
+        # Submitting what the page shows, only the decision changed: the adjustments carry over.
+        data = form_data(recording, decision="approve") | {
+            "criterion-c2-value": "2",
+            "criterion-c2-comment": "No confirma la hora",
+            "criterion-c3-rejected": "on",
+            "criterion-c3-comment": "La cita es del cliente",
+        }
+        assert sup_client.post(f"/review/{recording.pk}/?new=1", data).status_code == 302
+        latest = Review.objects.first()
+        assert latest.decision == "approve" and Review.objects.count() == 2
+        assert {(e.criterion.key, e.adjusted_value, e.rejected) for e in latest.criteria.all()} == {
+            ("c2", 2, False),
+            ("c3", None, True),
+        }
+
+    def test_the_history_shows_the_outcome_and_the_reject_reason(self, sup_client):
+        recording = self.reviewed(sup_client)
+        history = re.search(
+            r'<section class="card history">.*?</section>', sup_client.get(f"/review/{recording.pk}/").content.decode(), re.S
+        ).group()
+        assert "<strong>Rejected</strong> (Wrong score)" in history
+
+
+def test_a_reject_with_nothing_marked_is_refused_next_to_the_decision_buttons(sup_client):
+    recording = queued()
+    page = sup_client.post(f"/review/{recording.pk}/", form_data(recording, decision="reject")).content.decode()
+    decision = re.search(r'<section class="card decision"[^>]*>.*?</section>', page, re.S).group()
+    assert "A reject must say what was wrong" in decision
+    assert not Review.objects.exists()
+
+
+def test_after_a_review_the_next_call_opens_or_the_queue_if_the_supervisor_chose_it(sup_client):
+    first, second, third = queued(confidence=0.1), queued(confidence=0.2), queued(confidence=0.3)
+    response = sup_client.post(f"/review/{first.pk}/?team=support", form_data(first, decision="approve"))
+    assert response["Location"] == f"/review/{second.pk}/?team=support"
+
+    response = sup_client.post(f"/review/{second.pk}/", form_data(second, decision="approve", then="queue"))
+    assert response["Location"] == "/review/"
+    # The choice is remembered for the next review, and shown selected.
+    page = sup_client.get(f"/review/{third.pk}/").content.decode()
+    assert re.search(r'<option value="queue" selected>', page)
+    assert sup_client.post(f"/review/{third.pk}/", form_data(third, decision="approve"))["Location"] == "/review/"
+
+
+def test_the_closest_passage_of_an_unverified_quote_is_marked_apart_and_highlights_are_numbered(sup_client):
+    recording = queued()
+    set_evidence(recording, "c1", "de octubre? CLIENTE: Sí, exactamente")
+    score = set_evidence(recording, "c2", "te lo mando mañana antes de las 20", confidence=0.0)
+    page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+
+    near = re.findall(r'<mark data-near="([^"]*)" class="near" data-number="(\d)" tabindex="0">(.*?)</mark>', page)
+    assert near == [("c2", "2", html.escape(score.verification_closest["text"]))]
+    verified = re.search(r'<mark data-criteria="c1" class="tint-1" data-number="1" tabindex="0">', page)
+    assert verified, "a verified quote is tinted and numbered by its criterion and reachable by Tab"
+
+
+def test_the_language_is_changed_with_a_button_not_on_change(sup_client):
+    recording = queued()
+    page = sup_client.get(f"/review/{recording.pk}/").content.decode()
+    language_form = re.search(r'<form action="/i18n/setlang/".*?</form>', page, re.S).group()
+    assert "onchange" not in page and '<button type="submit"' in language_form

@@ -24,8 +24,8 @@ def test_overlapping_spans_split_into_pieces_with_every_key_in_rubric_order():
     turns = transcript_turns(TRANSCRIPT, {"c2": [span("le atiende Marta")], "c1": [span("tardes, le atiende")]})
     assert turns[0].pieces == (
         Piece("Buenas "),
-        Piece("tardes, ", ("c1",)),
-        Piece("le atiende", ("c2", "c1")),
+        Piece("tardes, ", ("c1",), opens=True),
+        Piece("le atiende", ("c2", "c1"), opens=True),
         Piece(" Marta", ("c2",)),
         Piece("."),
     )
@@ -36,8 +36,15 @@ def test_overlapping_spans_split_into_pieces_with_every_key_in_rubric_order():
 
 def test_a_span_over_a_turn_change_is_clipped_to_each_turn():
     turns = transcript_turns(TRANSCRIPT, {"c1": [span("Marta.\nCLIENTE: Hola")]})
-    assert [piece for piece in turns[0].pieces if piece.keys] == [Piece("Marta.", ("c1",))]
-    assert [piece for piece in turns[1].pieces if piece.keys] == [Piece("Hola", ("c1",))]
+    # Numbered again where it continues in the next turn: each turn reads on its own.
+    assert [piece for piece in turns[0].pieces if piece.keys] == [Piece("Marta.", ("c1",), opens=True)]
+    assert [piece for piece in turns[1].pieces if piece.keys] == [Piece("Hola", ("c1",), opens=True)]
+
+
+def test_the_closest_passage_of_an_unverified_quote_is_a_piece_of_its_own_kind():
+    turns = transcript_turns(TRANSCRIPT, {"c1": [span("Buenas tardes")]}, closest_by_key={"c2": span("me cobraron")})
+    assert [piece for piece in turns[1].pieces if piece.near] == [Piece("me cobraron", near=("c2",), opens=True)]
+    assert all(not piece.keys for piece in turns[1].pieces)
 
 
 def test_timestamps_come_from_structured_turns_only_when_they_line_up():

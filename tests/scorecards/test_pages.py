@@ -15,7 +15,8 @@ pytestmark = pytest.mark.django_db
 
 
 def rows_of(response) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    # The byte order mark is there for Excel; the English default separates with commas.
+    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode().removeprefix("\ufeff"))))
 
 
 @pytest.mark.parametrize("page", ["scorecards:scorecard", "scorecards:agent"])
@@ -118,3 +119,20 @@ def test_spanish(client, supervisor, teams_data):
     assert "Qué hace la corrección" in html and "corrección tomada de las 14 llamadas auditadas del equipo" in html
     html = client.get(reverse("scorecards:agent"), {"rubric": "care", "agent": "a1"}, HTTP_ACCEPT_LANGUAGE="es")
     assert "Para entrenar" in html.content.decode()
+
+
+@pytest.mark.parametrize("page", ["scorecards:scorecard", "scorecards:agent"])
+def test_scorecard_csvs_run_no_formula_and_follow_the_language(client, supervisor, teams_data, page):
+    hostile = call(teams_data, "=cmd|' /C calc'!A0", "+north", {"c1": 4})
+    hostile.agent_name = "@SUM(1)"
+    hostile.save(update_fields=["agent_name"])
+    client.force_login(supervisor)
+    query = {"rubric": "care", "agent": hostile.agent_id, "format": "csv"}
+    response = client.get(reverse(page), query, HTTP_ACCEPT_LANGUAGE="es")
+    text = b"".join(response.streaming_content).decode()
+    assert text.startswith("\ufeff") and text.removeprefix("\ufeff").split("\r\n")[0].count(";") > 3
+    cells = [cell for row in csv.reader(io.StringIO(text.removeprefix("\ufeff")), delimiter=";") for cell in row]
+    formulas = [cell for cell in cells if cell.startswith(("=", "+", "-", "@", "\t", "\r"))]
+    assert [cell for cell in formulas if not cell[1:].replace(",", "").isdigit()] == []  # only negative numbers
+    if page == "scorecards:scorecard":
+        assert "'+north" in cells and "'=cmd|' /C calc'!A0" in cells
