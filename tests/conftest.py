@@ -1,6 +1,16 @@
 import pytest
+from django.utils import translation
 
 from tests.factories import UserFactory, published_rubric
+
+
+@pytest.fixture(autouse=True)
+def english_by_default():
+    """Each test starts in English. A request through the test client runs LocaleMiddleware in the
+    test's own thread and leaves its language active, so a Spanish page would otherwise turn the
+    messages of every later test in that thread Spanish."""
+    with translation.override("en"):
+        yield
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browse
     page.goto(f"{live_server.url}/calibrations/")
     page.fill("#id_username", "marta")
     page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")  # the top bar has the language button
     page.wait_for_url(f"{live_server.url}/calibrations/")
     page.click(f"tr[data-session='{session.pk}'] a")
     page.click(f"li[data-recording='{calls[0].pk}'] a")
@@ -98,7 +98,7 @@ def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, br
     page.goto(f"{live_server.url}/calibrations/{session.pk}/")
     page.fill("#id_username", "lead")
     page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")  # the top bar has the language button
     page.wait_for_url(f"{live_server.url}/calibrations/{session.pk}/")
     assert "marta: 2 of 2 calls scored" in page.locator(".progress").inner_text()
     page.click("#close-session")

@@ -59,13 +59,14 @@ def test_every_row_shows_n_and_rows_under_ten_pairs_are_marked_too_few(client, s
     client.force_login(supervisor)
 
     response = get(client, rubric="care")
-    rows = {row["criterion"].key: row for row in response.context["groups"][2]["rows"]}
+    everything = next(group for group in response.context["groups"] if group["key"] == "all")
+    rows = {row["criterion"].key: row for row in everything["rows"]}
     assert (rows["c1"]["cells"][0].text, rows["c1"]["too_few"]) == ("10", False)
     assert (rows["c2"]["cells"][0].text, rows["c2"]["too_few"]) == ("1", True)
     html = response.content.decode()
-    # c2 in the random audit and in all, and both in the empty flagged group (n = 0).
-    assert html.count('<tr class="too-few">') == 4
-    assert html.count("too few</span>") == 4
+    # c2 in the random audit and in all, and both in the empty warm-up and flagged groups (n = 0).
+    assert html.count('<tr class="too-few">') == 6
+    assert html.count("too few</span>") == 6
     # The charts are labelled by title and leave out the figure from one pair.
     assert ">Greets</text>" in html and ">c1</text>" not in html
 
