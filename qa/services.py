@@ -194,8 +194,8 @@ def recording_ingest(
         fields = {
             "audio_channels": audio_info.channels,
             "agent_channel": (agent_channel or settings.QA_AGENT_CHANNEL) if audio_info.channels == 2 else "",
-            "transcript_source": Recording.TranscriptSource.ASR,
         }
+        transcript_source = Recording.TranscriptSource.ASR
         duration_seconds = duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
     try:
         # A savepoint, so that losing a race to a concurrent identical post

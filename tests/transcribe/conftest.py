@@ -23,12 +23,32 @@ def spanish_call(tmp_path_factory) -> tuple[Path, list[ScriptTurn]]:
 
 @pytest.fixture(scope="session")
 def sox_file(tmp_path_factory):
-    """`sox_file(name, *effect_args)`: a file sox synthesises (`sox -n name ...`)."""
+    """`sox_file(name, rate, channels, *effects)`: a file sox synthesises (`sox -n -r R -c C name effects`)."""
     directory = tmp_path_factory.mktemp("sox")
 
-    def make(name: str, *args: str) -> Path:
+    def make(name: str, rate: int, channels: int, *effects: str) -> Path:
         path = directory / name
-        subprocess.run(["sox", "-n", str(path), *args], check=True)
+        subprocess.run(["sox", "-n", "-r", str(rate), "-c", str(channels), str(path), *effects], check=True)
         return path
 
     return make
+
+
+@pytest.fixture
+def media_root(settings, tmp_path):
+    """The storage's root for this test, to see exactly what was stored."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+def stored_files(root: Path) -> list[Path]:
+    return [path for path in root.rglob("*") if path.is_file()] if root.exists() else []
+
+
+@pytest.fixture
+def sox_tone(sox_file) -> Path:
+    """Two seconds of a mono tone (the fake server does not listen; a real recognizer would hear no words)."""
+    return sox_file("tone.wav", 16000, 1, "synth", "2", "sine", "440")
+
+
+from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401  (shared fixtures)
