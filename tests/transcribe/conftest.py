@@ -52,3 +52,31 @@ def sox_tone(sox_file) -> Path:
 
 
 from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401  (shared fixtures)
+
+
+def queued_with_audio(path: Path, script: list[ScriptTurn], **fields):
+    """A call in review with its audio and timed turns: the script's turns at the times sox put
+    them, each word given an even share of its turn (the recognizer's alignment is tested apart)."""
+    from django.core.files import File
+
+    from qa.services import turns_render
+    from qa.transcription import SpeakerTurn, Word, speaker_labels
+    from tests.review.conftest import queued
+
+    labels = speaker_labels("es")
+    turns = []
+    for said in script:
+        words = said.text.split()
+        step = (said.end_ms - said.start_ms) // len(words)
+        timed = [Word(word, said.start_ms + i * step, said.start_ms + (i + 1) * step) for i, word in enumerate(words)]
+        turns.append(SpeakerTurn(labels[said.role], said.start_ms, said.end_ms, timed))
+    with path.open("rb") as handle:
+        return queued(
+            transcript=turns_render(turns),
+            turns=[turn.to_dict() for turn in turns],
+            audio=File(handle, name=path.name),
+            audio_channels=2,
+            agent_channel="left",
+            transcript_source="asr",
+            **fields,
+        )
