@@ -17,3 +17,6 @@ def supervisor(db):
 @pytest.fixture
 def rubric_owner(db):
     return UserFactory(username="owner", groups=["Rubric owners"])
+
+
+from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401  (shared by the transcription and sample tests)

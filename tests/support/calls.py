@@ -5,7 +5,8 @@ other channel is silent, with a short pause between turns, so the test knows
 when every turn starts and ends. Needs the Debian packages espeak-ng and sox
 (scripts/test installs them).
 
-    python -m tests.support.calls es out.wav      # a sample call, to listen to
+    python -m tests.support.calls es out.wav      # the test script, to listen to
+    python -m tests.support.calls samples/recordings/es-001-cobro-duplicado.yaml out.wav --turns 6
 """
 
 from __future__ import annotations
@@ -96,7 +97,23 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
     return previous[-1] / max(len(ref), 1)
 
 
+def sample_script(path: Path, turns: int) -> tuple[str, list[tuple[str, str]]]:
+    """The language and first turns of a sample call's transcript (AGENTE/AGENT lines are the agent's)."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    script = []
+    for line in data["transcript"].splitlines()[:turns]:
+        label, _, text = line.partition(": ")
+        script.append(("agent" if label in ("AGENTE", "AGENT") else "customer", text))
+    return data["language"], script
+
+
 if __name__ == "__main__":
-    language, target = sys.argv[1], Path(sys.argv[2])
-    for turn in stereo_call(SCRIPTS[language], language=language, out=target):
+    source, target = sys.argv[1], Path(sys.argv[2])
+    if source in SCRIPTS:
+        language, script = source, SCRIPTS[source]
+    else:
+        language, script = sample_script(Path(source), int(sys.argv[4]) if sys.argv[3:4] == ["--turns"] else 100)
+    for turn in stereo_call(script, language=language, out=target):
         print(f"{turn.start_ms:>6} {turn.end_ms:>6} {turn.role:<8} {turn.text}")

@@ -51,9 +51,6 @@ def sox_tone(sox_file) -> Path:
     return sox_file("tone.wav", 16000, 1, "synth", "2", "sine", "440")
 
 
-from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401  (shared fixtures)
-
-
 def queued_with_audio(path: Path, script: list[ScriptTurn], **fields):
     """A call in review with its audio and timed turns: the script's turns at the times sox put
     them, each word given an even share of its turn (the recognizer's alignment is tested apart)."""
