@@ -23,8 +23,10 @@ def player_data(page: Any) -> dict[str, Any] | None:
         score = view.score
         if page.blind or score is None or not score.evidence:
             continue
-        span = recording.quote_time_span(score.verification_spans) if score.evidence_verified else None
-        quotes[view.criterion.key] = list(span) if span else None
+        if not score.evidence_verified:
+            quotes[view.criterion.key] = None
+        elif span := recording.quote_time_span(score.verification_spans):
+            quotes[view.criterion.key] = list(span)
     return {
         "src": reverse("review-audio", args=[recording.pk]),
         "turns": [
