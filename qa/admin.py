@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
-from django.utils.translation import gettext
+from django.utils.translation import ngettext
 from django.utils.translation import gettext_lazy as _
 
 from qa.audio import AudioTooLargeError, audio_inspect
@@ -121,7 +121,8 @@ class RecordingAdmin(ReadOnlyAdmin):
         # Only failed ones: a transcript already judged is what its scores' quotes were checked against.
         for recording in queryset.exclude(audio="").filter(status=Recording.Status.FAILED):
             started += transcription_create(recording=recording)[1]
-        self.message_user(request, gettext("%(count)d transcriptions enqueued.") % {"count": started})
+        message = ngettext("%(count)d transcription enqueued.", "%(count)d transcriptions enqueued.", started)
+        self.message_user(request, message % {"count": started})
 
 
 @admin.register(Transcription)

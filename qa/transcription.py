@@ -37,6 +37,8 @@ from django.conf import settings
 from qa.llm import _TRANSIENT_STATUSES, retry_after_seconds
 
 SAMPLE_RATE = 16_000
+# A pause this long inside one channel's segment splits it (see _utterances).
+TURN_GAP_MS = 1000
 # The labels follow the rubric's language, as the sample rubrics' transcripts do.
 SPEAKER_LABELS = {
     "es": {"agent": "AGENTE", "customer": "CLIENTE", "unknown": "DESCONOCIDO"},
@@ -111,11 +113,33 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def _utterances(segment: Segment) -> list[Segment]:
+    """A segment cut where its words pause for TURN_GAP_MS or more. Whisper can make one segment of
+    two stretches of speech with the other channel's turn in between; left whole, it would swallow
+    that turn's place in the merge."""
+    if not segment.words:
+        return [segment]
+    pieces, current = [], [segment.words[0]]
+    for word in segment.words[1:]:
+        if word.start_ms - current[-1].end_ms >= TURN_GAP_MS:
+            pieces.append(current)
+            current = []
+        current.append(word)
+    pieces.append(current)
+    if len(pieces) == 1:
+        return [segment]
+    return [
+        Segment(segment.role, words[0].start_ms, words[-1].end_ms, " ".join(word.text for word in words), tuple(words))
+        for words in pieces
+    ]
+
+
 def turns_merge(segments: list[Segment], *, language: str) -> list[SpeakerTurn]:
     """Segments of all channels, in time order, with consecutive ones of one speaker joined into a turn."""
     labels = speaker_labels(language)
     turns: list[SpeakerTurn] = []
-    for segment in sorted(segments, key=lambda segment: (segment.start_ms, segment.end_ms)):
+    pieces = [piece for segment in segments for piece in _utterances(segment)]
+    for segment in sorted(pieces, key=lambda segment: (segment.start_ms, segment.end_ms)):
         words = [Word(_clean(word.text), word.start_ms, word.end_ms) for word in segment.words if _clean(word.text)]
         text = _clean(segment.text)
         if not words and not text:

@@ -128,3 +128,40 @@ def test_a_transient_failure_gives_the_transcription_back_to_be_claimed_again(re
     transcription_execute(transcription_id=pending.pk)
     pending.refresh_from_db()
     assert (pending.status, pending.attempts) == ("failed", 2) and "Gave up after 2 attempts" in pending.error
+
+
+def test_the_sweep_publishes_a_transcription_the_broker_never_got(remote, sox_tone, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from qa.transcribing import transcriptions_sweep
+
+    remote.script(transcription([{"start": 0.0, "end": 1.0, "text": "Good morning, how can I help?"}]))
+    recording = Recording.objects.create(
+        external_id="lost", source="crm", rubric=judge_rubric(language="en"), content_hash="x",
+        audio_channels=1, status=Recording.Status.TRANSCRIBING,
+    )
+    with sox_tone.open("rb") as handle:
+        recording.audio.save("tone.wav", File(handle))
+    lost = Transcription.objects.create(recording=recording)
+    Transcription.objects.filter(pk=lost.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+
+    assert transcriptions_sweep() == 1  # in-process here: published means done
+    lost.refresh_from_db()
+    assert lost.status == Transcription.Status.SUCCEEDED
+
+
+def test_the_admin_transcribes_a_failed_recording_again(remote, sox_tone, client, django_user_model):
+    remote.script(error(400, "Unsupported audio"))
+    recording = ingest(sox_tone, rubric=judge_rubric(language="en"))
+    assert recording.status == Recording.Status.FAILED
+
+    remote.script(transcription([{"start": 0.0, "end": 1.0, "text": "Good morning, how can I help?"}]))
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw"))
+    response = client.post(
+        "/admin/qa/recording/", {"action": "transcribe_again", "_selected_action": [recording.pk]}, follow=True
+    )
+    assert "1 transcription enqueued." in response.content.decode()
+    recording.refresh_from_db()
+    assert recording.transcript == "UNKNOWN: Good morning, how can I help?\n"
