@@ -76,3 +76,8 @@ def test_p_plays_the_current_criterions_quote_and_a_turn_plays_from_its_start(
     page.wait_for_function(
         f"() => {{ const a = document.getElementById('call-audio'); return !a.paused && a.currentTime * 1000 > {start}; }}"
     )
+    page.locator("#turn-3").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        f"() => {{ const a = document.getElementById('call-audio'); return !a.paused && a.currentTime * 1000 > {script[3].start_ms}; }}"
+    )
