@@ -61,16 +61,22 @@ def main() -> None:
         cpu_before = time.process_time()
         started = time.perf_counter()
         with path.open("rb") as audio:
-            transcript = transcribe(audio, channels=2, agent_channel="left", language=args.language, recognizer=recognizer)
+            transcript = transcribe(
+                audio, channels=2, agent_channel="left", language=args.language, recognizer=recognizer
+            )
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu_before
 
     audio_seconds = transcript.audio_seconds
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wer = word_error_rate(" ".join(turn.text for turn in said), " ".join(turn.text for turn in transcript.turns))
-    print(f"model          {recognizer.name} {recognizer.model} (beam {settings.QA_TRANSCRIBE_BEAM_SIZE}, "
-          f"threads {settings.QA_TRANSCRIBE_THREADS or os.cpu_count()}, cores {os.cpu_count()})")
-    print(f"call           {audio_seconds:.1f} s, two channels, {len(said)} turns spoken by espeak-ng ({args.language})")
+    print(
+        f"model          {recognizer.name} {recognizer.model} (beam {settings.QA_TRANSCRIBE_BEAM_SIZE}, "
+        f"threads {settings.QA_TRANSCRIBE_THREADS or os.cpu_count()}, cores {os.cpu_count()})"
+    )
+    print(
+        f"call           {audio_seconds:.1f} s, two channels, {len(said)} turns spoken by espeak-ng ({args.language})"
+    )
     print(f"model load     {load_seconds:.1f} s (first use in the process)")
     print(f"transcription  {wall:.1f} s wall, {cpu:.1f} s CPU")
     print(f"real-time      {audio_seconds / wall:.2f}x faster than real time (RTF {wall / audio_seconds:.3f})")

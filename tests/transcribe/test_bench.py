@@ -12,7 +12,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_transcription_benchmark_runs_and_prints_its_figures():
     result = subprocess.run(
         [sys.executable, "bench/transcribe/run.py", "--turns", "2", "--language", "en"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     print(result.stdout)
     assert result.returncode == 0, result.stderr
