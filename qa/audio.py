@@ -64,7 +64,9 @@ def audio_inspect(file: IO[bytes], *, size: int) -> AudioInfo:
             if info.duration_seconds <= 0 or _silent(container):
                 raise _refuse(_("The audio is silent: there is nothing to transcribe."))
     except av.FFmpegError as error:
-        raise _refuse(_("The file is not readable audio (%(error)s).") % {"error": error}) from error
+        # FFmpeg's own words, without its error number and the file's name.
+        reason = getattr(error, "strerror", None) or str(error)
+        raise _refuse(_("The file is not readable audio (%(error)s).") % {"error": reason}) from error
     finally:
         file.seek(0)
     return info

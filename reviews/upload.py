@@ -56,7 +56,9 @@ def recording_upload(request: HttpRequest) -> HttpResponse:
         rubric = rubric_latest_published(slug=values["rubric"])
         try:
             if rubric is None:
-                raise InvalidInputError({"rubric": _("Rubric %(slug)s has no published version.") % {"slug": values["rubric"]}})
+                raise InvalidInputError(
+                    {"rubric": _("Rubric %(slug)s has no published version.") % {"slug": values["rubric"]}}
+                )
             recording, created = recording_ingest(
                 external_id=values["external_id"],
                 source=UPLOAD_SOURCE,
