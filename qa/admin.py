@@ -5,8 +5,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
-from django.utils.translation import ngettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from qa.audio import AudioTooLargeError, audio_inspect
 from qa.errors import InvalidInputError
@@ -127,7 +127,9 @@ class RecordingAdmin(ReadOnlyAdmin):
 
 @admin.register(Transcription)
 class TranscriptionAdmin(ReadOnlyAdmin):
-    list_display = ["id", "recording", "backend", "model", "status", "attempts", "audio_seconds", "duration_ms", "created_at"]
+    list_display = [
+        "id", "recording", "backend", "model", "status", "attempts", "audio_seconds", "duration_ms", "created_at"
+    ]
     list_filter = ["status", "backend", "model"]
     search_fields = ["recording__external_id", "error"]
     list_select_related = ["recording"]

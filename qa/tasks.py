@@ -57,9 +57,10 @@ def transcribe_recording(self: Task, transcription_id: int) -> str:
     result = transcription_execute(transcription_id=transcription_id)
     if result.outcome is Outcome.RETRY:
         if self.request.is_eager:
-            logger.warning("Transcription %s hit a transient failure and stays pending for the sweep.", transcription_id)
+            logger.warning("Transcription %s failed for now: it stays pending for the sweep.", transcription_id)
         else:
-            transcription_publish(transcription=Transcription.objects.only("pk").get(pk=transcription_id), countdown=result.delay)
+            transcription = Transcription.objects.only("pk").get(pk=transcription_id)
+            transcription_publish(transcription=transcription, countdown=result.delay)
     return result.outcome.value
 
 

@@ -59,7 +59,9 @@ def transcription_publish(*, transcription: Transcription, countdown: float = 0.
     try:
         transcribe_recording.apply_async(args=[transcription.pk], countdown=countdown or None)
     except OperationalError:
-        logger.warning("Broker unreachable: transcription %s stays pending for the sweep.", transcription.pk, exc_info=True)
+        logger.warning(
+            "Broker unreachable: transcription %s stays pending for the sweep.", transcription.pk, exc_info=True
+        )
         return False
     return True
 
@@ -114,7 +116,9 @@ def _release(transcription: Transcription, error: TranscriptionError) -> Result:
     if transcription.attempts >= settings.QA_TRANSCRIBE_MAX_ATTEMPTS:
         return _fail(transcription, f"Gave up after {transcription.attempts} attempts: {error}")
     delay = retry_delay(attempt=transcription.attempts, retry_after=error.retry_after)
-    if not _held(transcription).update(status=Transcription.Status.PENDING, error=f"Will retry in {delay:.0f} s: {error}"):
+    if not _held(transcription).update(
+        status=Transcription.Status.PENDING, error=f"Will retry in {delay:.0f} s: {error}"
+    ):
         return Result(Outcome.SKIPPED)
     return Result(Outcome.RETRY, delay)
 
@@ -138,7 +142,17 @@ def _store(transcription: Transcription, transcript: Transcript, duration_ms: in
     recording.speakers_known = transcript.speakers_known
     recording.status = Recording.Status.RECEIVED
     recording.failure_reason = ""
-    recording.save(update_fields=["transcript", "turns", "transcript_source", "speakers_known", "status", "failure_reason", "updated_at"])
+    recording.save(
+        update_fields=[
+            "transcript",
+            "turns",
+            "transcript_source",
+            "speakers_known",
+            "status",
+            "failure_reason",
+            "updated_at",
+        ]
+    )
     if transcription.judge_after:
         run, created = judge_run_create(recording=recording)
         if created:

@@ -259,10 +259,20 @@ def _remote_segments(data: dict[str, Any], *, role: str) -> list[Segment]:
     for index, segment in enumerate(raw):
         start, end = _ms(segment["start"]), _ms(segment["end"])
         last = index == len(raw) - 1
-        inside = tuple(word for word in words if start <= (word.start_ms + word.end_ms) // 2 < end or (last and word.start_ms >= start))
+        inside = tuple(
+            word
+            for word in words
+            if start <= (word.start_ms + word.end_ms) // 2 < end or (last and word.start_ms >= start)
+        )
         speaker = segment.get("speaker")
         segments.append(
-            Segment(role=str(speaker) if speaker else role, start_ms=start, end_ms=end, text=segment.get("text", ""), words=inside)
+            Segment(
+                role=str(speaker) if speaker else role,
+                start_ms=start,
+                end_ms=end,
+                text=segment.get("text", ""),
+                words=inside,
+            )
         )
     return segments
 
@@ -304,12 +314,17 @@ def recognizer_get() -> Recognizer:
 @functools.cache
 def _remote(api_key: str, base_url: str, model: str) -> RemoteRecognizer:
     client = openai.OpenAI(
-        api_key=api_key or "not-needed", base_url=base_url or None, max_retries=0, timeout=settings.QA_TRANSCRIBE_TIMEOUT
+        api_key=api_key or "not-needed",
+        base_url=base_url or None,
+        max_retries=0,
+        timeout=settings.QA_TRANSCRIBE_TIMEOUT,
     )
     return RemoteRecognizer(name="openai-compatible" if base_url else "openai", model=model, client=client)
 
 
-def transcribe(file: IO[bytes], *, channels: int, agent_channel: str, language: str, recognizer: Recognizer) -> Transcript:
+def transcribe(
+    file: IO[bytes], *, channels: int, agent_channel: str, language: str, recognizer: Recognizer
+) -> Transcript:
     """Transcribe an audio file into speaker turns (see the module's docstring for the speakers)."""
     decoded = audio_channels(file, stereo=channels == 2)
     if channels == 2:

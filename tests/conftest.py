@@ -19,4 +19,5 @@ def rubric_owner(db):
     return UserFactory(username="owner", groups=["Rubric owners"])
 
 
-from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401  (shared by the transcription and sample tests)
+# Shared by the transcription and sample tests.
+from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401

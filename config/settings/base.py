@@ -231,9 +231,8 @@ QA_TRANSCRIBE_MODEL = env("QA_TRANSCRIBE_MODEL", default="")
 # Any CTranslate2 Whisper model directory; empty: the bundled Whisper base,
 # assembled once into the cache directory.
 QA_TRANSCRIBE_MODEL_PATH = env("QA_TRANSCRIBE_MODEL_PATH", default="")
-QA_TRANSCRIBE_CACHE_DIR = env(
-    "QA_TRANSCRIBE_CACHE_DIR", default=str(Path(env("XDG_CACHE_HOME", default=str(Path.home() / ".cache"))) / "veredicto")
-)
+_CACHE_HOME = Path(env("XDG_CACHE_HOME", default=str(Path.home() / ".cache")))
+QA_TRANSCRIBE_CACHE_DIR = env("QA_TRANSCRIBE_CACHE_DIR", default=str(_CACHE_HOME / "veredicto"))
 QA_TRANSCRIBE_BEAM_SIZE = env.int("QA_TRANSCRIBE_BEAM_SIZE", default=1)
 QA_TRANSCRIBE_THREADS = env.int("QA_TRANSCRIBE_THREADS", default=0)
 QA_TRANSCRIBE_TIMEOUT = env.float("QA_TRANSCRIBE_TIMEOUT", default=600.0)

@@ -71,7 +71,9 @@ def stereo_call(
             subprocess.run(["sox", str(raw), "-r", str(RATE), str(spoken), "pad", "0", str(PAUSE_SECONDS)], check=True)
             subprocess.run(["sox", str(spoken), str(silent), "vol", "0"], check=True)
             length = _seconds(spoken)
-            turns.append(ScriptTurn(role, text, round(elapsed * 1000), round((elapsed + length - PAUSE_SECONDS) * 1000)))
+            turns.append(
+                ScriptTurn(role, text, round(elapsed * 1000), round((elapsed + length - PAUSE_SECONDS) * 1000))
+            )
             elapsed += length
             on_left = (role == "agent") == (agent_channel == "left")
             left.append(spoken if on_left else silent)

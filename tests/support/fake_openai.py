@@ -85,8 +85,9 @@ def transcription(segments: list[dict[str, Any]], *, speakers: bool = False) -> 
     for segment in segments:
         tokens = segment["text"].split()
         step = (segment["end"] - segment["start"]) / max(len(tokens), 1)
+        start = segment["start"]
         words += [
-            {"word": token, "start": round(segment["start"] + i * step, 3), "end": round(segment["start"] + (i + 1) * step, 3)}
+            {"word": token, "start": round(start + i * step, 3), "end": round(start + (i + 1) * step, 3)}
             for i, token in enumerate(tokens)
         ]
     body = {
@@ -95,8 +96,13 @@ def transcription(segments: list[dict[str, Any]], *, speakers: bool = False) -> 
         "duration": max((segment["end"] for segment in segments), default=0.0),
         "text": " ".join(segment["text"] for segment in segments),
         "segments": [
-            {"id": i, "start": segment["start"], "end": segment["end"], "text": segment["text"],
-             **({"speaker": segment["speaker"]} if speakers and "speaker" in segment else {})}
+            {
+                "id": i,
+                "start": segment["start"],
+                "end": segment["end"],
+                "text": segment["text"],
+                **({"speaker": segment["speaker"]} if speakers and "speaker" in segment else {}),
+            }
             for i, segment in enumerate(segments)
         ],
         "words": words,
@@ -118,7 +124,11 @@ def multipart_fields(content_type: str, body: bytes) -> dict[str, Any]:
         else:
             value = payload.decode()
             # Repeated fields (timestamp_granularities[]) collect into a list.
-            fields[name] = [*fields[name], value] if isinstance(fields.get(name), list) else ([fields[name], value] if name in fields else value)
+            if name not in fields:
+                fields[name] = value
+            else:
+                earlier = fields[name] if isinstance(fields[name], list) else [fields[name]]
+                fields[name] = [*earlier, value]
     return fields
 
 

@@ -26,7 +26,13 @@ def api(db):
 
 
 def _form(rubric, audio: bytes, name: str = "call.wav", **fields):
-    return {"external_id": "call-1", "rubric": rubric.slug, "agent": "ag-1", "audio": SimpleUploadedFile(name, audio), **fields}
+    return {
+        "external_id": "call-1",
+        "rubric": rubric.slug,
+        "agent": "ag-1",
+        "audio": SimpleUploadedFile(name, audio),
+        **fields,
+    }
 
 
 def test_a_multipart_post_with_audio_is_stored_and_goes_to_transcription(
@@ -34,11 +40,18 @@ def test_a_multipart_post_with_audio_is_stored_and_goes_to_transcription(
 ):
     path, _ = spanish_call
     with django_capture_on_commit_callbacks() as enqueued:
-        response = api.post("/api/recordings/", _form(rubric, path.read_bytes(), agent_channel="right"), format="multipart")
+        response = api.post(
+            "/api/recordings/", _form(rubric, path.read_bytes(), agent_channel="right"), format="multipart"
+        )
 
     assert response.status_code == 201, response.json()
     body = response.json()
-    assert (body["status"], body["audio_channels"], body["agent_channel"], body["source"]) == ("transcribing", 2, "right", "ccaas")
+    assert (body["status"], body["audio_channels"], body["agent_channel"], body["source"]) == (
+        "transcribing",
+        2,
+        "right",
+        "ccaas",
+    )
     assert body["agent"]["id"] == "ag-1" and body["duration_seconds"] == 19
     assert Transcription.objects.get().status == "pending" and len(enqueued) == 1
     [stored] = stored_files(media_root)
@@ -80,8 +93,14 @@ def test_the_documented_curl_posts_a_sample_calls_audio(live_server, media_root,
     command = _readme_curl().replace("http://localhost:8000", live_server.url) + " -sS -w '\\n%{http_code}'"
 
     result = subprocess.run(
-        command, shell=True, cwd=ROOT, env={**os.environ, "KEY": key, "NO_PROXY": "*"},
-        capture_output=True, text=True, timeout=60, check=True,
+        command,
+        shell=True,
+        cwd=ROOT,
+        env={**os.environ, "KEY": key, "NO_PROXY": "*"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
 
     body, status = result.stdout.rsplit("\n", 1)

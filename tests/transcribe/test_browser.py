@@ -24,7 +24,11 @@ def _log_in(page, url: str) -> None:
 
 
 def test_p_plays_the_current_criterions_quote_and_a_turn_plays_from_its_start(
-    live_server, browser, supervisor_with_password, spanish_call, media_root  # noqa: F811
+    live_server,
+    browser,  # noqa: F811  (the fixture imported above)
+    supervisor_with_password,  # noqa: F811
+    spanish_call,
+    media_root,
 ):
     path, script = spanish_call
     recording = queued_with_audio(path, script, rubric=published_rubric())

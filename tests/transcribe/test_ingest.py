@@ -19,7 +19,9 @@ from tests.transcribe.conftest import stored_files
 
 def ingest(rubric, path: Path, **fields):
     with path.open("rb") as handle:
-        return recording_ingest(external_id="call-1", source="crm", rubric=rubric, audio=File(handle, name=path.name), **fields)
+        return recording_ingest(
+            external_id="call-1", source="crm", rubric=rubric, audio=File(handle, name=path.name), **fields
+        )
 
 
 def _encoded(directory: Path, name: str, codec: str) -> Path:

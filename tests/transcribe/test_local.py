@@ -60,7 +60,9 @@ def test_word_error_rate_against_the_script_is_under_the_bound(transcribed):
 
 def test_a_quote_from_the_script_verifies_and_plays_inside_its_turn(transcribed):
     transcript, script = transcribed
-    recording = Recording(transcript=turns_render(transcript.turns), turns=[turn.to_dict() for turn in transcript.turns])
+    recording = Recording(
+        transcript=turns_render(transcript.turns), turns=[turn.to_dict() for turn in transcript.turns]
+    )
     check = verify_evidence("CLIENTE: perfecto, muchas gracias", recording.transcript)
 
     assert check.verified, check

@@ -12,7 +12,14 @@ def _segment(role: str, *words: tuple[str, int, int]) -> Segment:
 
 def test_a_segment_spanning_the_other_sides_turn_is_cut_at_the_pause():
     # Whisper gave the agent one segment over 0-9 s, with the customer speaking at 3-6 s.
-    agent = _segment("agent", ("Hola,", 0, 400), ("buenos", 500, 900), ("días.", 950, 1500), ("Claro,", 6500, 7000), ("sí.", 7100, 9000))
+    agent = _segment(
+        "agent",
+        ("Hola,", 0, 400),
+        ("buenos", 500, 900),
+        ("días.", 950, 1500),
+        ("Claro,", 6500, 7000),
+        ("sí.", 7100, 9000),
+    )
     customer = _segment("customer", ("Tengo", 3000, 3500), ("un", 3600, 3800), ("problema.", 3900, 5500))
 
     turns = turns_merge([agent, customer], language="es")

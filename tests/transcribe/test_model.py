@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 
-import pytest
-
 from qa.transcription import LocalRecognizer, recognizer_get
 from qa.whisper_model import MODEL_BIN_SHA256, MODEL_BIN_SIZE, bundled_model_ensure, bundled_model_ready
 
@@ -15,7 +13,12 @@ def test_the_model_is_assembled_once_checked_and_a_damaged_copy_is_replaced(tmp_
     model = directory / "model.bin"
     assert model.stat().st_size == MODEL_BIN_SIZE
     assert hashlib.sha256(model.read_bytes()).hexdigest() == MODEL_BIN_SHA256
-    assert {path.name for path in directory.iterdir()} == {"model.bin", "config.json", "tokenizer.json", "vocabulary.txt"}
+    assert {path.name for path in directory.iterdir()} == {
+        "model.bin",
+        "config.json",
+        "tokenizer.json",
+        "vocabulary.txt",
+    }
 
     written = model.stat().st_mtime_ns
     assert bundled_model_ensure(tmp_path) == directory and model.stat().st_mtime_ns == written  # not again
@@ -33,7 +36,9 @@ def test_qa_transcribe_model_path_points_the_local_recognizer_at_another_model(s
     recognizer = recognizer_get()
     assert isinstance(recognizer, LocalRecognizer)
     assert (recognizer.name, recognizer.model, recognizer.model_path) == (
-        "local", "faster-whisper-large-v3", settings.QA_TRANSCRIBE_MODEL_PATH
+        "local",
+        "faster-whisper-large-v3",
+        settings.QA_TRANSCRIBE_MODEL_PATH,
     )
 
 

@@ -36,10 +36,18 @@ def ingest(path, *, rubric, external_id="call-1", **fields):
 def test_two_channels_become_agent_and_customer_turns_by_time_then_the_call_is_judged(remote, spanish_call):
     path, script = spanish_call
     remote.script(
-        transcription([{"start": 0.0, "end": 5.1, "text": "Buenos días, le atiende Marta."},
-                       {"start": 9.7, "end": 15.1, "text": "Lamento la molestia."}]),
-        transcription([{"start": 5.6, "end": 9.2, "text": "Hola, me cobraron dos veces."},
-                       {"start": 15.7, "end": 18.6, "text": "Bueno, perfecto."}]),
+        transcription(
+            [
+                {"start": 0.0, "end": 5.1, "text": "Buenos días, le atiende Marta."},
+                {"start": 9.7, "end": 15.1, "text": "Lamento la molestia."},
+            ]
+        ),
+        transcription(
+            [
+                {"start": 5.6, "end": 9.2, "text": "Hola, me cobraron dos veces."},
+                {"start": 15.7, "end": 18.6, "text": "Bueno, perfecto."},
+            ]
+        ),
     )
     recording = ingest(path, rubric=judge_rubric(language="es"))
 
@@ -48,12 +56,20 @@ def test_two_channels_become_agent_and_customer_turns_by_time_then_the_call_is_j
         "AGENTE: Lamento la molestia.\nCLIENTE: Bueno, perfecto.\n"
     )
     assert [(turn["start_ms"], turn["end_ms"]) for turn in recording.turns] == [
-        (0, 5100), (5600, 9200), (9700, 15100), (15700, 18600)
+        (0, 5100),
+        (5600, 9200),
+        (9700, 15100),
+        (15700, 18600),
     ]
     assert recording.turns[1]["words"][0] == {"word": "Hola,", "start_ms": 5600, "end_ms": 6320}
     assert recording.speakers_known and recording.transcript_source == Recording.TranscriptSource.ASR
     done = recording.transcriptions.get()
-    assert (done.status, done.backend, done.model, done.attempts) == ("succeeded", "openai-compatible", "fake-whisper", 1)
+    assert (done.status, done.backend, done.model, done.attempts) == (
+        "succeeded",
+        "openai-compatible",
+        "fake-whisper",
+        1,
+    )
     assert done.audio_seconds == pytest.approx(script[-1].end_ms / 1000 + 0.5, abs=0.05)
     # Then judged, from the transcript (the fake judge quotes its first line).
     assert recording.status in (Recording.Status.JUDGED, Recording.Status.IN_REVIEW)
@@ -79,8 +95,14 @@ def test_the_agent_channel_setting_swaps_the_speakers(remote, spanish_call):
 
 
 def test_mono_without_diarization_has_the_unknown_speaker_and_goes_to_review(remote, sox_tone):
-    remote.script(transcription([{"start": 0.0, "end": 1.0, "text": "Good morning, thank you for calling."},
-                                 {"start": 1.2, "end": 2.0, "text": "I lost my card."}]))
+    remote.script(
+        transcription(
+            [
+                {"start": 0.0, "end": 1.0, "text": "Good morning, thank you for calling."},
+                {"start": 1.2, "end": 2.0, "text": "I lost my card."},
+            ]
+        )
+    )
     recording = ingest(sox_tone, rubric=judge_rubric(language="en"))
 
     assert recording.transcript == "UNKNOWN: Good morning, thank you for calling. I lost my card.\n"
@@ -90,8 +112,15 @@ def test_mono_without_diarization_has_the_unknown_speaker_and_goes_to_review(rem
 
 
 def test_mono_with_a_diarizing_server_keeps_its_speakers(remote, sox_tone):
-    remote.script(transcription([{"start": 0.0, "end": 1.0, "text": "Good morning.", "speaker": "A"},
-                                 {"start": 1.2, "end": 2.0, "text": "Hello there.", "speaker": "B"}], speakers=True))
+    remote.script(
+        transcription(
+            [
+                {"start": 0.0, "end": 1.0, "text": "Good morning.", "speaker": "A"},
+                {"start": 1.2, "end": 2.0, "text": "Hello there.", "speaker": "B"},
+            ],
+            speakers=True,
+        )
+    )
     recording = ingest(sox_tone, rubric=judge_rubric(language="en"))
     assert recording.transcript == "A: Good morning.\nB: Hello there.\n"
     assert recording.speakers_known and "unknown_speaker" not in recording.review_reasons
@@ -102,7 +131,11 @@ def test_a_failed_transcription_keeps_its_reason_and_can_be_retried(remote, sox_
     recording = ingest(sox_tone, rubric=judge_rubric(language="en"))
 
     failed = recording.transcriptions.get()
-    assert failed.status == Transcription.Status.FAILED and "HTTP 400" in failed.error and "Unsupported audio" in failed.error
+    assert (
+        failed.status == Transcription.Status.FAILED
+        and "HTTP 400" in failed.error
+        and "Unsupported audio" in failed.error
+    )
     assert recording.status == Recording.Status.FAILED and "Unsupported audio" in recording.failure_reason
     assert not JudgeRun.objects.exists()
 
@@ -139,8 +172,12 @@ def test_the_sweep_publishes_a_transcription_the_broker_never_got(remote, sox_to
 
     remote.script(transcription([{"start": 0.0, "end": 1.0, "text": "Good morning, how can I help?"}]))
     recording = Recording.objects.create(
-        external_id="lost", source="crm", rubric=judge_rubric(language="en"), content_hash="x",
-        audio_channels=1, status=Recording.Status.TRANSCRIBING,
+        external_id="lost",
+        source="crm",
+        rubric=judge_rubric(language="en"),
+        content_hash="x",
+        audio_channels=1,
+        status=Recording.Status.TRANSCRIBING,
     )
     with sox_tone.open("rb") as handle:
         recording.audio.save("tone.wav", File(handle))

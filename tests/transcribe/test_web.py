@@ -69,7 +69,11 @@ def test_the_audio_is_served_whole_and_by_byte_range(supervisor_client, rubric, 
 
     whole = supervisor_client.get(url)
     assert whole.status_code == 200 and b"".join(whole.streaming_content) == data
-    assert (whole["Content-Type"], whole["Accept-Ranges"], whole["Cache-Control"]) == ("audio/wav", "bytes", "private, no-store")
+    assert (whole["Content-Type"], whole["Accept-Ranges"], whole["Cache-Control"]) == (
+        "audio/wav",
+        "bytes",
+        "private, no-store",
+    )
 
     part = supervisor_client.get(url, HTTP_RANGE="bytes=100-199")
     assert part.status_code == 206 and b"".join(part.streaming_content) == data[100:200]
@@ -122,7 +126,9 @@ def test_the_admin_adds_a_recording_from_an_audio_file_and_refuses_a_bad_one(
     assert bad.status_code == 200 and "not readable audio" in bad.content.decode()
     assert not Recording.objects.exists() and stored_files(media_root) == []
 
-    good = client.post(url, {**form, "audio": SimpleUploadedFile("x.wav", sox_tone.read_bytes(), content_type="audio/wav")})
+    good = client.post(
+        url, {**form, "audio": SimpleUploadedFile("x.wav", sox_tone.read_bytes(), content_type="audio/wav")}
+    )
     assert good.status_code == 302
     recording = Recording.objects.get()
     assert recording.audio_channels == 1 and recording.transcriptions.get().status == Transcription.Status.PENDING

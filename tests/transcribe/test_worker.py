@@ -40,9 +40,24 @@ def transcription_worker(fake_llm, media_root):
         "MEDIA_ROOT": str(media_root),
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "transcription", "--loglevel=WARNING",
-         "--concurrency=1", "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "transcription",
+            "--loglevel=WARNING",
+            "--concurrency=1",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
     yield process
     os.killpg(process.pid, signal.SIGTERM)

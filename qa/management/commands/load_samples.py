@@ -44,11 +44,11 @@ class Command(BaseCommand):
             if rubric is None:
                 raise CommandError(f"{path.name}: no published rubric {data['rubric']!r}.")
             # A call that comes as audio is transcribed (a task, like any upload) before it can be judged.
-            content = (
-                {"audio": File((SAMPLES / data["audio"]).open("rb"), name=data["audio"]), "agent_channel": data["agent_channel"]}
-                if "audio" in data
-                else {"transcript": data["transcript"], "transcript_source": data["transcript_source"]}
-            )
+            if "audio" in data:
+                audio = File((SAMPLES / data["audio"]).open("rb"), name=data["audio"])
+                content = {"audio": audio, "agent_channel": data["agent_channel"]}
+            else:
+                content = {"transcript": data["transcript"], "transcript_source": data["transcript_source"]}
             try:
                 _, is_new = recording_ingest(
                     external_id=data["external_id"],
