@@ -83,15 +83,17 @@ class Recording(models.Model):
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="recordings")
     status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.RECEIVED)
     # The call's audio, when it came as audio: its transcript is the recognizer's.
-    audio = models.FileField(_("audio"), upload_to=audio_upload_to, blank=True)
+    # Database defaults too, for rows written outside the ORM (the benchmarks' generators).
+    audio = models.FileField(_("audio"), upload_to=audio_upload_to, blank=True, db_default="")
     audio_channels = models.PositiveSmallIntegerField(_("audio channels"), null=True, blank=True)
     agent_channel = models.CharField(
         _("agent's channel"), max_length=5, choices=AgentChannel.choices, blank=True,
         help_text=_("In two-channel audio, the channel the agent is on."),
+        db_default="",
     )
     # False when a mono recording was transcribed without diarization: every
     # turn has the unknown speaker, and speaker-dependent scores can't be trusted.
-    speakers_known = models.BooleanField(_("speakers known"), default=True)
+    speakers_known = models.BooleanField(_("speakers known"), default=True, db_default=True)
     failure_reason = models.TextField(_("failure reason"), blank=True)
     # The run whose scores are the recording's current result (the latest
     # successful one); kept here so lists and the queue need no subquery.
