@@ -1,11 +1,19 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
-from qa.models import JudgeRun, Recording, Score
+from qa.audio import AudioTooLargeError, audio_inspect
+from qa.errors import InvalidInputError
+from qa.models import JudgeRun, Recording, Score, Transcription
+from qa.services import recording_ingest
+from qa.transcribing import transcription_create
+from rubrics.models import Rubric
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -42,6 +50,37 @@ def evidence_display(score: Score) -> str:
     return format_html('<strong class="unverified">{}</strong> {}', _("NO VERIFICADA / NOT VERIFIED"), score.evidence)
 
 
+class AudioUploadForm(forms.ModelForm):
+    """Adding a recording in the admin means uploading its audio; it goes through the same ingest as the API."""
+
+    audio = forms.FileField(label=_("audio"), help_text=_("WAV, FLAC, MP3, OGG/Opus or M4A; mono or two channels."))
+
+    class Meta:
+        model = Recording
+        fields = ["external_id", "source", "rubric", "agent_id", "agent_name", "team", "agent_channel", "audio"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["rubric"].queryset = Rubric.objects.filter(status=Rubric.Status.PUBLISHED)
+        self.fields["source"].initial = "admin"
+
+    def clean_audio(self):
+        audio = self.cleaned_data["audio"]
+        try:
+            audio_inspect(audio, size=audio.size)
+        except InvalidInputError as error:
+            raise forms.ValidationError(error.errors["audio"]) from error
+        except AudioTooLargeError as error:
+            raise forms.ValidationError(str(error)) from error
+        return audio
+
+    def validate_unique(self) -> None:
+        if Recording.objects.filter(
+            source=self.cleaned_data.get("source"), external_id=self.cleaned_data.get("external_id")
+        ).exists():
+            self.add_error("external_id", _("A recording with this source and external id exists already."))
+
+
 @admin.register(Recording)
 class RecordingAdmin(ReadOnlyAdmin):
     list_display = ["__str__", "agent_name", "team", "channel", "rubric", "status", "needs_review", "occurred_at"]
@@ -49,6 +88,51 @@ class RecordingAdmin(ReadOnlyAdmin):
     search_fields = ["external_id", "source", "agent_id", "agent_name", "team"]
     date_hierarchy = "occurred_at"
     list_select_related = ["rubric"]
+    actions = ["transcribe_again"]
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return request.user.has_perm("qa.add_recording")
+
+    def get_form(self, request: HttpRequest, obj=None, change: bool = False, **kwargs):
+        if obj is None:
+            kwargs["form"] = AudioUploadForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj=None):
+        return AudioUploadForm.Meta.fields if obj is None else super().get_fields(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: Recording, form: forms.ModelForm, change: bool) -> None:
+        values = form.cleaned_data
+        recording, _created = recording_ingest(
+            external_id=values["external_id"],
+            source=values["source"],
+            rubric=values["rubric"],
+            audio=values["audio"],
+            agent_channel=values["agent_channel"],
+            agent_id=values["agent_id"],
+            agent_name=values["agent_name"],
+            team=values["team"],
+        )
+        obj.pk = recording.pk
+
+    @admin.action(description=_("Transcribe the audio again"))
+    def transcribe_again(self, request: HttpRequest, queryset: QuerySet[Recording]) -> None:
+        started = 0
+        # Only failed ones: a transcript already judged is what its scores' quotes were checked against.
+        for recording in queryset.exclude(audio="").filter(status=Recording.Status.FAILED):
+            started += transcription_create(recording=recording)[1]
+        message = ngettext("%(count)d transcription enqueued.", "%(count)d transcriptions enqueued.", started)
+        self.message_user(request, message % {"count": started})
+
+
+@admin.register(Transcription)
+class TranscriptionAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id", "recording", "backend", "model", "status", "attempts", "audio_seconds", "duration_ms", "created_at"
+    ]
+    list_filter = ["status", "backend", "model"]
+    search_fields = ["recording__external_id", "error"]
+    list_select_related = ["recording"]
 
 
 @admin.register(JudgeRun)

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import PurePath
 
 from django.db import models
 from django.db.models import F, FloatField, Q, Value
@@ -18,11 +21,17 @@ from rubrics.models import Criterion, Rubric
 QUEUE_ORDER_KEY = Coalesce("lowest_confidence", Value(2.0), output_field=FloatField())
 
 
+def audio_upload_to(recording: Recording, filename: str) -> str:
+    # A fresh name: the client's file name is theirs, and may say who called.
+    return f"recordings/{timezone.now():%Y/%m}/{uuid.uuid4().hex}{PurePath(filename).suffix.lower()[:8]}"
+
+
 class Recording(models.Model):
     """One call (or chat, or email thread) with its verbatim transcript."""
 
     class Status(models.TextChoices):
         RECEIVED = "received", _("Received")
+        TRANSCRIBING = "transcribing", _("Transcribing")
         QUEUED = "queued", _("Queued")
         JUDGING = "judging", _("Judging")
         JUDGED = "judged", _("Judged")
@@ -46,6 +55,11 @@ class Recording(models.Model):
         LOW_CONFIDENCE = "low_confidence", _("Low confidence")
         WARM_UP = "warm_up", _("Warm-up")
         RANDOM_AUDIT = "random_audit", _("Random audit")
+        UNKNOWN_SPEAKER = "unknown_speaker", _("Unknown speaker")
+
+    class AgentChannel(models.TextChoices):
+        LEFT = "left", _("Left")
+        RIGHT = "right", _("Right")
 
     external_id = models.CharField(_("external id"), max_length=200)
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
@@ -67,7 +81,19 @@ class Recording(models.Model):
         max_length=64, help_text=_("Hash of the posted content, to tell a retry from a conflicting resend.")
     )
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="recordings")
-    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.RECEIVED)
+    status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.RECEIVED)
+    # The call's audio, when it came as audio: its transcript is the recognizer's.
+    # Database defaults too, for rows written outside the ORM (the benchmarks' generators).
+    audio = models.FileField(_("audio"), upload_to=audio_upload_to, blank=True, db_default="")
+    audio_channels = models.PositiveSmallIntegerField(_("audio channels"), null=True, blank=True)
+    agent_channel = models.CharField(
+        _("agent's channel"), max_length=5, choices=AgentChannel.choices, blank=True,
+        help_text=_("In two-channel audio, the channel the agent is on."),
+        db_default="",
+    )
+    # False when a mono recording was transcribed without diarization: every
+    # turn has the unknown speaker, and speaker-dependent scores can't be trusted.
+    speakers_known = models.BooleanField(_("speakers known"), default=True, db_default=True)
     failure_reason = models.TextField(_("failure reason"), blank=True)
     # The run whose scores are the recording's current result (the latest
     # successful one); kept here so lists and the queue need no subquery.
@@ -99,6 +125,40 @@ class Recording(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}/{self.external_id}"
+
+    def quote_time_span(self, spans: Sequence[Sequence[int]]) -> tuple[int, int] | None:
+        """The stretch of audio (start_ms, end_ms) that a quote's character spans cover, from the
+        recognizer's word times; None when the transcript has no timing to go by."""
+        if not spans or not self.turns:
+            return None
+        timed = list(_timed_pieces(self.turns))
+        if "".join(text for text, *_ in timed) != self.transcript:
+            return None  # the turns do not render to the stored transcript: no offset can be trusted
+        covered = []
+        offset = 0
+        for text, start_ms, end_ms in timed:
+            end = offset + len(text)
+            if start_ms is not None and any(offset < span_end and span_start < end for span_start, span_end in spans):
+                covered.append((start_ms, end_ms))
+            offset = end
+        if not covered:
+            return None
+        return min(start for start, _ in covered), max(end for _, end in covered)
+
+
+def _timed_pieces(turns: list[dict]) -> Iterator[tuple[str, int | None, int | None]]:
+    """The transcript rendered from structured turns (as qa.services.turns_render does) in pieces,
+    each with its time: every word with its own, a turn without words with the turn's, labels with none."""
+    for turn in turns:
+        yield f"{turn['speaker']}: ", None, None
+        words = turn.get("words") or []
+        if words:
+            for index, word in enumerate(words):
+                yield ("" if index == 0 else " "), None, None
+                yield word["word"], word["start_ms"], word["end_ms"]
+        else:
+            yield turn["text"], turn.get("start_ms"), turn.get("end_ms")
+        yield "\n", None, None
 
 
 class JudgeRun(models.Model):
@@ -181,6 +241,47 @@ class Score(models.Model):
 
     def __str__(self) -> str:
         return f"{self.criterion.key}={self.value} ({self.confidence:.2f})"
+
+
+class Transcription(models.Model):
+    """One transcription of a recording's audio. Like a judge run, it is claimed,
+    retried after transient failures, and kept with its reason when it fails."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="transcriptions")
+    backend = models.CharField(_("backend"), max_length=50, blank=True)
+    model = models.CharField(_("model"), max_length=200, blank=True)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Whether the judgment is enqueued once the transcript is stored (the sample loader says no).
+    judge_after = models.BooleanField(default=True)
+    audio_seconds = models.FloatField(_("audio (s)"), null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(_("took (ms)"), null=True, blank=True)
+    error = models.TextField(_("error"), blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("transcription")
+        verbose_name_plural = _("transcriptions")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["recording"],
+                condition=Q(status__in=["pending", "running"]),
+                name="one_active_transcription_per_recording",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"transcription {self.pk} of {self.recording_id} ({self.status})"
 
 
 class ApiKey(models.Model):

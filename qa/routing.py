@@ -2,6 +2,7 @@
 
 A recording goes to review when any stored confidence is below the rubric's
 threshold (every unverified quote has confidence 0, so it always does), when
+its speakers are unknown (mono audio without diarization), when
 its judgment is one of the first of a new rubric version, prompt version or
 model (the warm-up), and when the random audit draws it. The audit draw is a
 hash of the recording's identity and the rubric version: anyone can recompute
@@ -95,6 +96,10 @@ def review_reasons(
         reasons.append(Reason.LOW_CONFIDENCE.value)
     if warm_up:
         reasons.append(Reason.WARM_UP.value)
+    if not recording.speakers_known:
+        # Transcribed from mono audio without diarization: a criterion about
+        # what the agent said cannot be trusted, so a supervisor must look.
+        reasons.append(Reason.UNKNOWN_SPEAKER.value)
     if audit_selected(recording=recording, rubric=rubric):
         reasons.append(Reason.RANDOM_AUDIT.value)
     return reasons

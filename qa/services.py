@@ -7,10 +7,13 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
+from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from qa.audio import audio_inspect
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
 from qa.judging import recording_enqueue_judging
@@ -82,7 +85,7 @@ def turns_check(turns: list[Turn]) -> None:
 
 def _idempotency_content(
     *,
-    transcript: str,
+    transcript: str | dict[str, str],
     rubric: Rubric,
     agent_id: str,
     agent_name: str,
@@ -124,6 +127,8 @@ def recording_ingest(
     rubric: Rubric,
     transcript: str | None = None,
     turns: list[Turn] | None = None,
+    audio: File | None = None,
+    agent_channel: str = "",
     agent_id: str = "",
     agent_name: str = "",
     team: str = "",
@@ -139,24 +144,37 @@ def recording_ingest(
     judge=False leaves it `received` with no run, for `manage.py judge --pending`
     to pick up (the sample loader uses it to keep a first run short).
 
+    With `audio` instead of a transcript, the file is checked (qa.audio), put in
+    the default storage, and its transcription enqueued (qa.transcribing); the
+    judgment follows the transcript. A refused file stores nothing.
+
     Idempotent on (source, external_id): the same content again returns the
     stored recording; different content raises RecordingConflictError.
     """
     if not external_id.strip():
         raise InvalidInputError({"external_id": _("external_id may not be blank.")})
-    if (transcript is None) == (turns is None):
-        raise InvalidInputError({"transcript": _("Send either 'transcript' or 'turns', not both and not neither.")})
+    if sum(given is not None for given in (transcript, turns, audio)) != 1:
+        raise InvalidInputError(
+            {"transcript": _("Send one of 'transcript', 'turns' or 'audio': not both and not none.")}
+        )
+    if agent_channel and agent_channel not in Recording.AgentChannel.values:
+        raise InvalidInputError({"agent_channel": _("agent_channel is 'left' or 'right'.")})
     if turns is not None:
         turns_check(turns)
         transcript = turns_render(turns)
-    transcript_check_verbatim(transcript)
+    audio_info = None
+    if audio is not None:
+        audio_info = audio_inspect(audio, size=audio.size)
+    else:
+        transcript_check_verbatim(transcript)
     if rubric.status != Rubric.Status.PUBLISHED:
         raise InvalidInputError({"rubric": _("Rubric %(slug)s has no published version.") % {"slug": rubric.slug}})
     if occurred_at is not None and occurred_at > timezone.now():
         raise InvalidInputError({"occurred_at": _("occurred_at is in the future.")})
 
     content = _idempotency_content(
-        transcript=transcript,
+        # Audio is compared by its bytes and the channel said to be the agent's.
+        transcript=transcript if audio is None else {"audio_sha256": _file_hash(audio), "agent_channel": agent_channel},
         rubric=rubric,
         agent_id=agent_id,
         agent_name=agent_name,
@@ -171,15 +189,23 @@ def recording_ingest(
     if existing is not None:
         return _same_or_conflict(existing, content_hash), False
 
+    fields = {}
+    if audio_info is not None:
+        fields = {
+            "audio_channels": audio_info.channels,
+            "agent_channel": (agent_channel or settings.QA_AGENT_CHANNEL) if audio_info.channels == 2 else "",
+        }
+        transcript_source = Recording.TranscriptSource.ASR
+        duration_seconds = duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
     try:
         # A savepoint, so that losing a race to a concurrent identical post
         # leaves this transaction usable for the lookup below.
         with transaction.atomic():
-            recording = Recording.objects.create(
+            recording = Recording(
                 external_id=external_id,
                 source=source,
                 rubric=rubric,
-                transcript=transcript,
+                transcript=transcript or "",
                 turns=[vars(turn) for turn in turns] if turns is not None else None,
                 agent_id=agent_id,
                 agent_name=agent_name,
@@ -190,13 +216,46 @@ def recording_ingest(
                 duration_seconds=duration_seconds,
                 transcript_source=transcript_source,
                 content_hash=content_hash,
+                **fields,
             )
+            _save_with_audio(recording, audio)
     except IntegrityError:
         existing = Recording.objects.get(source=source, external_id=external_id)
         return _same_or_conflict(existing, content_hash), False
-    if judge:
+    if audio is not None:
+        from qa.transcribing import transcription_create  # it imports turns_render from here
+
+        try:
+            transcription_create(recording=recording, judge=judge)
+        except BaseException:
+            recording.audio.storage.delete(recording.audio.name)
+            raise
+    elif judge:
         recording_enqueue_judging(recording=recording)
     return recording, True
+
+
+def _file_hash(file: File) -> str:
+    digest = hashlib.sha256()
+    file.seek(0)
+    for chunk in file.chunks():
+        digest.update(chunk)
+    file.seek(0)
+    return digest.hexdigest()
+
+
+def _save_with_audio(recording: Recording, audio: File | None) -> None:
+    """Insert the row with its audio in the storage; a row that cannot be written leaves no file behind."""
+    if audio is None:
+        recording.save()
+        return
+    recording.audio.save(audio.name or "audio", audio, save=False)
+    stored = recording.audio.name
+    try:
+        recording.save()
+    except BaseException:
+        recording.audio.storage.delete(stored)
+        raise
 
 
 def _same_or_conflict(existing: Recording, content_hash: str) -> Recording:

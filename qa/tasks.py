@@ -10,7 +10,8 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from qa.judging import Outcome, judge_run_execute, judge_run_publish, runs_sweep
-from qa.models import JudgeRun
+from qa.models import JudgeRun, Transcription
+from qa.transcribing import transcription_execute, transcription_publish, transcriptions_sweep
 
 logger = logging.getLogger(__name__)
 
@@ -40,3 +41,29 @@ def judge_run(self: Task, run_id: int) -> str:
 @shared_task(name="qa.judge_sweep", ignore_result=True)
 def judge_sweep() -> int:
     return runs_sweep()
+
+
+@shared_task(
+    name="qa.transcribe",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.QA_TRANSCRIBE_SOFT_TIME_LIMIT,
+    time_limit=settings.QA_TRANSCRIBE_TIME_LIMIT,
+    ignore_result=True,
+)
+def transcribe_recording(self: Task, transcription_id: int) -> str:
+    """Routed to the `transcription` queue (CELERY_TASK_ROUTES): a long call never holds up judging."""
+    result = transcription_execute(transcription_id=transcription_id)
+    if result.outcome is Outcome.RETRY:
+        if self.request.is_eager:
+            logger.warning("Transcription %s failed for now: it stays pending for the sweep.", transcription_id)
+        else:
+            transcription = Transcription.objects.only("pk").get(pk=transcription_id)
+            transcription_publish(transcription=transcription, countdown=result.delay)
+    return result.outcome.value
+
+
+@shared_task(name="qa.transcription_sweep", ignore_result=True)
+def transcription_sweep() -> int:
+    return transcriptions_sweep()

@@ -27,3 +27,7 @@ def supervisor(db):
 @pytest.fixture
 def rubric_owner(db):
     return UserFactory(username="owner", groups=["Rubric owners"])
+
+
+# Shared by the transcription and sample tests.
+from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401

@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.db.models import Model
 from django.urls import reverse
 
-from qa.models import ApiKey, JudgeRun, Recording, Score
+from qa.models import ApiKey, JudgeRun, Recording, Score, Transcription
 from reviews.models import Review
 from reviews.services import review_create
 from rubrics.models import Rubric
@@ -33,6 +33,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Score: lambda: judged_recording().current_run.scores.first(),
     Review: _review,
     ApiKey: _api_key,
+    Transcription: lambda: Transcription.objects.create(recording=judged_recording(), status="succeeded"),
     Group: lambda: Group.objects.get(name="Supervisors"),
 }
 

@@ -215,6 +215,39 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # --- end judge pipeline ---
 
+# --- Audio and transcription (section owned by transcription) ---
+# Uploaded audio goes to the default storage: files under MEDIA_ROOT, or an
+# object store through django-storages (README). It is never served from
+# MEDIA_URL: the review page streams it after checking the user's permission.
+MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(BASE_DIR / "media")))
+MEDIA_URL = "media/"
+QA_AUDIO_MAX_BYTES = env.int("QA_AUDIO_MAX_BYTES", default=200 * 1024 * 1024)
+QA_AUDIO_MAX_SECONDS = env.int("QA_AUDIO_MAX_SECONDS", default=2 * 60 * 60)
+# In two-channel audio, the agent's channel unless a recording says otherwise.
+QA_AGENT_CHANNEL = env("QA_AGENT_CHANNEL", default="left")
+# A remote OpenAI-compatible /v1/audio/transcriptions model (OPENAI_BASE_URL and
+# OPENAI_API_KEY as for the judge); empty: the local faster-whisper recognizer.
+QA_TRANSCRIBE_MODEL = env("QA_TRANSCRIBE_MODEL", default="")
+# Any CTranslate2 Whisper model directory; empty: the bundled Whisper base,
+# assembled once into the cache directory.
+QA_TRANSCRIBE_MODEL_PATH = env("QA_TRANSCRIBE_MODEL_PATH", default="")
+_CACHE_HOME = Path(env("XDG_CACHE_HOME", default=str(Path.home() / ".cache")))
+QA_TRANSCRIBE_CACHE_DIR = env("QA_TRANSCRIBE_CACHE_DIR", default=str(_CACHE_HOME / "veredicto"))
+QA_TRANSCRIBE_BEAM_SIZE = env.int("QA_TRANSCRIBE_BEAM_SIZE", default=1)
+QA_TRANSCRIBE_THREADS = env.int("QA_TRANSCRIBE_THREADS", default=0)
+QA_TRANSCRIBE_TIMEOUT = env.float("QA_TRANSCRIBE_TIMEOUT", default=600.0)
+QA_TRANSCRIBE_SOFT_TIME_LIMIT = env.int("QA_TRANSCRIBE_SOFT_TIME_LIMIT", default=3 * 60 * 60)
+QA_TRANSCRIBE_TIME_LIMIT = env.int("QA_TRANSCRIBE_TIME_LIMIT", default=QA_TRANSCRIBE_SOFT_TIME_LIMIT + 60)
+QA_TRANSCRIBE_MAX_ATTEMPTS = env.int("QA_TRANSCRIBE_MAX_ATTEMPTS", default=3)
+# Transcriptions have their own queue, so a long call never holds up judging:
+# run `celery -A config worker -Q transcription` for it (README).
+CELERY_TASK_ROUTES = {"qa.transcribe": {"queue": "transcription"}}
+CELERY_BEAT_SCHEDULE["transcription-sweep"] = {
+    "task": "qa.transcription_sweep",
+    "schedule": float(QA_JUDGE_SWEEP_INTERVAL),
+}
+# --- end audio and transcription ---
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -223,5 +256,10 @@ LOGGING = {
     # The openai client's HTTP library (httpx2 since openai 3, httpx before)
     # logs every request at INFO: one line per judgment, which breaks the judge
     # command's progress bar and repeats what the run already stores.
-    "loggers": {"httpx2": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
+    "loggers": {
+        "httpx2": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        # faster-whisper logs each channel's duration and VAD cut at INFO; the transcription stores both.
+        "faster_whisper": {"level": "WARNING"},
+    },
 }

@@ -21,6 +21,7 @@ from rest_framework.reverse import reverse
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
+from qa.audio import AudioTooLargeError
 from qa.errors import ConflictError, InvalidInputError
 from qa.services import RecordingConflictError
 
@@ -35,6 +36,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         return Response(
             {"detail": str(exc), "recording": {"id": exc.recording.pk, "url": url}}, status=status.HTTP_409_CONFLICT
         )
+    if isinstance(exc, AudioTooLargeError):
+        return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, ConflictError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):

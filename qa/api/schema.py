@@ -52,7 +52,9 @@ BAD_REQUEST = OpenApiResponse(
 )
 NOT_FOUND = OpenApiResponse(ErrorSerializer, description=_("No such object."))
 NO_PAGE = OpenApiResponse(ErrorSerializer, description=_("No such page."))
-TOO_LARGE = OpenApiResponse(ErrorSerializer, description=_("The body is larger than QA_MAX_BODY_BYTES."))
+TOO_LARGE = OpenApiResponse(
+    ErrorSerializer, description=_("The body is larger than QA_MAX_BODY_BYTES, or the audio than QA_AUDIO_MAX_BYTES.")
+)
 
 
 def add_common_errors(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:

@@ -99,6 +99,19 @@ class RecordingIngestSerializer(serializers.Serializer):
         help_text=_("Verbatim text, one 'SPEAKER: text' line per turn. Send this or `turns`."),
     )
     turns = TurnSerializer(many=True, required=False, allow_empty=True, help_text=_("Send this or `transcript`."))
+    audio = serializers.FileField(
+        required=False,
+        allow_empty_file=True,  # an empty file is refused by the audio check, with its own message
+        help_text=_(
+            "The call's audio instead of a transcript (multipart/form-data): WAV, FLAC, MP3, OGG/Opus or M4A, mono "
+            "or two channels. It is transcribed, then judged."
+        ),
+    )
+    agent_channel = serializers.ChoiceField(
+        choices=Recording.AgentChannel.choices,
+        required=False,
+        help_text=_("In two-channel audio, the channel the agent is on (default: the QA_AGENT_CHANNEL setting)."),
+    )
     transcript_source = serializers.ChoiceField(choices=Recording.TranscriptSource.choices, required=False)
 
     def validate_rubric(self, slug: str) -> Rubric:
@@ -169,6 +182,9 @@ class RecordingSerializer(serializers.ModelSerializer):
             "language",
             "occurred_at",
             "duration_seconds",
+            "audio_channels",
+            "agent_channel",
+            "speakers_known",
             "needs_review",
             "created_at",
             "updated_at",

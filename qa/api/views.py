@@ -14,10 +14,11 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from qa.api.parsers import parse_with
+from qa.api.parsers import JSONParser, parse_with
 from qa.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND, TOO_LARGE
 from qa.api.serializers import (
     ConflictSerializer,
@@ -27,6 +28,7 @@ from qa.api.serializers import (
     RecordingSerializer,
     RejudgeConflictSerializer,
 )
+from qa.audio import audio_check_size
 from qa.judging import recording_enqueue_judging
 from qa.models import ApiKey, Recording
 from qa.selectors import recording_active_run, recording_list
@@ -35,10 +37,15 @@ from qa.services import recording_ingest
 # A browser session posting without naming a source.
 SESSION_SOURCE = "web"
 
+# Room for a multipart body's other fields and boundaries around the audio file.
+MULTIPART_OVERHEAD = 64 * 1024
+
 
 @extend_schema(tags=["recordings"])
 class RecordingsView(GenericAPIView):
     serializer_class = RecordingSerializer
+    # JSON with a transcript, or multipart/form-data with the call's audio.
+    parser_classes = [JSONParser, MultiPartParser]
 
     @extend_schema(
         parameters=[RecordingFilterSerializer],
@@ -66,6 +73,8 @@ class RecordingsView(GenericAPIView):
         summary=_("Post a recording to be judged (idempotent on source and external_id)"),
     )
     def post(self, request: Request) -> Response:
+        # An upload far over the limit is refused before its body is read.
+        audio_check_size(int(request.META.get("CONTENT_LENGTH") or 0) - MULTIPART_OVERHEAD)
         values = parse_with(RecordingIngestSerializer, request.data)
         if "source" not in values:
             values["source"] = request.auth.name if isinstance(request.auth, ApiKey) else SESSION_SOURCE
@@ -91,6 +100,11 @@ class RecordingRejudgeView(GenericAPIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         recording = get_object_or_404(Recording, pk=pk)
+        if not recording.transcript:
+            return Response(
+                {"detail": _("Recording %(id)s has no transcript yet: its audio is being transcribed.") % {"id": pk}},
+                status=status.HTTP_409_CONFLICT,
+            )
         active = recording_active_run(recording=recording)
         if active is not None:
             # Nothing new would start; say so instead of pretending a rejudge was queued.

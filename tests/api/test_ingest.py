@@ -203,7 +203,8 @@ def test_malformed_json_says_so(api):
 
 @pytest.mark.django_db
 def test_form_encoded_bodies_are_refused(api, rubric):
-    response = api.post(URL, {"external_id": "x"})  # multipart
+    # JSON, or multipart/form-data for audio (tests/transcribe/test_api.py); nothing else.
+    response = api.post(URL, "external_id=x", content_type="application/x-www-form-urlencoded")
     assert response.status_code == 415
     assert not Recording.objects.exists()
 

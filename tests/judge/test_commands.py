@@ -60,6 +60,13 @@ def test_judge_unknown_recording_is_an_error(fake_llm):
         judge("--recording", "999999")
 
 
+def test_judge_refuses_a_recording_still_waiting_for_its_transcript(fake_llm, rubric):
+    waiting = RecordingFactory(rubric=rubric, transcript="", status=Recording.Status.TRANSCRIBING)
+    with pytest.raises(CommandError, match=f"Recording {waiting.pk} has no transcript yet"):
+        judge("--recording", str(waiting.pk))
+    assert not JudgeRun.objects.exists()
+
+
 def test_reverify_updates_verification_and_routing_without_the_llm(fake_llm, rubric):
     values = {"saludo": 4, "compromiso": 2}
     fixed = judged_recording(values=values, confidence=0.9, rubric=rubric)  # its quote is in the transcript

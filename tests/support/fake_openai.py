@@ -1,4 +1,5 @@
-"""A fake LLM server speaking OpenAI's Chat Completions protocol over real HTTP.
+"""A fake LLM server speaking OpenAI's Chat Completions protocol over real HTTP,
+and its audio transcription protocol (`/v1/audio/transcriptions`, multipart).
 
 Tests script its replies (status codes, Retry-After headers, bodies,
 finish_reason "length", refusals) and read back the requests it received, so
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import email.parser
+import email.policy
 import itertools
 import json
 import re
@@ -73,6 +76,60 @@ def completion(
 
 def error(status: int, message: str = "error", headers: dict[str, str] | None = None) -> Reply:
     return Reply(status=status, body={"error": {"message": message, "type": "fake", "code": None}}, headers=headers or {})
+
+
+def transcription(segments: list[dict[str, Any]], *, speakers: bool = False) -> Reply:
+    """A 200 verbose_json transcription: `segments` are {start, end, text[, speaker]}; the words
+    (OpenAI sends them in one top-level list) are spread evenly over each segment's time."""
+    words = []
+    for segment in segments:
+        tokens = segment["text"].split()
+        step = (segment["end"] - segment["start"]) / max(len(tokens), 1)
+        start = segment["start"]
+        words += [
+            {"word": token, "start": round(start + i * step, 3), "end": round(start + (i + 1) * step, 3)}
+            for i, token in enumerate(tokens)
+        ]
+    body = {
+        "task": "transcribe",
+        "language": "english",
+        "duration": max((segment["end"] for segment in segments), default=0.0),
+        "text": " ".join(segment["text"] for segment in segments),
+        "segments": [
+            {
+                "id": i,
+                "start": segment["start"],
+                "end": segment["end"],
+                "text": segment["text"],
+                **({"speaker": segment["speaker"]} if speakers and "speaker" in segment else {}),
+            }
+            for i, segment in enumerate(segments)
+        ],
+        "words": words,
+    }
+    return Reply(body=body)
+
+
+def multipart_fields(content_type: str, body: bytes) -> dict[str, Any]:
+    """A multipart/form-data body as {name: text}, with the uploaded file's bytes under `file`."""
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + body
+    )
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        payload = part.get_payload(decode=True)
+        if part.get_filename():
+            fields[name] = payload
+        else:
+            value = payload.decode()
+            # Repeated fields (timestamp_granularities[]) collect into a list.
+            if name not in fields:
+                fields[name] = value
+            else:
+                earlier = fields[name] if isinstance(fields[name], list) else [fields[name]]
+                fields[name] = [*earlier, value]
+    return fields
 
 
 def transcript_of(request: dict[str, Any]) -> str:
@@ -149,15 +206,21 @@ class FakeOpenAI:
         try:
             while True:  # keep-alive, as real servers do
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
+                length, content_type = 0, ""
                 for line in head.split(b"\r\n")[1:]:
                     name, _, value = line.partition(b":")
                     if name.strip().lower() == b"content-length":
                         length = int(value)
+                    elif name.strip().lower() == b"content-type":
+                        content_type = value.strip().decode()
                 body = await reader.readexactly(length) if length else b""
                 if self.latency:
                     await asyncio.sleep(self.latency)
-                reply = self._reply(json.loads(body or b"{}"))
+                if content_type.startswith("multipart/form-data"):
+                    request = {"path": head.split(b" ")[1].decode(), **multipart_fields(content_type, body)}
+                else:
+                    request = json.loads(body or b"{}")
+                reply = self._reply(request)
                 payload = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
                 headers = {"Content-Type": "application/json", "Content-Length": str(len(payload)), **reply.headers}
                 lines = [f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}"]

@@ -47,6 +47,9 @@ class Command(BaseCommand):
             recordings = Recording.objects.filter(pk__in=options["recording"])
             if missing := set(options["recording"]) - set(recordings.values_list("pk", flat=True)):
                 raise CommandError(f"No recording with id {', '.join(map(str, sorted(missing)))}.")
+            if untranscribed := sorted(recordings.filter(transcript="").values_list("pk", flat=True)):
+                ids = ", ".join(map(str, untranscribed))
+                raise CommandError(f"Recording {ids} has no transcript yet: its audio is being transcribed.")
         else:
             recordings = Recording.objects.filter(runs__status=JudgeRun.Status.PENDING)
         if options["rubric"]:

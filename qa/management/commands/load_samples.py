@@ -4,6 +4,7 @@ from pathlib import Path
 
 import yaml
 from django.conf import settings
+from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
@@ -42,12 +43,17 @@ class Command(BaseCommand):
             rubric = rubric_latest_published(slug=data["rubric"])
             if rubric is None:
                 raise CommandError(f"{path.name}: no published rubric {data['rubric']!r}.")
+            # A call that comes as audio is transcribed (a task, like any upload) before it can be judged.
+            if "audio" in data:
+                audio = File((SAMPLES / data["audio"]).open("rb"), name=data["audio"])
+                content = {"audio": audio, "agent_channel": data["agent_channel"]}
+            else:
+                content = {"transcript": data["transcript"], "transcript_source": data["transcript_source"]}
             try:
                 _, is_new = recording_ingest(
                     external_id=data["external_id"],
                     source=SOURCE,
                     rubric=rubric,
-                    transcript=data["transcript"],
                     agent_id=data["agent"]["id"],
                     agent_name=data["agent"]["name"],
                     team=data["team"],
@@ -55,10 +61,13 @@ class Command(BaseCommand):
                     language=data["language"],
                     occurred_at=parse_datetime(data["occurred_at"]),
                     duration_seconds=data.get("duration_seconds"),
-                    transcript_source=data["transcript_source"],
                     judge=judge,
+                    **content,
                 )
             except InvalidInputError as error:
                 raise CommandError(f"{path.name}: {error.errors}") from error
+            finally:
+                if "audio" in content:
+                    content["audio"].close()
             created += is_new
         self.stdout.write(self.style.SUCCESS(f"Sample recordings: {created} new, {len(list((SAMPLES / 'recordings').glob('*.yaml')))} in all."))

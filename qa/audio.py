@@ -1,0 +1,132 @@
+"""What an uploaded audio file is, and whether Veredicto takes it.
+
+Read with PyAV (FFmpeg's libraries, a dependency of faster-whisper), so the
+check at ingest uses the same decoder as the transcription: a file accepted
+here can be transcribed. Nothing here touches the database or the storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO
+
+import av
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+from qa.errors import InvalidInputError
+
+# FFmpeg's demuxer names for WAV, FLAC, MP3, OGG (Vorbis, Opus), M4A/MP4 (AAC, ALAC) and WebM/Matroska (Opus).
+ACCEPTED_CONTAINERS = frozenset({"wav", "flac", "mp3", "ogg", "mov", "mp4", "m4a", "matroska", "webm"})
+# Below -50 dBFS everywhere there is nothing for a recognizer: an empty line, a muted recorder.
+SILENCE_PEAK = 10 ** (-50 / 20)
+
+
+class AudioTooLargeError(Exception):
+    """The file is over QA_AUDIO_MAX_BYTES (an HTTP 413, not a 400)."""
+
+
+@dataclass(frozen=True)
+class AudioInfo:
+    container: str
+    codec: str
+    channels: int
+    sample_rate: int
+    duration_seconds: float
+
+
+def _refuse(message: str) -> InvalidInputError:
+    return InvalidInputError({"audio": message})
+
+
+def audio_check_size(size: int) -> None:
+    if size > settings.QA_AUDIO_MAX_BYTES:
+        raise AudioTooLargeError(
+            _("The audio file is %(size)s bytes; the limit is %(limit)s bytes.")
+            % {"size": size, "limit": settings.QA_AUDIO_MAX_BYTES}
+        )
+
+
+def audio_inspect(file: IO[bytes], *, size: int) -> AudioInfo:
+    """Probe and check an audio file; raise InvalidInputError (or AudioTooLargeError) naming the problem.
+
+    Refused: empty, not audio or unreadable, an unsupported container, more
+    than two channels, longer than QA_AUDIO_MAX_SECONDS, or silent throughout.
+    """
+    audio_check_size(size)
+    if size == 0:
+        raise _refuse(_("The audio file is empty."))
+    file.seek(0)
+    try:
+        with av.open(file, mode="r") as container:
+            info = _info(container)
+            _check(info)
+            if info.duration_seconds <= 0 or _silent(container):
+                raise _refuse(_("The audio is silent: there is nothing to transcribe."))
+    except av.FFmpegError as error:
+        # FFmpeg's own words, without its error number and the file's name.
+        reason = getattr(error, "strerror", None) or str(error)
+        raise _refuse(_("The file is not readable audio (%(error)s).") % {"error": reason}) from error
+    finally:
+        file.seek(0)
+    return info
+
+
+def _info(container: av.container.InputContainer) -> AudioInfo:
+    formats = set(container.format.name.split(","))
+    if not container.streams.audio:
+        raise _refuse(_("The file has no audio stream."))
+    if not formats & ACCEPTED_CONTAINERS:
+        raise _refuse(
+            _("Audio in %(format)s files is not accepted; send WAV, FLAC, MP3, OGG/Opus or M4A.")
+            % {"format": container.format.long_name or container.format.name}
+        )
+    stream = container.streams.audio[0]
+    if container.duration is not None:
+        duration = container.duration / av.time_base
+    elif stream.duration is not None and stream.time_base is not None:
+        duration = float(stream.duration * stream.time_base)
+    else:
+        duration = _decoded_seconds(container)
+    return AudioInfo(
+        container=container.format.name,
+        codec=stream.codec_context.name,
+        channels=stream.codec_context.channels,
+        sample_rate=stream.codec_context.sample_rate,
+        duration_seconds=duration,
+    )
+
+
+def _check(info: AudioInfo) -> None:
+    if info.channels > 2:
+        raise _refuse(
+            _(
+                "The audio has %(channels)s channels; send mono, or two channels with the agent on one "
+                "and the customer on the other."
+            )
+            % {"channels": info.channels}
+        )
+    if info.duration_seconds > settings.QA_AUDIO_MAX_SECONDS:
+        raise _refuse(
+            _("The audio lasts %(seconds)d s; the limit is %(limit)d s.")
+            % {"seconds": info.duration_seconds, "limit": settings.QA_AUDIO_MAX_SECONDS}
+        )
+
+
+def _decoded_seconds(container: av.container.InputContainer) -> float:
+    samples, rate = 0, 0
+    for frame in container.decode(audio=0):
+        samples += frame.samples
+        rate = frame.sample_rate
+    container.seek(0)
+    return samples / rate if rate else 0.0
+
+
+def _silent(container: av.container.InputContainer) -> bool:
+    """Whether no sample anywhere reaches SILENCE_PEAK. Stops at the first sound, so a real call costs a few frames."""
+    resampler = av.AudioResampler(format="flt", layout="stereo" if container.streams.audio[0].channels > 1 else "mono")
+    for frame in container.decode(audio=0):
+        for converted in resampler.resample(frame):
+            if abs(converted.to_ndarray()).max(initial=0.0) >= SILENCE_PEAK:
+                return False
+    return True

@@ -1,0 +1,340 @@
+"""Speech to a verbatim, timed transcript: the recognizer backends and the speaker turns.
+
+Two backends, chosen like the judge's (read at call time):
+
+- `local` (the default, offline): faster-whisper, CTranslate2 int8 on the CPU,
+  with the bundled Whisper base model (qa.whisper_model) or the CTranslate2
+  model at QA_TRANSCRIBE_MODEL_PATH.
+- `openai-compatible` / `openai`: QA_TRANSCRIBE_MODEL set, sent through the
+  `openai` client to `/v1/audio/transcriptions` at OPENAI_BASE_URL (or
+  OpenAI), asking for word and segment timestamps.
+
+Speakers: a two-channel recording is transcribed one channel at a time (the
+agent on QA_AGENT_CHANNEL or the recording's own setting) and the segments are
+merged by time into agent and customer turns. A mono recording keeps the
+speakers a diarizing server names; otherwise every turn has the unknown
+speaker, and the recording says so. Nothing is guessed.
+
+The words are the recognizer's own, untouched: a turn's text is its words
+joined by single spaces, so every word's characters in the rendered
+transcript can be found again (Recording.quote_time_span).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import wave
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import openai
+from django.conf import settings
+
+from qa.llm import _TRANSIENT_STATUSES, retry_after_seconds
+
+SAMPLE_RATE = 16_000
+# A pause this long inside one channel's segment splits it (see _utterances).
+TURN_GAP_MS = 1000
+# The labels follow the rubric's language, as the sample rubrics' transcripts do.
+SPEAKER_LABELS = {
+    "es": {"agent": "AGENTE", "customer": "CLIENTE", "unknown": "DESCONOCIDO"},
+    "en": {"agent": "AGENT", "customer": "CUSTOMER", "unknown": "UNKNOWN"},
+}
+
+
+class TranscriptionError(Exception):
+    """A failed transcription; `transient` ones are retried, the others fail it at once."""
+
+    def __init__(self, message: str, *, transient: bool, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.transient = transient
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True)
+class Segment:
+    """What the recognizer heard as one stretch of speech on one channel."""
+
+    role: str  # "agent", "customer", "unknown", or a diarizing server's own speaker name
+    start_ms: int
+    end_ms: int
+    text: str
+    words: tuple[Word, ...] = ()
+
+
+@dataclass
+class SpeakerTurn:
+    speaker: str
+    start_ms: int
+    end_ms: int
+    words: list[Word] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        if self.words:
+            return " ".join(word.text for word in self.words)
+        return " ".join(self.texts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "speaker": self.speaker,
+            "text": self.text,
+            "start_ms": self.start_ms,
+            "end_ms": self.end_ms,
+            "words": [{"word": word.text, "start_ms": word.start_ms, "end_ms": word.end_ms} for word in self.words],
+        }
+
+
+@dataclass(frozen=True)
+class Transcript:
+    turns: list[SpeakerTurn]
+    speakers_known: bool
+    audio_seconds: float
+
+
+def speaker_labels(language: str) -> dict[str, str]:
+    return SPEAKER_LABELS.get((language or "").split("-")[0].lower(), SPEAKER_LABELS["en"])
+
+
+def _clean(text: str) -> str:
+    # One line per turn: the recognizer's own characters, with its whitespace collapsed.
+    return " ".join(text.split())
+
+
+def _utterances(segment: Segment) -> list[Segment]:
+    """A segment cut where its words pause for TURN_GAP_MS or more. Whisper can make one segment of
+    two stretches of speech with the other channel's turn in between; left whole, it would swallow
+    that turn's place in the merge."""
+    if not segment.words:
+        return [segment]
+    pieces, current = [], [segment.words[0]]
+    for word in segment.words[1:]:
+        if word.start_ms - current[-1].end_ms >= TURN_GAP_MS:
+            pieces.append(current)
+            current = []
+        current.append(word)
+    pieces.append(current)
+    if len(pieces) == 1:
+        return [segment]
+    return [
+        Segment(segment.role, words[0].start_ms, words[-1].end_ms, " ".join(word.text for word in words), tuple(words))
+        for words in pieces
+    ]
+
+
+def turns_merge(segments: list[Segment], *, language: str) -> list[SpeakerTurn]:
+    """Segments of all channels, in time order, with consecutive ones of one speaker joined into a turn."""
+    labels = speaker_labels(language)
+    turns: list[SpeakerTurn] = []
+    pieces = [piece for segment in segments for piece in _utterances(segment)]
+    for segment in sorted(pieces, key=lambda segment: (segment.start_ms, segment.end_ms)):
+        words = [Word(_clean(word.text), word.start_ms, word.end_ms) for word in segment.words if _clean(word.text)]
+        text = _clean(segment.text)
+        if not words and not text:
+            continue
+        speaker = labels.get(segment.role, _clean(segment.role).replace(":", " "))
+        if turns and turns[-1].speaker == speaker:
+            turn = turns[-1]
+            turn.end_ms = max(turn.end_ms, segment.end_ms)
+        else:
+            turn = SpeakerTurn(speaker=speaker, start_ms=segment.start_ms, end_ms=segment.end_ms)
+            turns.append(turn)
+        turn.words.extend(words)
+        turn.texts.append(text)
+    return turns
+
+
+# --- Audio --------------------------------------------------------------------
+
+
+def audio_channels(file: IO[bytes], *, stereo: bool) -> list[np.ndarray]:
+    """The file's channels at 16 kHz mono float32: [left, right] for stereo, [mix] otherwise."""
+    from faster_whisper.audio import decode_audio  # imports PyAV and CTranslate2's helpers: only when used
+
+    file.seek(0)
+    decoded = decode_audio(file, sampling_rate=SAMPLE_RATE, split_stereo=stereo)
+    return list(decoded) if stereo else [decoded]
+
+
+def _wav_bytes(samples: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(SAMPLE_RATE)
+        out.writeframes((np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes())
+    return buffer.getvalue()
+
+
+# --- Backends -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Recognizer:
+    name: str
+    model: str
+
+    def segments(self, samples: np.ndarray, *, role: str, language: str) -> list[Segment]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LocalRecognizer(Recognizer):
+    model_path: str
+
+    def segments(self, samples: np.ndarray, *, role: str, language: str) -> list[Segment]:
+        whisper = _whisper(self.model_path)
+        # The VAD skips the channel's silences (half of every two-channel call):
+        # no time spent on them, and no words hallucinated into them.
+        found, _info = whisper.transcribe(
+            samples,
+            language=language or None,
+            word_timestamps=True,
+            vad_filter=True,
+            beam_size=settings.QA_TRANSCRIBE_BEAM_SIZE,
+            condition_on_previous_text=False,
+        )
+        return [
+            Segment(
+                role=role,
+                start_ms=_ms(segment.start),
+                end_ms=_ms(segment.end),
+                text=segment.text,
+                words=tuple(Word(word.word, _ms(word.start), _ms(word.end)) for word in segment.words or ()),
+            )
+            for segment in found
+        ]
+
+
+@functools.cache
+def _whisper(model_path: str):
+    from faster_whisper import WhisperModel
+
+    return WhisperModel(model_path, device="cpu", compute_type="int8", cpu_threads=settings.QA_TRANSCRIBE_THREADS)
+
+
+@dataclass(frozen=True)
+class RemoteRecognizer(Recognizer):
+    client: openai.OpenAI
+
+    def segments(self, samples: np.ndarray, *, role: str, language: str) -> list[Segment]:
+        extra = {"language": language} if language else {}
+        try:
+            response = self.client.audio.transcriptions.create(
+                model=self.model,
+                file=("channel.wav", _wav_bytes(samples), "audio/wav"),
+                response_format="verbose_json",
+                timestamp_granularities=["word", "segment"],
+                **extra,
+            )
+        except openai.OpenAIError as error:
+            raise _remote_error(error) from error
+        data = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+        return _remote_segments(data, role=role)
+
+
+def _remote_segments(data: dict[str, Any], *, role: str) -> list[Segment]:
+    """Segments from a verbose_json answer; its word list (top level, as OpenAI sends it) goes
+    to the segment it falls in. A segment's `speaker`, where a diarizing server gives one, wins."""
+    words = [Word(word["word"], _ms(word["start"]), _ms(word["end"])) for word in data.get("words") or []]
+    raw = data.get("segments") or []
+    if not raw:
+        if not words and not data.get("text", "").strip():
+            return []
+        end = words[-1].end_ms if words else _ms(data.get("duration") or 0)
+        raw = [{"start": words[0].start_ms / 1000 if words else 0, "end": end / 1000, "text": data.get("text", "")}]
+    segments = []
+    for index, segment in enumerate(raw):
+        start, end = _ms(segment["start"]), _ms(segment["end"])
+        last = index == len(raw) - 1
+        inside = tuple(
+            word
+            for word in words
+            if start <= (word.start_ms + word.end_ms) // 2 < end or (last and word.start_ms >= start)
+        )
+        speaker = segment.get("speaker")
+        segments.append(
+            Segment(
+                role=str(speaker) if speaker else role,
+                start_ms=start,
+                end_ms=end,
+                text=segment.get("text", ""),
+                words=inside,
+            )
+        )
+    return segments
+
+
+def _remote_error(error: openai.OpenAIError) -> TranscriptionError:
+    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
+        return TranscriptionError(f"Cannot reach the transcription server: {error}", transient=True)
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        transient = status in _TRANSIENT_STATUSES or status >= 500
+        return TranscriptionError(
+            f"The transcription server answered HTTP {status}: {error.message}",
+            transient=transient,
+            retry_after=retry_after_seconds(error.response.headers) if transient else None,
+        )
+    return TranscriptionError(f"The transcription failed: {error}", transient=False)
+
+
+def _ms(seconds: float | None) -> int:
+    return round((seconds or 0.0) * 1000)
+
+
+def recognizer_get() -> Recognizer:
+    """The recognizer the environment selects."""
+    if settings.QA_TRANSCRIBE_MODEL:
+        base_url, api_key = os.environ.get("OPENAI_BASE_URL", ""), os.environ.get("OPENAI_API_KEY", "")
+        return _remote(api_key, base_url, settings.QA_TRANSCRIBE_MODEL)
+    from qa.whisper_model import ModelAssemblyError, bundled_model_ensure
+
+    path = settings.QA_TRANSCRIBE_MODEL_PATH
+    if not path:
+        try:
+            path = str(bundled_model_ensure(Path(settings.QA_TRANSCRIBE_CACHE_DIR)))
+        except (ModelAssemblyError, OSError) as error:
+            raise TranscriptionError(str(error), transient=False) from error
+    return LocalRecognizer(name="local", model=Path(path).name, model_path=path)
+
+
+@functools.cache
+def _remote(api_key: str, base_url: str, model: str) -> RemoteRecognizer:
+    client = openai.OpenAI(
+        api_key=api_key or "not-needed",
+        base_url=base_url or None,
+        max_retries=0,
+        timeout=settings.QA_TRANSCRIBE_TIMEOUT,
+    )
+    return RemoteRecognizer(name="openai-compatible" if base_url else "openai", model=model, client=client)
+
+
+def transcribe(
+    file: IO[bytes], *, channels: int, agent_channel: str, language: str, recognizer: Recognizer
+) -> Transcript:
+    """Transcribe an audio file into speaker turns (see the module's docstring for the speakers)."""
+    decoded = audio_channels(file, stereo=channels == 2)
+    if channels == 2:
+        roles = ("agent", "customer") if agent_channel == "left" else ("customer", "agent")
+    else:
+        roles = ("unknown",)
+    segments = []
+    for samples, role in zip(decoded, roles):
+        segments += recognizer.segments(samples, role=role, language=language)
+    turns = turns_merge(segments, language=language)
+    labels = speaker_labels(language)
+    speakers_known = channels == 2 or all(turn.speaker != labels["unknown"] for turn in turns)
+    return Transcript(turns=turns, speakers_known=speakers_known, audio_seconds=len(decoded[0]) / SAMPLE_RATE)

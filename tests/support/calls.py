@@ -1,0 +1,121 @@
+"""Stereo calls spoken by espeak-ng and assembled with sox, from known scripts.
+
+Each turn is spoken on its speaker's channel (the agent on the left) while the
+other channel is silent, with a short pause between turns, so the test knows
+when every turn starts and ends. Needs the Debian packages espeak-ng and sox
+(scripts/test installs them).
+
+    python -m tests.support.calls es out.wav      # the test script, to listen to
+    python -m tests.support.calls samples/recordings/es-001-cobro-duplicado.yaml out.wav --turns 6
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+RATE = 16_000
+PAUSE_SECONDS = 0.5
+VOICES = {"es": "es", "en": "en-us"}
+
+SCRIPTS = {
+    "es": [
+        ("agent", "Buenos días, le atiende Marta de Telco Sur. ¿En qué puedo ayudarle?"),
+        ("customer", "Hola, me cobraron dos veces la factura de octubre."),
+        ("agent", "Lamento la molestia. Le abro un reclamo para la devolución del segundo débito."),
+        ("customer", "Bueno, perfecto, muchas gracias."),
+    ],
+    "en": [
+        ("agent", "Good morning, this is Sam from North Bank. How can I help you today?"),
+        ("customer", "Hi, I lost my card yesterday and I need to block it."),
+        ("agent", "I am sorry to hear that. I have blocked the card and a new one will arrive in five days."),
+        ("customer", "Great, thank you very much."),
+    ],
+}
+
+
+@dataclass(frozen=True)
+class ScriptTurn:
+    role: str
+    text: str
+    start_ms: int
+    end_ms: int
+
+
+def tools_missing() -> list[str]:
+    return [tool for tool in ("espeak-ng", "sox") if shutil.which(tool) is None]
+
+
+def _seconds(path: Path) -> float:
+    return float(subprocess.run(["soxi", "-D", str(path)], check=True, capture_output=True, text=True).stdout)
+
+
+def stereo_call(
+    script: list[tuple[str, str]], *, language: str, out: Path, agent_channel: str = "left", repeat: int = 1
+) -> list[ScriptTurn]:
+    """Write the script as a two-channel 16 kHz file at `out` (any format sox writes, by its
+    extension); return each turn with the time its speech occupies."""
+    turns, left, right = [], [], []
+    elapsed = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for index, (role, text) in enumerate(script * repeat):
+            spoken, silent = work / f"{index}.wav", work / f"{index}-silent.wav"
+            raw = work / f"{index}-raw.wav"
+            subprocess.run(["espeak-ng", "-v", VOICES[language], "-s", "150", "-w", str(raw), text], check=True)
+            # Speech then a pause, at the call's rate; the other side gets the same length of silence.
+            subprocess.run(["sox", str(raw), "-r", str(RATE), str(spoken), "pad", "0", str(PAUSE_SECONDS)], check=True)
+            subprocess.run(["sox", str(spoken), str(silent), "vol", "0"], check=True)
+            length = _seconds(spoken)
+            turns.append(
+                ScriptTurn(role, text, round(elapsed * 1000), round((elapsed + length - PAUSE_SECONDS) * 1000))
+            )
+            elapsed += length
+            on_left = (role == "agent") == (agent_channel == "left")
+            left.append(spoken if on_left else silent)
+            right.append(silent if on_left else spoken)
+        subprocess.run(["sox", *map(str, left), str(work / "left.wav")], check=True)
+        subprocess.run(["sox", *map(str, right), str(work / "right.wav")], check=True)
+        subprocess.run(["sox", "-M", str(work / "left.wav"), str(work / "right.wav"), str(out)], check=True)
+    return turns
+
+
+def word_error_rate(reference: str, hypothesis: str) -> float:
+    """Word-level Levenshtein distance over the reference's length, on the verifier's normalised words."""
+    from qa.evidence import _TOKEN, _normalize_word
+
+    ref = [_normalize_word(word) for word in _TOKEN.findall(reference)]
+    hyp = [_normalize_word(word) for word in _TOKEN.findall(hypothesis)]
+    previous = list(range(len(hyp) + 1))
+    for i, ref_word in enumerate(ref, start=1):
+        current = [i] + [0] * len(hyp)
+        for j, hyp_word in enumerate(hyp, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref_word != hyp_word))
+        previous = current
+    return previous[-1] / max(len(ref), 1)
+
+
+def sample_script(path: Path, turns: int) -> tuple[str, list[tuple[str, str]]]:
+    """The language and first turns of a sample call's transcript (AGENTE/AGENT lines are the agent's)."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    script = []
+    for line in data["transcript"].splitlines()[:turns]:
+        label, _, text = line.partition(": ")
+        script.append(("agent" if label in ("AGENTE", "AGENT") else "customer", text))
+    return data["language"], script
+
+
+if __name__ == "__main__":
+    source, target = sys.argv[1], Path(sys.argv[2])
+    if source in SCRIPTS:
+        language, script = source, SCRIPTS[source]
+    else:
+        language, script = sample_script(Path(source), int(sys.argv[4]) if sys.argv[3:4] == ["--turns"] else 100)
+    for turn in stereo_call(script, language=language, out=target):
+        print(f"{turn.start_ms:>6} {turn.end_ms:>6} {turn.role:<8} {turn.text}")
