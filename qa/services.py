@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,6 +28,13 @@ class RecordingConflictError(Exception):
             % {"source": recording.source, "external_id": recording.external_id}
         )
         self.recording = recording
+
+
+def has_control_characters(value: str) -> bool:
+    """Line breaks, NUL, escape sequences, invisible format characters (e.g. a right-to-left
+    override): none belongs in an identifier, and each can forge a log line, break an export
+    or make two ids look alike."""
+    return any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in value)
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,11 @@ def recording_ingest(
     """
     if not external_id.strip():
         raise InvalidInputError({"external_id": _("external_id may not be blank.")})
+    for field, value in (("external_id", external_id), ("source", source)):
+        if has_control_characters(value):
+            raise InvalidInputError(
+                {field: _("%(field)s may not contain control characters (line breaks, tabs, NUL...).") % {"field": field}}
+            )
     if (transcript is None) == (turns is None):
         raise InvalidInputError({"transcript": _("Send either 'transcript' or 'turns', not both and not neither.")})
     if turns is not None:

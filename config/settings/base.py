@@ -13,8 +13,7 @@ from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
-env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+env = environ.Env()  # the environment only; `local` and `test` read a .env file first (config.settings.dotenv)
 
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env("SECRET_KEY", default="")
@@ -188,6 +187,9 @@ SPECTACULAR_SETTINGS = {
 QA_LLM_TIMEOUT = env.float("QA_LLM_TIMEOUT", default=300.0)
 QA_JUDGE_SOFT_TIME_LIMIT = env.int("QA_JUDGE_SOFT_TIME_LIMIT", default=int(QA_LLM_TIMEOUT) + 60)
 QA_JUDGE_TIME_LIMIT = env.int("QA_JUDGE_TIME_LIMIT", default=QA_JUDGE_SOFT_TIME_LIMIT + 30)
+# Where the API's per-key budgets live in Redis.
+QA_API_THROTTLE_PREFIX = env("QA_API_THROTTLE_PREFIX", default="veredicto:api-throttle")
+
 # Transient failures (429, 5xx, timeouts) are retried with exponential backoff
 # and jitter, never sooner than the server's Retry-After, up to this many attempts.
 QA_JUDGE_MAX_ATTEMPTS = env.int("QA_JUDGE_MAX_ATTEMPTS", default=5)

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+import random
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
+from rest_framework.request import Request
 from rest_framework.test import APIClient
 
 from qa.api.throttling import ApiKeyRateThrottle
@@ -147,3 +151,20 @@ def test_create_api_key_refuses_a_taken_name_or_a_bad_expiry(arguments):
     with pytest.raises(CommandError):
         call_command("create_api_key", *arguments)
     assert not ApiKey.objects.filter(name="new").exists()
+
+
+def test_the_per_key_limit_holds_under_concurrent_requests(monkeypatch, settings):
+    """Eight threads at once, as gunicorn's workers: exactly the limit gets through (the count is
+    checked and taken in one Redis script, never read and written apart)."""
+    monkeypatch.setattr(ApiKeyRateThrottle, "rate", "100/min", raising=False)
+    api_key = ApiKey(pk=random.randrange(10**12), name="concurrent")  # only its id keys the budget
+
+    def one_request(_number: int) -> bool:
+        request = Request(RequestFactory().get("/api/recordings/"))
+        request.auth = api_key
+        return ApiKeyRateThrottle().allow_request(request, None)
+
+    with ThreadPoolExecutor(8) as pool:
+        allowed = list(pool.map(one_request, range(400)))
+
+    assert sum(allowed) == 100

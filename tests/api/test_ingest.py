@@ -226,3 +226,13 @@ def test_a_staff_session_posts_with_source_web_by_default(rubric, django_capture
         response = client.post(URL, payload(rubric), format="json")
     assert response.status_code == 201
     assert Recording.objects.get().source == "web"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("field", "value"), [("external_id", "call-1\u001b[2K"), ("source", "crm\r\nX-Forged: 1")])
+def test_control_characters_in_identifiers_are_a_400_naming_the_field(api, rubric, field, value):
+    response = api.post(URL, payload(rubric, **{field: value}), format="json")
+
+    assert response.status_code == 400
+    assert "control characters" in response.json()[field]
+    assert not Recording.objects.exists()
