@@ -203,6 +203,8 @@ def test_recordings_page_lists_model_against_adjusted_mean(client, supervisor, c
         ({"rubric": "care", "version": "7"}, "version"),
         ({"rubric": "care", "date_from": "2026-03-10", "date_to": "2026-03-01"}, "date_to"),
         ({"rubric": "care", "date_from": "yesterday"}, "date_from"),
+        ({"rubric": "care", "date_to": "9999-12-31"}, "date_to"),
+        ({"rubric": "care", "date_from": "0001-01-01"}, "date_from"),
         ({"rubric": "care", "criterion": "c9"}, "criterion"),
         ({"rubric": "care", "group": "vip"}, "group"),
     ],
@@ -212,3 +214,20 @@ def test_bad_filters_show_form_errors(client, supervisor, care_rubric, query, fi
     response = client.get(reverse("reports:deviation-scores"), query)
     assert response.status_code == 400
     assert list(response.context["form"].errors) == [field]
+
+
+@pytest.mark.parametrize("page", ["reports:deviation", "reports:evidence"])
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ({"date_to": "9999-12-31"}, "date_to", "between 1900-01-01 and 2999-12-31"),
+        ({"date_from": "xx"}, "date_from", "valid date"),
+        ({"date_from": "2026-03-10", "date_to": "2026-03-01"}, "date_to", "before the start date"),
+    ],
+)
+def test_each_report_says_what_is_wrong_with_its_dates(client, supervisor, care_rubric, page, query, field, message):
+    client.force_login(supervisor)
+    response = client.get(reverse(page), {"rubric": "care", **query}, HTTP_ACCEPT_LANGUAGE="en")
+    assert response.status_code == 400
+    assert message in " ".join(response.context["form"].errors[field])
+    assert message in response.content.decode()
