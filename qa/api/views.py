@@ -39,6 +39,7 @@ SESSION_SOURCE = "web"
 @extend_schema(tags=["recordings"])
 class RecordingsView(GenericAPIView):
     serializer_class = RecordingSerializer
+    session_permissions = {"GET": "qa.view_recording", "POST": "qa.add_recording"}
 
     @extend_schema(
         parameters=[RecordingFilterSerializer],
@@ -79,6 +80,7 @@ class RecordingsView(GenericAPIView):
 @extend_schema(tags=["recordings"])
 class RecordingRejudgeView(GenericAPIView):
     serializer_class = JudgeRunSerializer
+    session_permissions = {"POST": "qa.add_judgerun"}
 
     @extend_schema(
         request=None,
