@@ -179,7 +179,7 @@ BAD_ANSWERS = {
     # A server that ignores the schema's maxLength: the quote would also cost the verifier time.
     "evidence over the schema's bound": (
         lambda request: completion(_answer(request, evidence="AGENTE: Buenas tardes " * 50_000)),
-        "evidence has 1100008 characters, more than the schema's 160",
+        "evidence has 1100000 characters, more than the schema's 160",
     ),
     "rationale over the schema's bound": (
         lambda request: completion(_answer(request, rationale="x" * 201)),
