@@ -84,7 +84,7 @@ def test_a_supervisor_reviews_a_call_in_the_browser(live_server, browser, superv
     assert "/accounts/login/" in page.url
     page.fill("#id_username", "marta")
     page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")
 
     page.wait_for_url(f"{live_server.url}/review/")
     assert page.locator("h1").inner_text() == "Cola de revisión"
@@ -140,7 +140,7 @@ def test_a_blind_audit_takes_the_supervisors_own_values_and_a_does_not_apply(
     page.goto(f"{live_server.url}/review/{audit.pk}/")
     page.fill("#id_username", "marta")
     page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")
     page.wait_for_url(f"{live_server.url}/review/{audit.pk}/")
 
     # Blind: the model's values are not on the page, and only c2 may be "does not apply".
