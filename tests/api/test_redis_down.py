@@ -8,6 +8,7 @@ import logging
 
 import pytest
 import redis
+from kombu import pools as kombu_pools
 
 from config.celery import app as celery_app
 from qa.judging import runs_sweep
@@ -22,7 +23,7 @@ def own_redis(settings):
     """Broker, quota and throttle all on a Redis this test may stop."""
     server = RedisServer()
     settings.CELERY_BROKER_URL = settings.QA_REDIS_URL = server.url
-    previous, eager = celery_app.conf.broker_url, celery_app.conf.task_always_eager
+    previous, eager = celery_app.conf.broker_write_url or celery_app.conf.broker_url, celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = False  # publish for real: nothing consumes it, nothing is judged
     _point_celery_at(server.url)
     yield server
@@ -32,8 +33,10 @@ def own_redis(settings):
 
 
 def _point_celery_at(url: str) -> None:
-    # The connection pools are kombu's, one per broker URL: switch pools, close none.
-    celery_app.conf.broker_url = url
+    # Drop every pooled broker connection (kombu's own reset, as after a fork), so the next
+    # publish connects to `url`.
+    kombu_pools.reset()
+    celery_app.conf.broker_url = celery_app.conf.broker_write_url = url  # the write URL is what publishing reads
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
 
