@@ -14,7 +14,7 @@ def log_in(page, url: str) -> None:
     page.goto(url)
     page.fill("#id_username", "marta")
     page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")
     page.wait_for_url(url)
 
 
