@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 import qa.api.urls
 import reviews.api.urls
@@ -16,8 +16,9 @@ api_urlpatterns = [
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN.
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN; the split view
+    # serves its start-up script as a file (docs/?script=), so the page needs no inline script (CSP).
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     # Last: unknown API URLs (a non-numeric id, a typo) answer JSON, as every API error does.
     re_path(r"^", api_not_found),  # a prefix match: any rest of the path, newlines included
 ]

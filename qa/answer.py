@@ -114,7 +114,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _criterion_errors(criterion: Criterion, item: Any) -> list[str]:
+def _criterion_errors(criterion: Criterion, item: Any, bound_strings: bool) -> list[str]:
     if not isinstance(item, dict):
         return ["is not an object"]
     errors = []
@@ -131,14 +131,19 @@ def _criterion_errors(criterion: Criterion, item: Any) -> list[str]:
     confidence = item.get("confidence")
     if "confidence" in item and not (_is_number(confidence) and 0 <= confidence <= 1):
         errors.append(f"confidence {confidence!r} is not a number in 0..1")
-    for field in ("evidence", "rationale"):
+    for field, limit in (("evidence", EVIDENCE_MAX_CHARS), ("rationale", RATIONALE_MAX_CHARS)):
         if field in item and not isinstance(item[field], str):
             errors.append(f"{field} is not a string")
+        elif field in item and bound_strings and len(item[field]) > limit:
+            # A server may ignore the schema's maxLength; an over-long quote would also cost the verifier time.
+            errors.append(f"{field} has {len(item[field])} characters, more than the schema's {limit}")
     return errors
 
 
-def answer_parse(*, content: str, criteria: Sequence[Criterion]) -> list[CriterionAnswer]:
-    """Validate the model's raw answer; return one answer per criterion, in rubric order.
+def answer_parse(*, content: str, criteria: Sequence[Criterion], bound_strings: bool = True) -> list[CriterionAnswer]:
+    """Validate the model's raw answer against every bound of the schema it was asked
+    for (`answer_schema` with the same `bound_strings`); return one answer per
+    criterion, in rubric order.
 
     Raises InvalidAnswerError naming every problem found, so a failed run says
     exactly what was wrong.
@@ -155,7 +160,7 @@ def answer_parse(*, content: str, criteria: Sequence[Criterion]) -> list[Criteri
     errors += [f"unknown criterion {key}" for key in scores if key not in by_key]
     for key, criterion in by_key.items():
         if key in scores:
-            errors += [f"{key}: {problem}" for problem in _criterion_errors(criterion, scores[key])]
+            errors += [f"{key}: {problem}" for problem in _criterion_errors(criterion, scores[key], bound_strings)]
     if errors:
         raise InvalidAnswerError("Invalid answer: " + "; ".join(errors) + ".")
     return [

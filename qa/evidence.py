@@ -57,6 +57,7 @@ import itertools
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -74,6 +75,9 @@ _PREPARED_CACHE_SIZE = 64
 _SEED_BUDGET = 1000  # occurrences of the quote's rarest words that may vote for a window start
 _CANDIDATE_WINDOWS = 5  # best-voted windows compared word by word with difflib
 _CLOSEST_MAX_WORDS = 100  # difflib grows with the quote's length squared: longer quotes are judged by their head
+# Above this many words compared per transcript word, a fragment is searched by a linear scan instead of
+# from its rarest word's occurrences.
+_SEEDED_SEARCH_FACTOR = 4
 
 # A turn label: 1-3 words, the first starting with a letter, before the line's first colon
 # ("AGENTE:", "Speaker 2:"); "10:30" is not a label.
@@ -176,6 +180,8 @@ class _Prepared:
     turn_ranges: tuple[tuple[int, int], ...]  # character range of each of those turns
     index: dict[str, list[int]]  # word -> ascending positions
     labels: frozenset[str]  # normalised speaker labels
+    turn_start_set: frozenset[int]  # turn_starts, for a constant-time "does a turn open here?"
+    run_ends: tuple[int, ...]  # by position: where the run of words of that position's speaker ends
 
 
 def verify_evidence(evidence: str | None, transcript: str) -> EvidenceCheck:
@@ -269,6 +275,12 @@ def _prepare(transcript: str) -> _Prepared:
     index: dict[str, list[int]] = {}
     for position, word in enumerate(words):
         index.setdefault(word, []).append(position)
+    run_ends = [len(speakers)] * len(speakers)
+    for position in range(len(speakers) - 2, -1, -1):
+        if speakers[position] == speakers[position + 1]:
+            run_ends[position] = run_ends[position + 1]
+        else:
+            run_ends[position] = position + 1
     return _Prepared(
         transcript=transcript,
         searchable=searchable,
@@ -278,6 +290,8 @@ def _prepare(transcript: str) -> _Prepared:
         turn_ranges=tuple(turn_ranges),
         index=index,
         labels=frozenset(labels),
+        turn_start_set=frozenset(turn_starts),
+        run_ends=tuple(run_ends),
     )
 
 
@@ -330,26 +344,48 @@ def _too_short(fragments: list[_Fragment]) -> bool:
 
 
 def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
-    literal = [_occurrences(fragment.words, prepared) for fragment in fragments]
-    attributed = [
-        [start for start in starts if _speakers_hold(fragment, start, prepared)]
-        for fragment, starts in zip(fragments, literal)
-    ]
-    chain = _ordered_chain(fragments, attributed)
+    # Identical fragments share their search, and each (fragment, occurrence) is checked for its
+    # speakers at most once: with repetitive text and quotes, that is what keeps the cost near-linear.
+    occurrences: dict[tuple[str, ...], list[int]] = {}
+    for fragment in fragments:
+        if fragment.words not in occurrences:
+            occurrences[fragment.words] = _occurrences(fragment.words, prepared)
+    literal = [occurrences[fragment.words] for fragment in fragments]
+    # Equal fragments get one key; a fragment is hashed once here, never per occurrence.
+    distinct: dict[_Fragment, int] = {}
+    keys = [distinct.setdefault(fragment, len(distinct)) for fragment in fragments]
+    verdicts: dict[tuple[int, int], bool] = {}
+
+    def holds(number: int, start: int) -> bool:
+        key = (keys[number], start)
+        if key not in verdicts:
+            verdicts[key] = _speakers_hold(fragments[number], start, prepared)
+        return verdicts[key]
+
+    chain = _ordered_chain(fragments, literal, holds)
     if chain is not None:
         return EvidenceCheck(Status.VERIFIED, _spans(fragments, chain, prepared))
 
+    first_attributed: dict[int, int | None] = {}
+    for number, starts in enumerate(literal):
+        if keys[number] not in first_attributed:
+            first_attributed[keys[number]] = next((start for start in starts if holds(number, start)), None)
+    attributed = [first_attributed[key] for key in keys]
     # Show what exists (preferring a correctly attributed occurrence) for the reviewer.
-    found = [(fragment, (good or starts)[0]) for fragment, starts, good in zip(fragments, literal, attributed) if starts]
+    found = [
+        (fragment, starts[0] if good is None else good)
+        for fragment, starts, good in zip(fragments, literal, attributed)
+        if starts
+    ]
     spans = _spans([fragment for fragment, _ in found], [start for _, start in found], prepared)
     missing = next((fragment for fragment, starts in zip(fragments, literal) if not starts), None)
     closest = _closest(missing.words, prepared) if missing else None
 
-    if any(starts and not good for starts, good in zip(literal, attributed)):
+    if any(starts and good is None for starts, good in zip(literal, attributed)):
         status = Status.WRONG_SPEAKER
-    elif all(attributed):
+    elif all(good is not None for good in attributed):
         status = Status.OUT_OF_ORDER
-    elif any(attributed):
+    elif any(good is not None for good in attributed):
         status = Status.PARTIAL
     elif closest and closest.similarity >= PARAPHRASE_THRESHOLD:
         status = Status.PARAPHRASE
@@ -359,32 +395,57 @@ def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
 
 
 def _occurrences(words: tuple[str, ...], prepared: _Prepared) -> list[int]:
-    """Ascending start positions where the words occur contiguously, seeded by the rarest word."""
+    """Ascending start positions where the words occur contiguously.
+
+    Seeded by the quote's rarest word while checking its occurrences costs at most a few passes
+    over the transcript; otherwise (repetitive text: the rarest word is everywhere) a
+    Knuth-Morris-Pratt scan, linear in the transcript plus the fragment.
+    """
     count, offset = min((len(prepared.index.get(word, ())), offset) for offset, word in enumerate(words))
     if count == 0:
         return []
     size = len(words)
+    if count * size > _SEEDED_SEARCH_FACTOR * (len(prepared.words) + size):
+        return _kmp_search(words, prepared.words)
     candidates = (position - offset for position in prepared.index[words[offset]])
     return [start for start in candidates if start >= 0 and prepared.words[start : start + size] == words]
 
 
+def _kmp_search(pattern: tuple[str, ...], text: tuple[str, ...]) -> list[int]:
+    """Every start of `pattern` in `text` (overlapping ones included), in O(len(text) + len(pattern))."""
+    failure = [0] * len(pattern)
+    matched = 0
+    for position in range(1, len(pattern)):
+        while matched and pattern[position] != pattern[matched]:
+            matched = failure[matched - 1]
+        if pattern[position] == pattern[matched]:
+            matched += 1
+        failure[position] = matched
+    starts = []
+    matched = 0
+    for position, word in enumerate(text):
+        while matched and word != pattern[matched]:
+            matched = failure[matched - 1]
+        if word == pattern[matched]:
+            matched += 1
+            if matched == len(pattern):
+                starts.append(position - matched + 1)
+                matched = failure[matched - 1]
+    return starts
+
+
 def _speakers_hold(fragment: _Fragment, start: int, prepared: _Prepared) -> bool:
-    """Does the occurrence at ``start`` satisfy the fragment's labels?"""
+    """Does the occurrence at ``start`` satisfy the fragment's labels? Constant time per label."""
     position = start
     for number, segment in enumerate(fragment.segments):
         end = position + len(segment.words)
         if segment.label is not None:
-            if number > 0 and not _opens_turn(position, prepared):  # an inner label marks a turn change
+            if number > 0 and position not in prepared.turn_start_set:  # an inner label marks a turn change
                 return False
-            if any(speaker != segment.label for speaker in prepared.speakers[position:end]):
+            if prepared.speakers[position] != segment.label or prepared.run_ends[position] < end:
                 return False
         position = end
     return True
-
-
-def _opens_turn(position: int, prepared: _Prepared) -> bool:
-    at = bisect.bisect_left(prepared.turn_starts, position)
-    return at < len(prepared.turn_starts) and prepared.turn_starts[at] == position
 
 
 def _turn_bounds(position: int, prepared: _Prepared) -> tuple[int, int]:
@@ -394,12 +455,18 @@ def _turn_bounds(position: int, prepared: _Prepared) -> tuple[int, int]:
     return prepared.turn_starts[at - 1], end
 
 
-def _ordered_chain(fragments: list[_Fragment], attributed: list[list[int]]) -> list[int] | None:
-    """Earliest non-overlapping occurrence of each fragment in order; greedy is enough for existence."""
+def _ordered_chain(
+    fragments: list[_Fragment], literal: list[list[int]], holds: Callable[[int, int], bool]
+) -> list[int] | None:
+    """Earliest non-overlapping attributed occurrence of each fragment in order; greedy is enough for
+    existence. Each fragment's scan starts where the previous fragment's match ended, so the scans
+    cover disjoint stretches of the transcript."""
     chain: list[int] = []
     position = 0
-    for fragment, starts in zip(fragments, attributed):
+    for number, (fragment, starts) in enumerate(zip(fragments, literal)):
         at = bisect.bisect_left(starts, position)
+        while at < len(starts) and not holds(number, starts[at]):
+            at += 1
         if at == len(starts):
             return None
         chain.append(starts[at])
@@ -408,19 +475,32 @@ def _ordered_chain(fragments: list[_Fragment], attributed: list[list[int]]) -> l
 
 
 def _spans(fragments: list[_Fragment], starts: list[int], prepared: _Prepared) -> tuple[tuple[int, int], ...]:
-    return tuple(_char_range(start, start + len(fragment.words) - 1, prepared) for fragment, start in zip(fragments, starts))
+    ends = [start + len(fragment.words) - 1 for fragment, start in zip(fragments, starts)]
+    offsets = _word_offsets(starts + ends, prepared)
+    return tuple((offsets[first][0], offsets[last][1]) for first, last in zip(starts, ends))
 
 
 def _char_range(first: int, last: int, prepared: _Prepared) -> tuple[int, int]:
     """Characters from the start of word ``first`` to the end of word ``last``."""
-    return _word_offsets(first, prepared)[0], _word_offsets(last, prepared)[1]
+    offsets = _word_offsets([first, last], prepared)
+    return offsets[first][0], offsets[last][1]
 
 
-def _word_offsets(position: int, prepared: _Prepared) -> tuple[int, int]:
-    turn = bisect.bisect_right(prepared.turn_starts, position) - 1
-    start, end = prepared.turn_ranges[turn]
-    words = _TOKEN.finditer(prepared.searchable, start, end)
-    return next(itertools.islice(words, position - prepared.turn_starts[turn], None)).span()
+def _word_offsets(positions: list[int], prepared: _Prepared) -> dict[int, tuple[int, int]]:
+    """Character offsets of the words at ``positions``, re-tokenizing each turn involved once
+    (a quote of many fragments in one long turn must not re-read the turn per fragment)."""
+    by_turn: dict[int, set[int]] = {}
+    for position in positions:
+        by_turn.setdefault(bisect.bisect_right(prepared.turn_starts, position) - 1, set()).add(position)
+    offsets: dict[int, tuple[int, int]] = {}
+    for turn, wanted in by_turn.items():
+        start, end = prepared.turn_ranges[turn]
+        first, last = prepared.turn_starts[turn], max(wanted)
+        words = itertools.islice(_TOKEN.finditer(prepared.searchable, start, end), last - first + 1)
+        for position, match in enumerate(words, first):
+            if position in wanted:
+                offsets[position] = match.span()
+    return offsets
 
 
 def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:

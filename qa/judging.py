@@ -2,7 +2,10 @@
 
 A run moves pending -> running -> succeeded | failed, each step a conditional
 UPDATE, so a duplicated or redelivered task finds nothing to do and a run is
-only ever finished by the worker that holds its claim. Scores, the run's
+only ever finished by the worker that holds its claim. The claim is a lease:
+its token is the attempt number the claim set, and every write of the run's
+outcome requires it (`_held`), so once the sweep takes a run back from an
+executor that looks stuck, that executor can never store, fail or release it. Scores, the run's
 success and the recording's routing are written in one transaction: a worker
 killed mid-judgment leaves a running run that the sweep hands out again,
 never a half-written one.
@@ -104,6 +107,8 @@ def judge_run_publish(*, run: JudgeRun, countdown: float = 0.0) -> bool:
         Recording.objects.filter(pk=run.recording_id, status=Recording.Status.QUEUED).update(
             status=Recording.Status.RECEIVED, updated_at=timezone.now()
         )
+        if JudgeRun.recording.is_cached(run):  # the caller's copy (ingest's answer) must not say queued
+            run.recording.status = Recording.Status.RECEIVED
         return False
     return True
 
@@ -314,9 +319,15 @@ def judge_run_execute(*, run_id: int) -> Result:
     if problem := _answer_problem(completion):
         return _fail(run, problem, completion)
     try:
-        answers = answer_parse(content=completion.content or "", criteria=question.criteria)
+        answers = answer_parse(
+            content=completion.content or "", criteria=question.criteria, bound_strings=backend.bound_strings
+        )
     except InvalidAnswerError as error:
         return _fail(run, str(error), completion)
+    if not _held(run).exists():
+        # Taken back by the sweep while the LLM answered: another executor owns it now, and
+        # _store would refuse this one's scores anyway. Don't spend the verification on them.
+        return Result(Outcome.SKIPPED)
     return _store(run, [_score(run, answer, transcript) for answer in answers], completion)
 
 

@@ -8,6 +8,8 @@ same atomic script, so adding workers never exceeds the provider's quota.
 Tokens are reserved before the call from an estimate (prompt plus the whole
 completion budget) and settled with the real usage afterwards.
 
+The API's per-key throttle takes from buckets of the same kind (`rate_try_take`).
+
 Without Redis (the embedded default: tasks run in-process, one at a time)
 there is nothing to share and no limit is applied; a 429 is still honoured
 through the task's retries.
@@ -24,26 +26,28 @@ from django.conf import settings
 KEY_PREFIX = "veredicto:llm-quota"
 WINDOW_MS = 60_000
 
-# KEYS: requests bucket, tokens bucket. ARGV: now (ms), requests/min, tokens/min, tokens.
-# Returns 0 when the call may go (and takes its share), else the ms to wait.
+# KEYS: one bucket per limit. ARGV: now (ms), window (ms), then for each bucket
+# its limit per window and the amount to take. Returns 0 when every bucket has
+# room (and takes from each), else the ms to wait; checked and taken in one
+# script, so concurrent callers can never both take the last unit.
 _ACQUIRE = """
 local now = tonumber(ARGV[1])
-local limits = {tonumber(ARGV[2]), tonumber(ARGV[3])}
-local amounts = {1, tonumber(ARGV[4])}
+local window = tonumber(ARGV[2])
 local next_tats = {}
 local wait = 0
-for i = 1, 2 do
-  if limits[i] > 0 then
+for i = 1, #KEYS do
+  local limit = tonumber(ARGV[1 + 2 * i])
+  local amount = tonumber(ARGV[2 + 2 * i])
+  if limit > 0 then
     local tat = tonumber(redis.call('GET', KEYS[i]) or now)
     if tat < now then tat = now end
-    local interval = 60000 / limits[i]
-    next_tats[i] = tat + math.min(amounts[i], limits[i]) * interval
-    wait = math.max(wait, next_tats[i] - now - 60000)
+    next_tats[i] = tat + math.min(amount, limit) * window / limit
+    wait = math.max(wait, next_tats[i] - now - window)
   end
 end
 if wait > 0 then return math.ceil(wait) end
-for i = 1, 2 do
-  if next_tats[i] then redis.call('SET', KEYS[i], next_tats[i], 'PX', 120000) end
+for i = 1, #KEYS do
+  if next_tats[i] then redis.call('SET', KEYS[i], next_tats[i], 'PX', 2 * window) end
 end
 return 0
 """
@@ -60,7 +64,9 @@ return 0
 
 @functools.cache
 def _redis(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url)
+    # Bounded waits: with Redis unreachable, a caller that fails open (the API's
+    # throttle) must learn it in seconds, not hang on the socket.
+    return redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
 
 
 def _keys(scope: str) -> list[str]:
@@ -74,7 +80,18 @@ def quota_try_acquire(*, tokens: int, scope: str = "default") -> float:
     if not settings.QA_REDIS_URL or (rpm <= 0 and tpm <= 0):
         return 0.0
     client = _redis(settings.QA_REDIS_URL)
-    wait_ms = client.eval(_ACQUIRE, 2, *_keys(scope), int(time.time() * 1000), rpm, tpm, tokens)
+    wait_ms = client.eval(_ACQUIRE, 2, *_keys(scope), int(time.time() * 1000), WINDOW_MS, rpm, 1, tpm, tokens)
+    return int(wait_ms) / 1000
+
+
+def rate_try_take(*, key: str, limit: int, window_seconds: float) -> float:
+    """Take one from the bucket `key` (`limit` per `window_seconds`, shared through
+    Redis) if it has room now: 0.0 then, else the seconds to wait (nothing taken).
+
+    Raises redis.RedisError when Redis cannot be reached; the caller decides.
+    """
+    client = _redis(settings.QA_REDIS_URL)
+    wait_ms = client.eval(_ACQUIRE, 1, key, int(time.time() * 1000), int(window_seconds * 1000), limit, 1)
     return int(wait_ms) / 1000
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,6 +31,13 @@ class RecordingConflictError(Exception):
             % {"source": recording.source, "external_id": recording.external_id}
         )
         self.recording = recording
+
+
+def has_control_characters(value: str) -> bool:
+    """Line breaks, NUL, escape sequences, invisible format characters (e.g. a right-to-left
+    override): none belongs in an identifier, and each can forge a log line, break an export
+    or make two ids look alike."""
+    return any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in value)
 
 
 @dataclass(frozen=True)
@@ -153,6 +161,11 @@ def recording_ingest(
     """
     if not external_id.strip():
         raise InvalidInputError({"external_id": _("external_id may not be blank.")})
+    for field, value in (("external_id", external_id), ("source", source)):
+        if has_control_characters(value):
+            raise InvalidInputError(
+                {field: _("%(field)s may not contain control characters (line breaks, tabs, NUL...).") % {"field": field}}
+            )
     if sum(given is not None for given in (transcript, turns, audio)) != 1:
         raise InvalidInputError(
             {"transcript": _("Send one of 'transcript', 'turns' or 'audio': not both and not none.")}

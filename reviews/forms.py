@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from django import forms
@@ -180,6 +181,27 @@ def _starting_choice(view: CriterionView) -> str | None:
     return NOT_APPLICABLE if score.value is None else str(score.value)
 
 
+# The days a date filter accepts: anything outside is a typo, and the day after the last one must
+# still be a date (`?date_to=9999-12-31` overflowed into a server error).
+FIRST_DAY, LAST_DAY = date(1900, 1, 1), date(2999, 12, 31)
+
+
+def clean_date_range(form: forms.Form, data: dict[str, Any]) -> None:
+    """The one rule for every date filter (the queue, the reports' pages and API): each day in
+    range, and the start not after the end; a bad one becomes an error on its field."""
+    for name in ("date_from", "date_to"):
+        day = data.get(name)
+        if day and not FIRST_DAY <= day <= LAST_DAY:
+            form.add_error(
+                name,
+                _("Choose a day between %(first)s and %(last)s.")
+                % {"first": FIRST_DAY.isoformat(), "last": LAST_DAY.isoformat()},
+            )
+    date_from, date_to = data.get("date_from"), data.get("date_to")
+    if date_from and date_to and date_from > date_to:
+        form.add_error("date_to", _("The end date is before the start date."))
+
+
 class QueueFilterForm(forms.Form):
     rubric = forms.ChoiceField(label=_("Rubric"), required=False)
     team = forms.ChoiceField(label=_("Team"), required=False)
@@ -195,8 +217,14 @@ class QueueFilterForm(forms.Form):
         self.fields["rubric"].choices = [("", _("Any rubric")), *rubrics]
         self.fields["team"].choices = [("", _("Any team")), *((team, team) for team in teams)]
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        clean_date_range(self, data)
+        return data
+
     def filters(self) -> QueueFilters:
-        """The valid filters; a bad one (an unparsable date) is dropped, and shown as an error."""
+        """The valid filters; a bad one (an unparsable date, a day out of range, an end before the
+        start) is dropped, and shown as an error."""
         self.is_valid()
         return QueueFilters(**{name: value for name, value in self.cleaned_data.items() if value})
 

@@ -77,6 +77,7 @@ class RubricDetailSerializer(RubricSummarySerializer):
 @extend_schema(tags=["rubrics"])
 class RubricsView(GenericAPIView):
     serializer_class = RubricSummarySerializer
+    session_permissions = {"GET": "rubrics.view_rubric"}
 
     @extend_schema(
         responses={200: RubricSummarySerializer(many=True), 404: NO_PAGE},
@@ -93,6 +94,7 @@ class RubricsView(GenericAPIView):
 @extend_schema(tags=["rubrics"])
 class RubricDetailView(GenericAPIView):
     serializer_class = RubricDetailSerializer
+    session_permissions = {"GET": "rubrics.view_rubric"}
 
     @extend_schema(
         parameters=[RubricQuerySerializer],

@@ -3,9 +3,11 @@
 from collections.abc import Callable
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth.models import Group
 from django.db.models import Model
+from django.test import Client
 from django.urls import reverse
 
 from qa.models import ApiKey, JudgeRun, Recording, Score, Transcription
@@ -35,7 +37,16 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     ApiKey: _api_key,
     Transcription: lambda: Transcription.objects.create(recording=judged_recording(), status="succeeded"),
     Group: lambda: Group.objects.get(name="Supervisors"),
+    # django-axes' records, made as they are: by logging in wrongly, then rightly.
+    AccessAttempt: lambda: _log_in("wrong") or AccessAttempt.objects.first(),
+    AccessFailureLog: lambda: _log_in("wrong") or AccessFailureLog.objects.first(),
+    AccessLog: lambda: _log_in("pass-word-123") or AccessLog.objects.first(),
 }
+
+
+def _log_in(password: str) -> None:
+    user = UserFactory(username=f"user-{password}")
+    Client(REMOTE_ADDR="203.0.113.5").post(reverse("login"), {"username": user.username, "password": password})
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ and serve the app under gunicorn with WhiteNoise serving static files."""
 
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -34,6 +35,42 @@ def test_production_refuses_to_start_without_a_secret_key():
     result = manage("check", DJANGO_SETTINGS_MODULE="config.settings.production", ALLOWED_HOSTS="x")
     assert result.returncode != 0
     assert "SECRET_KEY" in result.stderr
+
+
+def settings_value(name: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """Import the settings in a fresh process and print one of them."""
+    services = {"DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "SECRET_KEY", "DEBUG", "TIME_ZONE"}
+    environment = {k: v for k, v in os.environ.items() if k not in services | {"DJANGO_SETTINGS_MODULE"}}
+    environment.update(env)
+    code = f"from django.conf import settings; print(settings.{name})"
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=environment, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("services", "named"),
+    [
+        ({}, "DATABASE_URL and CELERY_BROKER_URL"),
+        ({"DATABASE_URL": "postgres://db.internal/veredicto"}, "CELERY_BROKER_URL"),
+        ({"CELERY_BROKER_URL": "redis://redis.internal:6379/0"}, "DATABASE_URL"),
+    ],
+)
+def test_production_refuses_to_start_without_its_database_and_broker(services, named):
+    result = settings_value("DATABASES", ROOT, **PRODUCTION, **services)
+    assert result.returncode != 0
+    assert f"Production needs {named} set" in result.stderr
+
+
+def test_production_reads_no_env_file_and_development_does(tmp_path):
+    shutil.copytree(ROOT / "config", tmp_path / "config", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / ".env").write_text("TIME_ZONE=Europe/Madrid\nCELERY_BROKER_URL=redis://from-dotenv:6379/0\n")
+    services = {"DATABASE_URL": "postgres://db.internal/veredicto"}
+
+    without_broker = settings_value("TIME_ZONE", tmp_path, **PRODUCTION, **services)
+    assert "Production needs CELERY_BROKER_URL" in without_broker.stderr  # the .env's broker was not read
+    production = settings_value("TIME_ZONE", tmp_path, **PRODUCTION, **services, CELERY_BROKER_URL="redis://r:6379/0")
+    assert production.stdout.strip() == "UTC", production.stderr
+    local = settings_value("TIME_ZONE", tmp_path, DJANGO_SETTINGS_MODULE="config.settings.local")
+    assert local.stdout.strip() == "Europe/Madrid", local.stderr
 
 
 def test_local_settings_refuse_the_default_key_once_debug_is_off():

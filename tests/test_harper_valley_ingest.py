@@ -1,4 +1,4 @@
-"""Ingest real contact-center exports (Harper Valley, shared beside the project) as structured
+"""Ingest real contact-center exports (Harper Valley, vendored under tests/data with its notice) as structured
 turns, and check that quotes from what a human heard verify against the stored transcript."""
 
 import json
@@ -10,8 +10,7 @@ from qa.evidence import parse_turns, verify_evidence
 from qa.models import Recording
 from qa.services import RecordingConflictError, Turn, recording_ingest
 
-CALLS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "harper-valley"
-pytestmark = pytest.mark.skipif(not CALLS.is_dir(), reason="the shared Harper Valley calls are not beside the project")
+CALLS = Path(__file__).resolve().parent / "data" / "harper-valley"
 
 
 def turns_of(path: Path, version: str) -> list[Turn]:
@@ -22,7 +21,7 @@ def turns_of(path: Path, version: str) -> list[Turn]:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("path", sorted(CALLS.glob("*.json")) if CALLS.is_dir() else [], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(CALLS.glob("*.json")), ids=lambda p: p.stem)
 def test_a_real_export_ingests_as_timed_turns_and_its_human_quotes_verify(path: Path, rubric):
     segments = json.loads(path.read_text())
     recording, created = recording_ingest(
@@ -49,3 +48,8 @@ def test_a_real_export_ingests_as_timed_turns_and_its_human_quotes_verify(path: 
         with pytest.raises(RecordingConflictError, match="different content"):
             recording_ingest(external_id=path.stem, source="harper-valley", rubric=rubric, turns=asr,
                              language="en", judge=False)
+
+
+def test_the_vendored_calls_and_their_notice_are_here():
+    assert len(sorted(CALLS.glob("*.json"))) == 3
+    assert "Apache License, Version 2.0" in " ".join((CALLS / "README.md").read_text().split())

@@ -89,6 +89,11 @@ def test_structured_turns_are_kept_and_rendered_as_speaker_lines(rubric, django_
         ({"turns": []}, "turns", "At least one turn"),
         ({"turns": [Turn("agent", "  ")]}, "turns", "non-empty text"),
         ({"external_id": " ", "transcript": SAMPLE_TRANSCRIPT}, "external_id", "blank"),
+        ({"external_id": "call-1\nINFO forged log line", "transcript": SAMPLE_TRANSCRIPT}, "external_id", "control"),
+        ({"external_id": "call\x00-1", "transcript": SAMPLE_TRANSCRIPT}, "external_id", "control"),
+        ({"external_id": "call-\u202e1", "transcript": SAMPLE_TRANSCRIPT}, "external_id", "control"),
+        ({"source": "crm\x1b[31m", "transcript": SAMPLE_TRANSCRIPT}, "source", "control"),
+        ({"source": "crm\t2", "transcript": SAMPLE_TRANSCRIPT}, "source", "control"),
         (
             {"transcript": SAMPLE_TRANSCRIPT, "occurred_at": timezone.now() + timedelta(days=1)},
             "occurred_at",

@@ -6,15 +6,16 @@ Setting DATABASE_URL and CELERY_BROKER_URL (or REDIS_URL) switches to
 PostgreSQL and real Celery workers on Redis.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
-env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+env = environ.Env()  # the environment only; `local` and `test` read a .env file first (config.settings.dotenv)
 
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env("SECRET_KEY", default="")
@@ -30,6 +31,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "nested_admin",
+    "axes",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -48,7 +50,41 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, as django-axes requires: it turns a locked-out login into its lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy on every page: the UI loads scripts, styles and images from its own
+# origin only and has no inline script (the charts' SVG carries inline style attributes, allowed
+# alone). The API docs use drf-spectacular's split Swagger view for the same reason.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "style-src-attr": ["'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
+# Login throttling (django-axes): after QA_LOGIN_FAILURE_LIMIT wrong passwords for one username
+# from one address, that pair is locked out for QA_LOGIN_LOCKOUT_MINUTES; a right password does
+# not open it early. The admin and the site share the one login.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("QA_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("QA_LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_COOLOFF_MESSAGE = ""  # the template says it, translated
+AXES_ENABLE_ACCESS_FAILURE_LOG = True  # each failed login kept for the audit, beside the attempts
+# Behind a proxy, the client address comes from X-Forwarded-For (set AXES_IPWARE_PROXY_COUNT there).
+AXES_IPWARE_PROXY_COUNT = env.int("AXES_IPWARE_PROXY_COUNT", default=0) or None
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -143,7 +179,7 @@ REST_FRAMEWORK = {
         "qa.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["qa.api.permissions.IsApiKeyOrStaff"],
+    "DEFAULT_PERMISSION_CLASSES": ["qa.api.permissions.IsApiKeyOrPermitted"],
     "DEFAULT_PAGINATION_CLASS": "qa.api.pagination.ApiPagination",
     "PAGE_SIZE": env.int("QA_API_PAGE_SIZE", default=50),
     "DEFAULT_THROTTLE_CLASSES": ["qa.api.throttling.ApiKeyRateThrottle"],
@@ -188,6 +224,9 @@ SPECTACULAR_SETTINGS = {
 QA_LLM_TIMEOUT = env.float("QA_LLM_TIMEOUT", default=300.0)
 QA_JUDGE_SOFT_TIME_LIMIT = env.int("QA_JUDGE_SOFT_TIME_LIMIT", default=int(QA_LLM_TIMEOUT) + 60)
 QA_JUDGE_TIME_LIMIT = env.int("QA_JUDGE_TIME_LIMIT", default=QA_JUDGE_SOFT_TIME_LIMIT + 30)
+# Where the API's per-key budgets live in Redis.
+QA_API_THROTTLE_PREFIX = env("QA_API_THROTTLE_PREFIX", default="veredicto:api-throttle")
+
 # Transient failures (429, 5xx, timeouts) are retried with exponential backoff
 # and jitter, never sooner than the server's Retry-After, up to this many attempts.
 QA_JUDGE_MAX_ATTEMPTS = env.int("QA_JUDGE_MAX_ATTEMPTS", default=5)

@@ -1,7 +1,11 @@
 """Development and the embedded first run: DEBUG on, a throwaway secret key."""
 
-from .base import *  # noqa: F403
-from .base import env
+from .dotenv import read_dotenv
+
+read_dotenv()
+
+from .base import *  # noqa: E402,F403
+from .base import env  # noqa: E402
 
 DEBUG = env.bool("DEBUG", default=True)
 SECRET_KEY = env("SECRET_KEY", default="django-insecure-local-development-only")

@@ -1,9 +1,24 @@
-"""Production: every secret comes from the environment, with no default."""
+"""Production: every secret and service comes from the environment, with no default and no `.env` file."""
+
+import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .base import *  # noqa: F403
-from .base import env
+# Checked before the base settings fall back to their embedded defaults (SQLite, tasks run
+# inside the web process, a per-process cache), none of which can run production.
+_missing = [
+    name
+    for name, alternatives in (("DATABASE_URL", ()), ("CELERY_BROKER_URL", ("REDIS_URL",)))
+    if not any(os.environ.get(variable) for variable in (name, *alternatives))
+]
+if _missing:
+    raise ImproperlyConfigured(
+        f"Production needs {' and '.join(_missing)} set in the environment "
+        "(PostgreSQL and the Redis broker; production settings read no .env file)."
+    )
+
+from .base import *  # noqa: E402,F403
+from .base import env  # noqa: E402
 
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env("SECRET_KEY")

@@ -2,8 +2,14 @@
 (.ci/run points them at PostgreSQL and Redis); tests that need the broker skip
 with a reason when it is absent."""
 
-from .base import *  # noqa: F403
-from .base import env
+import uuid
+
+from .dotenv import read_dotenv
+
+read_dotenv()
+
+from .base import *  # noqa: E402,F403
+from .base import env  # noqa: E402
 
 DEBUG = False
 SECRET_KEY = env("SECRET_KEY", default="test-only-secret-key-not-for-production")
@@ -17,6 +23,7 @@ STORAGES = {
 # Spanish UI ask for it, as a browser would, with Accept-Language.
 LANGUAGE_CODE = "en"
 
-# Each test process its own cache: throttle counts must not leak between
-# test runs that share one Redis.
+# Each test process its own cache and throttle budgets: counts must not leak
+# between test runs that share one Redis.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+QA_API_THROTTLE_PREFIX = f"veredicto:test-{uuid.uuid4().hex}:api-throttle"

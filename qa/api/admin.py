@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
@@ -42,17 +43,23 @@ class ApiKeyAdmin(admin.ModelAdmin):
         # The admin logs and redirects with `obj`: make it the stored row.
         obj.pk = created.pk
         obj.refresh_from_db()
-        messages.success(
-            request,
-            format_html(
-                _(
-                    "The key for {name} is <code>{key}</code>. Copy it now: "
-                    "only its hash is stored, it cannot be shown again."
-                ),
-                name=obj.name,
-                key=key,
-            ),
+        request.new_api_key = key  # for response_add, in this request only
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        """Show the new key on the answer to the form itself, never stored anywhere: not in a
+        message (the cookie storage signs messages but does not encrypt them), not in the session."""
+        key = getattr(request, "new_api_key", None)
+        if key is None:
+            return super().response_add(request, obj, post_url_continue)
+        message = format_html(
+            _("The key for {name} is <code>{key}</code>. Copy it now: only its hash is stored, it cannot be shown again."),
+            name=obj.name,
+            key=key,
         )
+        context = {**self.admin_site.each_context(request), "opts": self.opts, "original": obj, "message": message}
+        response = TemplateResponse(request, "admin/qa/apikey/created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
 
     @admin.display(description=_("active"), boolean=True)
     def active(self, api_key: ApiKey) -> bool:

@@ -11,16 +11,24 @@ if TYPE_CHECKING:  # DRF imports the default permission and throttle classes whi
     from rest_framework.views import APIView
 
 
-class IsApiKeyOrStaff(BasePermission):
-    """Any valid key may post and read recordings; people use the API with a staff session.
+class IsApiKeyOrPermitted(BasePermission):
+    """Any valid key (an external system); a person only with the permission the view names for
+    the method in `session_permissions`, from their groups, as on the pages: Supervisors and Rubric
+    owners read, nobody posts recordings or rejudges by session unless granted it. Staff status
+    alone opens nothing.
 
-    The default for every API view, including the reports.
+    The default for every API view.
     """
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         if isinstance(request.auth, ApiKey):
             return True
-        return bool(request.user and request.user.is_authenticated and request.user.is_staff)
+        user = request.user
+        if not (user and user.is_authenticated and user.is_active):
+            return False
+        method = "GET" if request.method in ("HEAD", "OPTIONS") else request.method
+        permission = getattr(view, "session_permissions", {}).get(method)
+        return bool(permission) and user.has_perm(permission)
 
 
 class CanReview(BasePermission):

@@ -46,6 +46,7 @@ class RecordingsView(GenericAPIView):
     serializer_class = RecordingSerializer
     # JSON with a transcript, or multipart/form-data with the call's audio.
     parser_classes = [JSONParser, MultiPartParser]
+    session_permissions = {"GET": "qa.view_recording", "POST": "qa.add_recording"}
 
     @extend_schema(
         parameters=[RecordingFilterSerializer],
@@ -88,6 +89,7 @@ class RecordingsView(GenericAPIView):
 @extend_schema(tags=["recordings"])
 class RecordingRejudgeView(GenericAPIView):
     serializer_class = JudgeRunSerializer
+    session_permissions = {"POST": "qa.add_judgerun"}
 
     @extend_schema(
         request=None,

@@ -24,6 +24,7 @@ from reviews.services import review_create
 @extend_schema(tags=["recordings"])
 class RecordingDetailView(GenericAPIView):
     serializer_class = RecordingWithReviewsSerializer
+    session_permissions = {"GET": "qa.view_recording"}
 
     @extend_schema(
         responses={200: RecordingWithReviewsSerializer, 404: NOT_FOUND}, summary=_("A recording with its scores")

@@ -1,6 +1,7 @@
 """Who may read the reports: Supervisors and Rubric owners (both hold
 qa.view_score, which is what is checked, so a custom role can be granted it
-too), staff, and, through the API, external systems with a key."""
+too), and, through the API, external systems with a key. Staff status alone
+grants nothing, as on the review pages."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ REPORT_PERMISSION = "qa.view_score"
 
 
 def can_view_reports(user: AbstractBaseUser | AnonymousUser) -> bool:
-    return bool(user.is_authenticated and user.is_active and (user.is_staff or user.has_perm(REPORT_PERMISSION)))
+    return bool(user.is_authenticated and user.is_active and user.has_perm(REPORT_PERMISSION))
 
 
 class CanViewReports(BasePermission):

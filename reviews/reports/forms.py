@@ -6,6 +6,7 @@ from django import forms
 from django.db.models import Case, When
 from django.utils.translation import gettext_lazy as _
 
+from reviews.forms import clean_date_range
 from reviews.reports.selectors import EvidenceCell, Group, ReportFilters
 from reviews.selectors import rubric_choices, rubric_version_choices
 from rubrics.models import Criterion, Rubric
@@ -48,9 +49,7 @@ class ReportFilterForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
-        date_from, date_to = data.get("date_from"), data.get("date_to")
-        if date_from and date_to and date_from > date_to:
-            self.add_error("date_to", _("The end date is before the start date."))
+        clean_date_range(self, data)
         if data.get("rubric"):
             data["rubric_version"] = self._rubric_version(data["rubric"], data.get("version"))
         return data

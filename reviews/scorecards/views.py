@@ -32,7 +32,7 @@ ESTIMATE_FIELDS = (
 
 
 def reader(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Logged in and allowed to read the reports (supervisors, rubric owners, staff); the pages only read."""
+    """Logged in and allowed to read the reports (supervisors, rubric owners); the pages only read."""
 
     @login_required
     @wraps(view)

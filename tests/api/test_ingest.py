@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -220,10 +221,24 @@ def test_a_body_over_the_limit_is_a_413_json(api, rubric):
 
 
 @pytest.mark.django_db
-def test_a_staff_session_posts_with_source_web_by_default(rubric, django_capture_on_commit_callbacks):
+def test_a_session_allowed_to_add_recordings_posts_with_source_web_by_default(
+    rubric, django_capture_on_commit_callbacks
+):
+    user = UserFactory()
+    user.user_permissions.add(Permission.objects.get(codename="add_recording", content_type__app_label="qa"))
     client = APIClient()
-    client.force_login(UserFactory(is_staff=True))
+    client.force_login(user)
     with django_capture_on_commit_callbacks():
         response = client.post(URL, payload(rubric), format="json")
     assert response.status_code == 201
     assert Recording.objects.get().source == "web"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("field", "value"), [("external_id", "call-1\u001b[2K"), ("source", "crm\r\nX-Forged: 1")])
+def test_control_characters_in_identifiers_are_a_400_naming_the_field(api, rubric, field, value):
+    response = api.post(URL, payload(rubric, **{field: value}), format="json")
+
+    assert response.status_code == 400
+    assert "control characters" in response.json()[field]
+    assert not Recording.objects.exists()

@@ -37,6 +37,21 @@ def test_judge_pending_prints_a_summary(fake_llm, rubric):
     assert not JudgeRun.objects.exclude(status=JudgeRun.Status.SUCCEEDED).exists()
 
 
+def test_the_readme_sequence_judges_the_loaded_samples_that_are_waiting(fake_llm):
+    """scripts/demo: load the samples, judge three, then `judge --pending` judges the others."""
+    call_command("load_samples", stdout=StringIO())
+    loaded = Recording.objects.count()
+    demo = Recording.objects.filter(source="samples", external_id__in=["es-001", "es-007", "en-001"])
+    judge("--recording", *[str(pk) for pk in demo.values_list("pk", flat=True)])
+
+    output = judge("--pending")
+
+    assert f"Judged: {loaded - 3}   failed: 0" in output
+    assert not Recording.objects.filter(status=Recording.Status.RECEIVED).exists()
+    assert JudgeRun.objects.filter(status=JudgeRun.Status.SUCCEEDED).count() == loaded
+    assert judge("--pending") == "Nothing to judge.\n"
+
+
 def test_judge_logs_no_line_per_llm_request(fake_llm, recording, caplog):
     with caplog.at_level(logging.INFO):
         judge("--recording", str(recording.pk))

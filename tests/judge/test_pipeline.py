@@ -176,6 +176,15 @@ BAD_ANSWERS = {
         "no 'not applicable' exception",
     ),
     "confidence out of 0..1": (lambda request: completion(_answer(request, confidence=1.5)), "confidence 1.5"),
+    # A server that ignores the schema's maxLength: the quote would also cost the verifier time.
+    "evidence over the schema's bound": (
+        lambda request: completion(_answer(request, evidence="AGENTE: Buenas tardes " * 50_000)),
+        "evidence has 1100000 characters, more than the schema's 160",
+    ),
+    "rationale over the schema's bound": (
+        lambda request: completion(_answer(request, rationale="x" * 201)),
+        "rationale has 201 characters, more than the schema's 200",
+    ),
     "criterion twice": (
         lambda request: completion(json.dumps(answer_for(request))[:-2] + ', "saludo": {}}}'),
         "'saludo' appears twice",

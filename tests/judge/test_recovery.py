@@ -3,16 +3,19 @@ mid-judgment, the LLM quota runs out."""
 
 from __future__ import annotations
 
+import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from qa.judging import recording_enqueue_judging, runs_sweep
-from qa.models import JudgeRun, Recording
+from qa.judging import Outcome, judge_run_create, judge_run_execute, recording_enqueue_judging, runs_sweep
+from qa.models import JudgeRun, Recording, Score
 from qa.rate_limit import quota_settle, quota_try_acquire
 from qa.tasks import judge_run
 
@@ -89,3 +92,62 @@ def test_tokens_per_minute_are_reserved_then_settled(quota_scope, settings):
     assert quota_try_acquire(tokens=600, scope=quota_scope) > 0
     quota_settle(reserved=600, used=200, scope=quota_scope)  # the call used less than reserved
     assert quota_try_acquire(tokens=600, scope=quota_scope) == 0
+
+
+@pytest.mark.django_db(transaction=True)  # two executors on two connections, as two worker threads
+def test_a_swept_run_is_never_stored_by_its_old_executor(fake_llm, recording, settings):
+    """Under the thread pool nothing stops a slow task: the sweep hands its run to another
+    executor, and the first one, when it comes back, must not store over it."""
+    fake_llm.latency = 1.0
+    run, _created = judge_run_create(recording=recording)
+
+    def first_executor() -> Outcome:
+        try:
+            return judge_run_execute(run_id=run.pk).outcome
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(first_executor)
+        deadline = time.monotonic() + 10
+        while JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.RUNNING:
+            assert time.monotonic() < deadline, "the first executor never claimed the run"
+            time.sleep(0.02)
+        # It looks stuck: the sweep takes the run back, and (tasks in-process) a second executor judges it.
+        JudgeRun.objects.filter(pk=run.pk).update(
+            started_at=timezone.now() - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 60)
+        )
+        assert runs_sweep() == 1
+        assert first.result(timeout=30) is Outcome.SKIPPED
+
+    run.refresh_from_db()
+    assert (run.status, run.attempts) == (JudgeRun.Status.SUCCEEDED, 2)
+    assert run.scores.count() == 2  # one judgment's scores, not two
+    assert Score.objects.filter(run__recording=recording).count() == 2
+    assert len(fake_llm.requests) == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_swept_run_taken_back_but_not_yet_reclaimed_is_not_stored_either(fake_llm, recording, settings):
+    fake_llm.latency = 1.0
+    run, _created = judge_run_create(recording=recording)
+
+    def first_executor() -> Outcome:
+        try:
+            return judge_run_execute(run_id=run.pk).outcome
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(first_executor)
+        deadline = time.monotonic() + 10
+        while JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.RUNNING:
+            assert time.monotonic() < deadline, "the first executor never claimed the run"
+            time.sleep(0.02)
+        # What the sweep does before it publishes (the broker may be down): the run is pending again.
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PENDING)
+        assert first.result(timeout=30) is Outcome.SKIPPED
+
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.scores.count()) == (JudgeRun.Status.PENDING, 1, 0)
+    assert Recording.objects.get(pk=recording.pk).current_run is None

@@ -82,10 +82,14 @@ def test_evidence_report(api, care_rubric, evidence_data):
         ({}, "rubric"),
         ({"rubric": "care", "version": "x"}, "version"),
         ({"rubric": "care", "date_from": "2026-03-10", "date_to": "2026-03-01"}, "date_to"),
+        ({"rubric": "care", "date_to": "9999-12-31"}, "date_to"),
+        ({"rubric": "care", "date_from": "xx"}, "date_from"),
     ],
 )
-def test_bad_filters_answer_400_naming_the_field(api, care_rubric, query, field):
-    response = api.get("/api/reports/deviation/", query)
+@pytest.mark.parametrize("report", ["deviation", "evidence"])
+def test_bad_filters_answer_400_naming_the_field(api, care_rubric, query, field, report):
+    response = api.get(f"/api/reports/{report}/", query)
+    assert response["Content-Type"] == "application/json"
     assert response.status_code == 400
     assert list(response.json()) == [field]
 

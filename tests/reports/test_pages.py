@@ -32,13 +32,10 @@ def rows_of(response) -> list[dict[str, str]]:
 def test_pages_need_a_login_and_the_view_score_permission(client, care_rubric, page):
     url = reverse(page)
     assert client.get(url).status_code == 302  # to the login page
-    client.force_login(UserFactory())
-    assert client.get(url).status_code == 403
-    for user in (
-        UserFactory(groups=["Supervisors"]),
-        UserFactory(groups=["Rubric owners"]),
-        UserFactory(is_staff=True),
-    ):
+    for user in (UserFactory(), UserFactory(is_staff=True)):  # staff status alone opens nothing
+        client.force_login(user)
+        assert client.get(url).status_code == 403
+    for user in (UserFactory(groups=["Supervisors"]), UserFactory(groups=["Rubric owners"])):
         client.force_login(user)
         assert client.get(url).status_code == 200, user
 
@@ -207,6 +204,8 @@ def test_recordings_page_lists_model_against_adjusted_mean(client, supervisor, c
         ({"rubric": "care", "version": "7"}, "version"),
         ({"rubric": "care", "date_from": "2026-03-10", "date_to": "2026-03-01"}, "date_to"),
         ({"rubric": "care", "date_from": "yesterday"}, "date_from"),
+        ({"rubric": "care", "date_to": "9999-12-31"}, "date_to"),
+        ({"rubric": "care", "date_from": "0001-01-01"}, "date_from"),
         ({"rubric": "care", "criterion": "c9"}, "criterion"),
         ({"rubric": "care", "group": "vip"}, "group"),
     ],
@@ -216,3 +215,20 @@ def test_bad_filters_show_form_errors(client, supervisor, care_rubric, query, fi
     response = client.get(reverse("reports:deviation-scores"), query)
     assert response.status_code == 400
     assert list(response.context["form"].errors) == [field]
+
+
+@pytest.mark.parametrize("page", ["reports:deviation", "reports:evidence"])
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ({"date_to": "9999-12-31"}, "date_to", "between 1900-01-01 and 2999-12-31"),
+        ({"date_from": "xx"}, "date_from", "valid date"),
+        ({"date_from": "2026-03-10", "date_to": "2026-03-01"}, "date_to", "before the start date"),
+    ],
+)
+def test_each_report_says_what_is_wrong_with_its_dates(client, supervisor, care_rubric, page, query, field, message):
+    client.force_login(supervisor)
+    response = client.get(reverse(page), {"rubric": "care", **query}, HTTP_ACCEPT_LANGUAGE="en")
+    assert response.status_code == 400
+    assert message in " ".join(response.context["form"].errors[field])
+    assert message in response.content.decode()

@@ -135,3 +135,19 @@ def test_queue_runs_a_constant_number_of_queries(sup_client, django_assert_max_n
         ReviewClaim.objects.create(recording=recording, user=UserFactory(), expires_at=timezone.now())
     with django_assert_num_queries(expected):
         sup_client.get("/review/")
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("date_to=9999-12-31", "Choose a day between 1900-01-01 and 2999-12-31."),
+        ("date_from=xx", "Enter a valid date."),
+        ("date_from=2026-03-10&date_to=2026-03-01", "The end date is before the start date."),
+    ],
+)
+def test_a_bad_date_filter_says_so_and_filters_nothing(sup_client, query, message):
+    queued(occurred_at=timezone.now())
+    response = sup_client.get(f"/review/?{query}", HTTP_ACCEPT_LANGUAGE="en")
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert len(listed(response)) == 1

@@ -1,6 +1,6 @@
 """Judge recordings in this process, with a progress bar and a summary.
 
-    python manage.py judge                      # every pending recording
+    python manage.py judge                      # every recording waiting for a judgment (--pending)
     python manage.py judge --recording 12 14    # (re-)judge these
     python manage.py judge --rubric soporte --limit 3
 """
@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from qa.judging import judge_run_create, judge_run_until_done
 from qa.models import JudgeRun, Recording, Score
@@ -24,8 +24,14 @@ class Command(BaseCommand):
     help = "Judge recordings with the configured LLM (the bundled local model by default) and summarise."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--recording", type=int, nargs="+", default=[], help="ids to judge (again)")
-        parser.add_argument("--pending", action="store_true", help="recordings waiting for a judgment (the default)")
+        chosen = parser.add_mutually_exclusive_group()
+        chosen.add_argument("--recording", type=int, nargs="+", default=[], help="ids to judge (again)")
+        chosen.add_argument(
+            "--pending",
+            action="store_true",
+            help="recordings waiting for a judgment: never judged (as load_samples leaves them) or with a run "
+            "left pending (the default)",
+        )
         parser.add_argument("--rubric", help="only recordings judged with this rubric slug")
         parser.add_argument("--limit", type=int, help="judge at most this many")
 
@@ -50,8 +56,12 @@ class Command(BaseCommand):
             if untranscribed := sorted(recordings.filter(transcript="").values_list("pk", flat=True)):
                 ids = ", ".join(map(str, untranscribed))
                 raise CommandError(f"Recording {ids} has no transcript yet: its audio is being transcribed.")
-        else:
-            recordings = Recording.objects.filter(runs__status=JudgeRun.Status.PENDING)
+        else:  # --pending, the default
+            # Never judged (as load_samples leaves them) or with a run left pending; an audio call
+            # still waiting for its transcript is the transcription's, not the judge's.
+            recordings = Recording.objects.filter(
+                (Q(status=Recording.Status.RECEIVED) & ~Q(transcript="")) | Q(runs__status=JudgeRun.Status.PENDING)
+            )
         if options["rubric"]:
             recordings = recordings.filter(rubric__slug=options["rubric"])
         return recordings.order_by("created_at", "pk").distinct()
