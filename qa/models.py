@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
+from decimal import Decimal
 
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, FloatField, Q, Value
 from django.db.models.functions import Coalesce
@@ -46,6 +50,7 @@ class Recording(models.Model):
         LOW_CONFIDENCE = "low_confidence", _("Low confidence")
         WARM_UP = "warm_up", _("Warm-up")
         RANDOM_AUDIT = "random_audit", _("Random audit")
+        UNSTABLE = "unstable", _("Unstable")
 
     external_id = models.CharField(_("external id"), max_length=200)
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
@@ -101,6 +106,102 @@ class Recording(models.Model):
         return f"{self.source}/{self.external_id}"
 
 
+class JudgeQuerySet(models.QuerySet):
+    def default(self) -> Judge | None:
+        """The judge production uses; None: the environment's."""
+        return self.filter(is_default=True).first()
+
+
+class Judge(models.Model):
+    """A named judge configuration. Production uses the one marked default, or,
+    with none marked, the judge the environment configures (OPENAI_* and QA_*
+    variables), so a fresh installation needs no row here."""
+
+    class Backend(models.TextChoices):
+        LOCAL = "local", _("The bundled local model")
+        GGUF = "gguf", _("A local GGUF file")
+        OPENAI_COMPATIBLE = "openai-compatible", _("An OpenAI-compatible server")
+
+    MAX_SAMPLES = 9
+
+    name = models.SlugField(_("name"), max_length=100, unique=True)
+    backend = models.CharField(_("backend"), max_length=20, choices=Backend.choices, default=Backend.OPENAI_COMPATIBLE)
+    model = models.CharField(_("model"), max_length=200, blank=True, help_text=_("Required for a server."))
+    base_url = models.URLField(
+        _("base URL"), blank=True, help_text=_("The server's OpenAI-compatible base URL; blank: OpenAI's own API.")
+    )
+    gguf_path = models.CharField(_("GGUF file"), max_length=500, blank=True)
+    api_key_variable = models.CharField(
+        _("API key variable"),
+        max_length=100,
+        blank=True,
+        validators=[RegexValidator(r"^[A-Z_][A-Z0-9_]*$", _("An environment variable name, e.g. JUDGE_GPT_KEY."))],
+        help_text=_("The NAME of the environment variable holding the key; the key itself is never stored."),
+    )
+    temperature = models.FloatField(
+        _("temperature"), default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
+    )
+    samples = models.PositiveSmallIntegerField(
+        _("samples"),
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SAMPLES)],
+        help_text=_("Calls per recording; the stored value is their median. More than one needs a temperature above 0."),
+    )
+    prompt_price = models.DecimalField(
+        _("price per million prompt tokens"), max_digits=10, decimal_places=4, null=True, blank=True
+    )
+    completion_price = models.DecimalField(
+        _("price per million completion tokens"), max_digits=10, decimal_places=4, null=True, blank=True
+    )
+    is_default = models.BooleanField(_("production default"), default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = JudgeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("judge")
+        verbose_name_plural = _("judges")
+        constraints = [
+            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_judge"),
+            models.CheckConstraint(condition=Q(samples__gte=1), name="judge_samples_positive"),
+            models.CheckConstraint(condition=Q(samples=1) | Q(temperature__gt=0), name="judge_samples_need_temperature"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors = {}
+        if self.samples and self.samples > 1 and not self.temperature:
+            errors["temperature"] = _("Several samples of the same answer at temperature 0 would all be the same.")
+        if self.backend == self.Backend.OPENAI_COMPATIBLE and self.base_url and not self.model:
+            errors["model"] = _("Name the model the server serves.")
+        if self.backend == self.Backend.GGUF and not self.gguf_path:
+            errors["gguf_path"] = _("Give the path of the GGUF file.")
+        if errors:
+            raise ValidationError(errors)
+
+    @property
+    def unavailable_reason(self) -> str:
+        """Why this judge cannot be used now ("" when it can): its key variable is unset."""
+        if self.api_key_variable and not os.environ.get(self.api_key_variable):
+            return _("The environment variable %(name)s that holds this judge's key is not set.") % {
+                "name": self.api_key_variable
+            }
+        return ""
+
+    @property
+    def api_key(self) -> str:
+        return os.environ.get(self.api_key_variable, "") if self.api_key_variable else ""
+
+    def cost(self, *, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """Estimated cost of this many tokens; None without prices."""
+        if self.prompt_price is None or self.completion_price is None:
+            return None
+        return (self.prompt_price * prompt_tokens + self.completion_price * completion_tokens) / 1_000_000
+
+
 class JudgeRun(models.Model):
     """One LLM judgment of one recording. Re-judging adds a run; none is ever rewritten."""
 
@@ -112,6 +213,8 @@ class JudgeRun(models.Model):
 
     recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="runs")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="runs")
+    # None: the environment's judge (no judge row marked default when the run was created).
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="runs")
     backend = models.CharField(_("backend"), max_length=50, blank=True)
     model = models.CharField(_("model"), max_length=200, blank=True)
     prompt_version = models.CharField(_("prompt version"), max_length=64, blank=True)
@@ -169,6 +272,10 @@ class Score(models.Model):
     verification_closest = models.JSONField(_("closest passage"), null=True, blank=True)
     verifier_version = models.CharField(_("verifier version"), max_length=20)
     rationale = models.TextField(_("rationale"), blank=True)
+    # With a judge taking several samples: every sample's value, and whether they disagree by more than a point.
+    # Database defaults too, so the benchmarks' bulk SQL inserts need not name them.
+    sample_values = models.JSONField(_("sample values"), null=True, blank=True)
+    unstable = models.BooleanField(_("unstable"), default=False, db_default=False)
 
     class Meta:
         ordering = ["criterion__order", "criterion_id"]

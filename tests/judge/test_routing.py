@@ -18,8 +18,8 @@ def test_the_audit_draw_is_reproducible_and_keeps_the_rate():
     assert audit_draw(source="crm", external_id="call-0", rubric_slug="soporte", rubric_version=4) != draws[0]
 
 
-def _score(confidence: float, verified: bool = True) -> SimpleNamespace:
-    return SimpleNamespace(confidence=confidence, evidence_verified=verified)
+def _score(confidence: float, verified: bool = True, unstable: bool = False) -> SimpleNamespace:
+    return SimpleNamespace(confidence=confidence, evidence_verified=verified, unstable=unstable)
 
 
 @pytest.mark.parametrize(
@@ -31,6 +31,8 @@ def _score(confidence: float, verified: bool = True) -> SimpleNamespace:
         # The audit draw is recorded whatever else the call was routed for: it stays a uniform sample.
         ([_score(0.0, verified=False), _score(0.5)], 1.0, ["unverified_evidence", "low_confidence", "random_audit"]),
         ([_score(0.9), _score(0.9)], 1.0, ["random_audit"]),
+        ([_score(0.9), _score(0.9, unstable=True)], 1.0, ["unstable"]),
+        ([_score(0.5), _score(0.9, unstable=True)], 0.0, ["low_confidence", "unstable"]),
     ],
 )
 def test_review_reasons(scores, audit_rate, expected):
