@@ -291,10 +291,8 @@ class Asking:
     judge: Judge | None  # None: the environment's judge
     backend: Backend
     question: Question
-
-    @property
-    def samples(self) -> int:
-        return self.judge.samples if self.judge else 1
+    samples: int = 1
+    temperature: float = 0.0
 
     @property
     def claim_fields(self) -> dict[str, str]:
@@ -307,8 +305,9 @@ class Asking:
         return (sum(len(message["content"]) for message in messages) // 4 + self.question.max_tokens) * self.samples
 
 
-def asking_prepare(*, rubric: Rubric, judge: Judge | None) -> Asking:
-    """The backend and the question; raises LLMError when the judge cannot be used."""
+def asking_prepare(*, rubric: Rubric, judge: Judge | None, samples: int | None = None) -> Asking:
+    """The backend and the question; raises LLMError when the judge cannot be used.
+    `samples` overrides the judge's own number of samples."""
     backend = backend_get(judge)
     # A draft (an experiment's candidate) may still change: never cached.
     question = (
@@ -316,7 +315,13 @@ def asking_prepare(*, rubric: Rubric, judge: Judge | None) -> Asking:
         if rubric.published_at
         else _question_build(rubric, backend.bound_strings)
     )
-    return Asking(judge=judge, backend=backend, question=question)
+    return Asking(
+        judge=judge,
+        backend=backend,
+        question=question,
+        samples=samples or (judge.samples if judge else 1),
+        temperature=judge.temperature if judge else 0.0,
+    )
 
 
 @dataclass(frozen=True)
@@ -362,7 +367,6 @@ def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
     answer and verify its quotes: the one path production and experiments share."""
     question = asking.question
     messages = question.prompt.messages(transcript=transcript)
-    temperature = asking.judge.temperature if asking.judge else 0.0
     completions: list[Completion] = []
     samples: list[list[CriterionAnswer]] = []
     for _sample in range(asking.samples):
@@ -372,7 +376,7 @@ def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
                 messages=messages,
                 schema=question.schema,
                 max_tokens=question.max_tokens,
-                temperature=temperature,
+                temperature=asking.temperature,
             )
         except LLMError as error:
             return Judgment([], _usage(completions), retry=error) if error.transient else Judgment(
