@@ -29,9 +29,11 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),
     path("reports/", include("reviews.reports.urls")),
+    path("experiments/", include("reviews.experiments.urls")),
     path("api/reports/", include("reviews.reports.api_urls")),
     path("scorecards/", include("reviews.scorecards.urls")),
     path("api/scorecards/", include("reviews.scorecards.api_urls")),
+    path("api/experiments/", include("reviews.experiments.api_urls")),
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).
     path("recordings/<int:pk>/review", RecordingReviewView.as_view(), name="recording-review-alias"),

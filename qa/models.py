@@ -299,6 +299,9 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     can_review = models.BooleanField(_("can post reviews"), default=False)
+    can_run_experiments = models.BooleanField(
+        _("can run experiments"), default=False, help_text=_("A rubric owner's key: create, cancel and read experiments.")
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
     revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)

@@ -17,7 +17,7 @@ from qa.models import Recording, Score
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.models import Review
 from reviews.reports.selectors import Group, _group_q
-from reviews.reports.stats import PairCount, PairedDelta, Triple, agreement, paired_bootstrap, share
+from reviews.reports.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
 from reviews.selectors import HumanReference, human_references
 
 FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
@@ -85,6 +85,7 @@ class CriterionFigures:
     mean: float | None
     bias: float | None
     mae: float | None
+    mae_ci: tuple[float, float] | None
     exact_agreement: float | None
     within_one: float | None
     qwk: float | None
@@ -175,6 +176,7 @@ def _criterion_figures(
         mean=figures.model_mean,
         bias=figures.bias,
         mae=figures.mae,
+        mae_ci=mae_interval(pairs),
         exact_agreement=figures.exact_agreement,
         within_one=figures.within_one,
         qwk=figures.qwk,
@@ -284,3 +286,52 @@ def _arm_model(arm: Arm) -> str:
     if arm.stored:
         return ""
     return ", ".join(Item.objects.filter(arm=arm).exclude(model="").values_list("model", flat=True).distinct())
+
+
+# --- Drill-down: one criterion's recordings, every arm side by side ---------------------
+
+
+@dataclass(frozen=True)
+class ArmAnswer:
+    value: int | None
+    evidence: str
+    verified: bool
+    rationale: str
+    unstable: bool
+
+
+@dataclass(frozen=True)
+class RecordingRow:
+    recording: Recording
+    human: HumanReference | None
+    answers: list[ArmAnswer | None]  # one per arm, in arm order
+
+
+ANSWER_FIELDS = ("value", "evidence", "evidence_verified", "rationale", "unstable")
+
+
+def experiment_criterion_rows(experiment: Experiment, key: str) -> list[RecordingRow]:
+    """Per recording of the set: the supervisor's value and each arm's answer on criterion `key`."""
+    arms = list(experiment.arms.order_by("order"))
+    references = human_references(recording_ids=experiment.recording_ids)
+    answers: dict[int, dict[int, ArmAnswer]] = {}
+    for arm in arms:
+        if arm.stored:
+            run_ids = {reference.run_id for reference in references.values()}
+            rows = Score.objects.filter(run_id__in=run_ids, criterion__key=key).values_list(
+                "run__recording_id", *ANSWER_FIELDS
+            )
+        else:
+            rows = ItemScore.objects.filter(
+                item__arm=arm, item__status=Item.Status.SUCCEEDED, criterion__key=key
+            ).values_list("item__recording_id", *ANSWER_FIELDS)
+        answers[arm.pk] = {rid: ArmAnswer(*fields) for rid, *fields in rows}
+    recordings = Recording.objects.filter(pk__in=experiment.recording_ids).only("pk", "external_id", "source")
+    return [
+        RecordingRow(
+            recording=recording,
+            human=references.get((recording.pk, key)),
+            answers=[answers[arm.pk].get(recording.pk) for arm in arms],
+        )
+        for recording in recordings.order_by("pk")
+    ]

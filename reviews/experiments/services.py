@@ -10,6 +10,8 @@ quota. It writes only the experiment's own rows.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -90,8 +92,10 @@ def experiment_create(
     seed: int = 0,
     user: AbstractBaseUser | None = None,
     api_key: ApiKey | None = None,
+    publish: bool = True,
 ) -> Experiment:
-    """Freeze the set, create the arms and queue their items (after commit).
+    """Freeze the set, create the arms and queue their items (after commit;
+    publish=False leaves them for the caller to run in its own process).
     Refuses, storing nothing, an empty set or an arm that cannot run."""
     groups = [member.value for member in Group]
     if group not in groups:
@@ -143,7 +147,8 @@ def experiment_create(
         Item(arm=arm, recording_id=recording_id) for arm in arms if not arm.stored for recording_id in recording_ids
     )
     item_ids = [item.pk for item in items]
-    transaction.on_commit(lambda: items_publish(item_ids=item_ids))
+    if publish:
+        transaction.on_commit(lambda: items_publish(item_ids=item_ids))
     return experiment
 
 
@@ -247,6 +252,13 @@ def item_execute(*, item_id: int) -> Result:
         return _fail(item, judgment.error, judgment.usage)
     scores = [ItemScore(item=item, criterion=draft.criterion, **draft.fields) for draft in judgment.scores]
     return _store(item, scores, judgment.usage)
+
+
+def item_execute_until_done(*, item_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:
+    """Judge an item in this process, waiting out transient failures (the command's path)."""
+    while (result := item_execute(item_id=item_id)).outcome is Outcome.RETRY:
+        sleep(result.delay)
+    return result
 
 
 def experiment_settle(*, experiment_id: int) -> None:
