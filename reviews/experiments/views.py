@@ -108,7 +108,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         keys,
         [Series(arm.label, [rows.get(key) and rows[key].mae for key in keys]) for arm, rows in zip(comparison.arms, by_arm)],
         [[rows.get(key) and rows[key].mae_ci for key in keys] for rows in by_arm],
-        title=_("MAE against the supervisors, with its 95 % interval"),
+        title=_("MAE against the supervisors, with its 95 percent interval"),
         fmt=_num,
     )
     candidates = [
