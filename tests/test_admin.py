@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.db.models import Model
 from django.urls import reverse
 
-from qa.models import ApiKey, JudgeRun, Recording, Score
+from qa.models import ApiKey, Judge, JudgeRun, Recording, Score
 from reviews.models import Review
 from reviews.services import review_create
 from rubrics.models import Rubric
@@ -33,6 +33,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Score: lambda: judged_recording().current_run.scores.first(),
     Review: _review,
     ApiKey: _api_key,
+    Judge: lambda: Judge.objects.create(name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_GPT_KEY"),
     Group: lambda: Group.objects.get(name="Supervisors"),
 }
 
