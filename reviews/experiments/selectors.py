@@ -285,7 +285,8 @@ def _arm_model(arm: Arm) -> str:
     """The model(s) the arm's calls reached; the stored baseline's are production's, whatever they were."""
     if arm.stored:
         return ""
-    return ", ".join(Item.objects.filter(arm=arm).exclude(model="").values_list("model", flat=True).distinct())
+    models = Item.objects.filter(arm=arm).exclude(model="").values_list("model", flat=True)
+    return ", ".join(models.order_by("model").distinct())
 
 
 # --- Drill-down: one criterion's recordings, every arm side by side ---------------------

@@ -60,9 +60,10 @@ def _arm_rubric(slug: str, version: int | None, field: str) -> Rubric:
 
 
 def _arm_label(rubric: Rubric, judge: Judge | None, samples: int, stored: bool) -> str:
+    """The arm's name on the page and in the API: an identifier, the same in every language."""
     if stored:
-        return _("production (stored)")
-    label = f"v{rubric.version}{' ' + _('draft') if rubric.is_draft else ''} · {judge.name if judge else _('default judge')}"
+        return "production"
+    label = f"v{rubric.version}{' draft' if rubric.is_draft else ''} · {judge.name if judge else 'environment'}"
     return f"{label} ×{samples}" if samples > 1 else label
 
 

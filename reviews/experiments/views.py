@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.formats import number_format
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from qa.errors import InvalidInputError
@@ -90,10 +91,10 @@ def _summary(comparison: Comparison, label: str) -> str:
 
 
 VERDICT_LABELS = {
-    Verdict.BETTER: _("better"),
-    Verdict.WORSE: _("worse"),
-    Verdict.NO_DIFFERENCE: _("no difference"),
-    Verdict.NO_REFERENCE: _("no human reference"),
+    Verdict.BETTER: gettext_lazy("better"),
+    Verdict.WORSE: gettext_lazy("worse"),
+    Verdict.NO_DIFFERENCE: gettext_lazy("no difference"),
+    Verdict.NO_REFERENCE: gettext_lazy("no human reference"),
 }
 
 

@@ -224,9 +224,9 @@ def interval_chart(
                 format_html(
                     '<circle cx="{}" cy="{}" r="4" fill="{}"><title>{} · {}: {}</title></circle>'
                     '<text x="{}" y="{}" font-size="10">{}</text>',
-                    x(value), y, color, category, item.name, label, LABEL_WIDTH + PLOT_WIDTH + 4, y + 3, label,
+                    x(value), y, color, category, item.name, label, LABEL_WIDTH + PLOT_WIDTH + 12, y + 3, label,
                 )
             )
     height = legend + len(categories) * row_height
     parts.append(format_html('<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#5b6475"/>', x(0.0), legend, height))
-    return _svg(LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH + 60, height, title, parts)
+    return _svg(LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH + 80, height, title, parts)
