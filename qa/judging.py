@@ -297,10 +297,11 @@ class Asking:
     @property
     def claim_fields(self) -> dict[str, str]:
         """What a run records about who was asked what."""
-        return {"backend": self.backend.name, "model": self.backend.model, "prompt_version": self.question.prompt.version}
+        backend, prompt = self.backend, self.question.prompt
+        return {"backend": backend.name, "model": backend.model, "prompt_version": prompt.version}
 
     def reservation(self, transcript: str) -> int:
-        """Tokens to reserve from the shared quota: the prompt's estimate plus the whole completion budget, per sample."""
+        """Tokens to reserve from the shared quota, per sample: the prompt's estimate plus the whole completion budget."""
         messages = self.question.prompt.messages(transcript=transcript)
         return (sum(len(message["content"]) for message in messages) // 4 + self.question.max_tokens) * self.samples
 

@@ -145,7 +145,9 @@ class Judge(models.Model):
         _("samples"),
         default=1,
         validators=[MinValueValidator(1), MaxValueValidator(MAX_SAMPLES)],
-        help_text=_("Calls per recording; the stored value is their median. More than one needs a temperature above 0."),
+        help_text=_(
+            "Calls per recording; the stored value is their median. More than one needs a temperature above 0."
+        ),
     )
     prompt_price = models.DecimalField(
         _("price per million prompt tokens"), max_digits=10, decimal_places=4, null=True, blank=True
@@ -165,7 +167,9 @@ class Judge(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_judge"),
             models.CheckConstraint(condition=Q(samples__gte=1), name="judge_samples_positive"),
-            models.CheckConstraint(condition=Q(samples=1) | Q(temperature__gt=0), name="judge_samples_need_temperature"),
+            models.CheckConstraint(
+                condition=Q(samples=1) | Q(temperature__gt=0), name="judge_samples_need_temperature"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -300,7 +304,9 @@ class ApiKey(models.Model):
     key_hash = models.CharField(max_length=64, editable=False)
     can_review = models.BooleanField(_("can post reviews"), default=False)
     can_run_experiments = models.BooleanField(
-        _("can run experiments"), default=False, help_text=_("A rubric owner's key: create, cancel and read experiments.")
+        _("can run experiments"),
+        default=False,
+        help_text=_("A rubric owner's key: create, cancel and read experiments."),
     )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)

@@ -4,7 +4,7 @@ keys only), GET /api/experiments/{id}/ returns its progress and comparison."""
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -91,7 +91,11 @@ class ExperimentSummarySerializer(serializers.Serializer):
 class ArmInputSerializer(serializers.Serializer):
     rubric_version = serializers.IntegerField(required=False, allow_null=True, help_text="Default: the published one.")
     judge = serializers.SlugRelatedField(
-        slug_field="name", queryset=Judge.objects.all(), required=False, allow_null=True, help_text="Default: production's."
+        slug_field="name",
+        queryset=Judge.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="A judge's name; default: production's.",
     )
     samples = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=Judge.MAX_SAMPLES)
     stored = serializers.BooleanField(default=False, help_text="Baseline only: production's scores as stored.")
@@ -158,7 +162,9 @@ class ExperimentsView(APIView):
 class ExperimentDetailView(APIView):
     permission_classes = [ExperimentAccess]
 
-    @extend_schema(responses={200: ExperimentSerializer, 404: NOT_FOUND}, summary="An experiment's progress and comparison")
+    @extend_schema(
+        responses={200: ExperimentSerializer, 404: NOT_FOUND}, summary="An experiment's progress and comparison"
+    )
     def get(self, request: Request, pk: int) -> Response:
         experiment = get_object_or_404(Experiment, pk=pk)
         return Response(_comparison_body(experiment_comparison(experiment)))

@@ -9,7 +9,10 @@ from rubrics.models import Rubric
 
 
 class ExperimentForm(forms.Form):
-    BASELINES = [("stored", _("Production's scores as stored (no LLM call)")), ("rejudge", _("Re-judged by production's judge"))]
+    BASELINES = [
+        ("stored", _("Production's scores as stored (no LLM call)")),
+        ("rejudge", _("Re-judged by production's judge")),
+    ]
 
     rubric = forms.ChoiceField(label=_("Rubric"))
     candidate_version = forms.IntegerField(label=_("Candidate version"), min_value=1)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from typing import NamedTuple
 
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
@@ -19,6 +21,7 @@ from reviews.models import Review
 from reviews.reports.selectors import Group, _group_q
 from reviews.reports.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
 from reviews.selectors import HumanReference, human_references
+from rubrics.models import Criterion
 
 FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
 
@@ -42,7 +45,8 @@ def experiment_recording_ids(
     with_values = sorted({recording_id for recording_id, _ in human_references(recording_ids=ids)})
     if limit is not None and len(with_values) > limit:
         # A hash of seed and id orders them: the same seed draws the same sample whatever the query plan.
-        with_values = sorted(sorted(with_values, key=lambda pk: hashlib.sha256(f"{seed}:{pk}".encode()).digest())[:limit])
+        drawn = sorted(with_values, key=lambda pk: hashlib.sha256(f"{seed}:{pk}".encode()).digest())[:limit]
+        with_values = sorted(drawn)
     return with_values
 
 
@@ -69,13 +73,15 @@ def experiments_list() -> QuerySet[Experiment]:
 # --- The comparison -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Judged:
-    """An arm's answer for one criterion of one recording."""
+class Judged(NamedTuple):
+    """An arm's answer for one criterion of one recording (a tuple: a comparison reads hundreds of thousands)."""
 
     value: int | None
     verified: bool
     unstable: bool
+
+
+ByKey = dict[str, dict[int, Judged]]  # criterion key -> recording id -> answer
 
 
 @dataclass(frozen=True)
@@ -144,20 +150,27 @@ class Comparison:
 ENVIRONMENT_JUDGE = "environment"
 
 
-def _stored_values(references: dict[tuple[int, str], HumanReference]) -> dict[tuple[int, str], Judged]:
+def _by_key(rows: Iterable[tuple], recording_of: dict[int, int], key_of: dict[int, str]) -> ByKey:
+    """(owner id, criterion id, value, verified, unstable) rows, keyed without a join per row."""
+    values: defaultdict[str, dict[int, Judged]] = defaultdict(dict)
+    for owner_id, criterion_id, *answer in rows:
+        values[key_of[criterion_id]][recording_of[owner_id]] = Judged(*answer)
+    return values
+
+
+ANSWER = ("criterion_id", "value", "evidence_verified", "unstable")
+
+
+def _stored_values(references: dict[tuple[int, str], HumanReference], key_of: dict[int, str]) -> ByKey:
     """The production scores each recording's review saw."""
-    run_ids = {reference.run_id for reference in references.values()}
-    rows = Score.objects.filter(run_id__in=run_ids).values_list(
-        "run__recording_id", "criterion__key", "value", "evidence_verified", "unstable"
-    )
-    return {(rid, key): Judged(value, verified, unstable) for rid, key, value, verified, unstable in rows.iterator()}
+    recording_of = {reference.run_id: rid for (rid, _), reference in references.items()}
+    rows = Score.objects.filter(run_id__in=recording_of).values_list("run_id", *ANSWER)
+    return _by_key(rows, recording_of, key_of)
 
 
-def _item_values(arm: Arm) -> dict[tuple[int, str], Judged]:
-    rows = ItemScore.objects.filter(item__arm=arm, item__status=Item.Status.SUCCEEDED).values_list(
-        "item__recording_id", "criterion__key", "value", "evidence_verified", "unstable"
-    )
-    return {(rid, key): Judged(value, verified, unstable) for rid, key, value, verified, unstable in rows.iterator()}
+def _item_values(arm: Arm, recording_of: dict[int, int], key_of: dict[int, str]) -> ByKey:
+    rows = ItemScore.objects.filter(item__arm=arm, item__status=Item.Status.SUCCEEDED).values_list("item_id", *ANSWER)
+    return _by_key(rows, recording_of, key_of)
 
 
 def _criterion_figures(
@@ -216,20 +229,20 @@ def experiment_comparison(experiment: Experiment) -> Comparison:
     for (rid, key), reference in references.items():
         by_key[key][rid] = reference
     items = Item.objects.filter(arm__experiment=experiment).values_list(
-        "arm_id", "status", "prompt_tokens", "completion_tokens", "llm_duration_ms"
+        "pk", "recording_id", "arm_id", "status", "prompt_tokens", "completion_tokens", "llm_duration_ms"
     )
     usage: defaultdict[int, list[tuple]] = defaultdict(list)
-    for arm_id, *row in items:
+    recording_of: dict[int, int] = {}
+    for item_id, recording_id, arm_id, *row in items:
         usage[arm_id].append(row)
+        recording_of[item_id] = recording_id
+    key_of = dict(Criterion.objects.filter(rubric__slug=experiment.rubric_slug).values_list("pk", "key"))
 
-    arm_values: dict[int, dict[str, dict[int, Judged]]] = {}
+    arm_values: dict[int, ByKey] = {}
     figures = []
     baseline_keys = list(arms[0].rubric.criteria.values_list("key", flat=True))
     for arm in arms:
-        values = _stored_values(references) if arm.stored else _item_values(arm)
-        per_key: defaultdict[str, dict[int, Judged]] = defaultdict(dict)
-        for (rid, key), judged in values.items():
-            per_key[key][rid] = judged
+        per_key = _stored_values(references, key_of) if arm.stored else _item_values(arm, recording_of, key_of)
         arm_values[arm.pk] = per_key
         keys = list(arm.rubric.criteria.values_list("key", flat=True))
         rows = usage[arm.pk]
@@ -274,8 +287,9 @@ def experiment_comparison(experiment: Experiment) -> Comparison:
             for rid, judged in arm_values[arm.pk].get(key, {}).items():
                 reference = by_key.get(key, {}).get(rid)
                 base = base_values.get(rid)
-                if reference and reference.value is not None and base and base.value is not None and judged.value is not None:
-                    triples[(base.value, judged.value, reference.value)] += 1
+                values = (base and base.value, judged.value, reference and reference.value)
+                if None not in values:
+                    triples[values] += 1
             delta = paired_bootstrap(triples)
             deltas.append(CriterionDelta(arm.label, key, delta, _verdict(delta, key in by_key)))
     return Comparison(experiment=experiment, progress=experiment_progress(experiment), arms=figures, deltas=deltas)

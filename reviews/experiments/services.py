@@ -50,9 +50,7 @@ class ArmSpec:
 
 def _arm_rubric(slug: str, version: int | None, field: str) -> Rubric:
     rubrics = Rubric.objects.filter(slug=slug)
-    rubric = (
-        rubrics.filter(status=Rubric.Status.PUBLISHED).first() if version is None else rubrics.filter(version=version).first()
-    )
+    rubric = rubrics.filter(**({"status": Rubric.Status.PUBLISHED} if version is None else {"version": version})).first()
     if rubric is None:
         what = _("a published version") if version is None else _("version %(version)s") % {"version": version}
         raise InvalidInputError({field: _("Rubric %(slug)s has no %(what)s.") % {"slug": slug, "what": what}})
@@ -126,9 +124,8 @@ def experiment_create(
         rubric_slug=rubric_slug, group=group, date_from=date_from, date_to=date_to, limit=limit, seed=seed
     )
     if not recording_ids:
-        raise InvalidInputError(
-            {"rubric": _("No recording of %(slug)s in this set has a final review with values.") % {"slug": rubric_slug}}
-        )
+        message = _("No recording of %(slug)s in this set has a final review with values.")
+        raise InvalidInputError({"rubric": message % {"slug": rubric_slug}})
     experiment = Experiment.objects.create(
         rubric_slug=rubric_slug,
         group=group,
@@ -181,9 +178,10 @@ def _claim(item: Item, **fields: str) -> bool:
     ).update(status=Item.Status.RUNNING, attempts=item.attempts + 1, started_at=now, **fields)
     if not claimed:
         return False
-    Experiment.objects.filter(pk=item.arm.experiment_id, status=Experiment.Status.QUEUED).update(
-        status=Experiment.Status.RUNNING
-    )
+    if item.arm.experiment.status == Experiment.Status.QUEUED:
+        Experiment.objects.filter(pk=item.arm.experiment_id, status=Experiment.Status.QUEUED).update(
+            status=Experiment.Status.RUNNING
+        )
     item.status, item.attempts, item.started_at = Item.Status.RUNNING, item.attempts + 1, now
     return True
 
@@ -195,7 +193,9 @@ def _held(item: Item):
 def _finish(item: Item, status: str, **fields) -> bool:
     if not _held(item).update(status=status, finished_at=timezone.now(), **fields):
         return False
-    experiment_settle(experiment_id=item.arm.experiment_id)
+    # After commit, so that of two last items finishing at once, the later one sees the other finished.
+    experiment_id = item.arm.experiment_id
+    transaction.on_commit(lambda: experiment_settle(experiment_id=experiment_id))
     return True
 
 
@@ -225,7 +225,7 @@ def item_execute(*, item_id: int) -> Result:
     """Judge one item if it can be claimed; safe to call any number of times.
     The same steps and failure rules as qa.judging.judge_run_execute."""
     item = (
-        Item.objects.select_related("arm__rubric", "arm__judge", "recording")
+        Item.objects.select_related("arm__experiment", "arm__rubric", "arm__judge", "recording")
         .filter(pk=item_id, status=Item.Status.PENDING)
         .first()
     )
@@ -265,9 +265,10 @@ def item_execute_until_done(*, item_id: int, sleep: Callable[[float], None] = ti
 def experiment_settle(*, experiment_id: int) -> None:
     """Finish the experiment once no item is left to judge: failed when some arm
     got no judgment at all (nothing to compare), else finished."""
-    active = Item.objects.filter(
-        arm__experiment_id=OuterRef("pk"), status__in=[Item.Status.PENDING, Item.Status.RUNNING]
-    )
+    unfinished = [Item.Status.PENDING, Item.Status.RUNNING]
+    if Item.objects.filter(arm__experiment_id=experiment_id, status__in=unfinished).exists():
+        return  # the common case, in one cheap query; the last item's worker settles it
+    active = Item.objects.filter(arm__experiment_id=OuterRef("pk"), status__in=unfinished)
     empty_arm = Arm.objects.filter(experiment_id=OuterRef("pk"), stored=False).exclude(
         Exists(Item.objects.filter(arm_id=OuterRef("pk"), status=Item.Status.SUCCEEDED))
     )
@@ -328,7 +329,8 @@ def experiment_promote(*, experiment: Experiment, arm: Arm, action: str, user: A
             raise InvalidInputError({"arm": " ".join(error.messages)}) from error
     elif action == Promotion.Action.DEFAULT_JUDGE:
         if arm.judge is None:
-            raise InvalidInputError({"arm": _("This candidate uses the environment's judge, which is already the default.")})
+            message = _("This candidate uses the environment's judge, which is already the default.")
+            raise InvalidInputError({"arm": message})
         Judge.objects.filter(is_default=True).exclude(pk=arm.judge.pk).update(is_default=False)
         Judge.objects.filter(pk=arm.judge.pk).update(is_default=True)
     else:

@@ -107,7 +107,10 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     by_arm = [{row.criterion_key: row for row in arm.criteria} for arm in comparison.arms]
     chart = interval_chart(
         keys,
-        [Series(arm.label, [rows.get(key) and rows[key].mae for key in keys]) for arm, rows in zip(comparison.arms, by_arm)],
+        [
+            Series(arm.label, [rows.get(key) and rows[key].mae for key in keys])
+            for arm, rows in zip(comparison.arms, by_arm, strict=True)
+        ],
         [[rows.get(key) and rows[key].mae_ci for key in keys] for rows in by_arm],
         title=_("MAE against the supervisors, with its 95 percent interval"),
         fmt=_num,

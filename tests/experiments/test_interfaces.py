@@ -82,8 +82,11 @@ def test_the_schema_documents_the_experiments_api(db):
     assert set(detail) == {"id", "status", "progress", "recordings", "arms", "comparison"}
 
 
-def test_the_command_runs_prints_the_comparison_and_ends_with_the_api_path(draft, fake_llm, capsys):
-    call_command("experiment", "--rubric", "care", "--candidate-version", "2", "--limit", "6", "--seed", "1")
+def test_the_command_runs_prints_the_comparison_and_ends_with_the_api_path(
+    draft, fake_llm, capsys, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):  # the test's transaction stands for the command's autocommit
+        call_command("experiment", "--rubric", "care", "--candidate-version", "2", "--limit", "6", "--seed", "1")
 
     output = capsys.readouterr()
     lines = output.out.strip().splitlines()

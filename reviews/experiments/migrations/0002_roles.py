@@ -26,7 +26,8 @@ def grant(apps, schema_editor):
         group, _ = Group.objects.get_or_create(name=group_name)
         for app_label, model, actions in grants:
             codenames = [f"{action}_{model}" for action in actions]
-            group.permissions.add(*Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames))
+            permissions = Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
+            group.permissions.add(*permissions)
 
 
 def revoke(apps, schema_editor):
@@ -34,7 +35,8 @@ def revoke(apps, schema_editor):
     for group in apps.get_model("auth", "Group").objects.filter(name__in=ROLE_PERMISSIONS):
         for app_label, model, actions in ROLE_PERMISSIONS[group.name]:
             codenames = [f"{action}_{model}" for action in actions]
-            group.permissions.remove(*Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames))
+            permissions = Permission.objects.filter(content_type__app_label=app_label, codename__in=codenames)
+            group.permissions.remove(*permissions)
 
 
 class Migration(migrations.Migration):

@@ -92,7 +92,8 @@ class Command(BaseCommand):
                 write(f"  removed: {', '.join(arm.removed)}")
         write("\nCandidate minus baseline (95% paired bootstrap intervals)")
         for delta in comparison.deltas:
+            figures = delta.delta
             write(
-                f"  {delta.criterion_key:<24}MAE {_number(delta.delta.mae_delta):>6} {_interval(delta.delta.mae_delta_ci):<18}"
-                f"QWK {_number(delta.delta.qwk_delta):>6} {_interval(delta.delta.qwk_delta_ci):<18}{delta.verdict}"
+                f"  {delta.criterion_key:<24}MAE {_number(figures.mae_delta):>6} {_interval(figures.mae_delta_ci):<18}"
+                f"QWK {_number(figures.qwk_delta):>6} {_interval(figures.qwk_delta_ci):<18}{delta.verdict}"
             )
