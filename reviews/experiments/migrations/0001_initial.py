@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('qa', '0004_judges'),
+        ('qa', '0005_judges'),
         ('rubrics', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

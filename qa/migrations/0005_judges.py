@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0003_score_value_not_applicable'),
+        ('qa', '0004_recording_queue_key'),
     ]
 
     operations = [
