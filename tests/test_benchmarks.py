@@ -119,5 +119,5 @@ def test_experiments(bench_env):
     )  # fmt: skip
     assert "CPU per recording (30 recordings x 12 criteria, in-process):" in output
     for line in ("production", "experiment, published version", "experiment, draft version"):
-        assert any(row.split("  ")[1:2] and row.strip().startswith(line) for row in output.splitlines()), line
+        assert any(row.strip().startswith(line) and row.rstrip().endswith(" ms") for row in output.splitlines()), line
     assert "Comparison of 300 recordings x 12 criteria, 2 arms:" in output
