@@ -67,7 +67,8 @@ class Arm(models.Model):
     samples = models.PositiveSmallIntegerField(_("samples"), default=1)
 
     class Meta:
-        ordering = ["experiment", "order"]
+        # By the column, not the relation: ordering by `experiment` would join it (and its own ordering) into every query.
+        ordering = ["experiment_id", "order"]
         constraints = [models.UniqueConstraint(fields=["experiment", "order"], name="arm_order_unique")]
 
     def __str__(self) -> str:
@@ -104,7 +105,7 @@ class Item(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["arm", "recording"]
+        ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["arm", "recording"], name="item_once_per_arm")]
         indexes = [models.Index(fields=["status", "started_at"])]
 
@@ -128,7 +129,7 @@ class ItemScore(models.Model):
     unstable = models.BooleanField(default=False)
 
     class Meta:
-        ordering = ["criterion__order", "criterion_id"]
+        ordering = ["id"]
         constraints = [models.UniqueConstraint(fields=["item", "criterion"], name="item_score_once_per_criterion")]
 
 

@@ -226,6 +226,7 @@ def item_execute(*, item_id: int) -> Result:
     The same steps and failure rules as qa.judging.judge_run_execute."""
     item = (
         Item.objects.select_related("arm__experiment", "arm__rubric", "arm__judge", "recording")
+        .defer("arm__experiment__recording_ids")  # thousands of ids, needed by none of this
         .filter(pk=item_id, status=Item.Status.PENDING)
         .first()
     )

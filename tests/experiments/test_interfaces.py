@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from qa.api.services import api_key_create
 from qa.models import Judge
 from reviews.experiments.models import Experiment, Promotion
+from reviews.experiments.services import ArmSpec, experiment_create
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version
 from tests.factories import UserFactory
@@ -135,3 +136,16 @@ def test_supervisors_read_rubric_owners_run_and_promote_with_confirmation(
         ("default_judge", owner.pk, experiment.pk),
         ("publish_rubric", owner.pk, experiment.pk),
     }
+
+
+def test_only_rubric_owners_cancel(reviewed, fake_llm, client, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):  # no worker: it stays queued
+        experiment = experiment_create(rubric_slug="care", candidates=[ArmSpec()])
+
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    assert client.post(f"/experiments/{experiment.pk}/cancel/").status_code == 403
+    assert key_client().delete(f"/api/experiments/{experiment.pk}/").status_code in (403, 405)
+    client.force_login(UserFactory(groups=["Rubric owners"]))
+    assert client.post(f"/experiments/{experiment.pk}/cancel/").status_code == 302
+    experiment.refresh_from_db()
+    assert experiment.status == Experiment.Status.CANCELLED
