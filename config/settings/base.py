@@ -175,6 +175,7 @@ SPECTACULAR_SETTINGS = {
         "RecordingStatusEnum": "qa.models.Recording.Status",
         "JudgeRunStatusEnum": "qa.models.JudgeRun.Status",
         "RubricStatusEnum": "rubrics.models.Rubric.Status",
+        "ExperimentStatusEnum": "reviews.experiments.models.Experiment.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
