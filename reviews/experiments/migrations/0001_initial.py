@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('qa', '0006_api_key_experiments'),
+        ('qa', '0007_api_key_experiments'),
         ('rubrics', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -42,7 +42,7 @@ def revoke(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("experiments", "0001_initial"),
-        ("qa", "0005_judges"),
+        ("qa", "0006_judges"),
         ("reviews", "0002_groups"),
     ]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0005_judges'),
+        ('qa', '0006_judges'),
     ]
 
     operations = [

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0004_recording_queue_key'),
+        ('qa', '0005_judgerun_warm_up'),
     ]
 
     operations = [
