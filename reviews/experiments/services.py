@@ -17,6 +17,7 @@ from datetime import date, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -31,7 +32,7 @@ from qa.rate_limit import quota_acquire, quota_settle
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
 from reviews.experiments.selectors import experiment_recording_ids
 from reviews.reports.selectors import Group
-from rubrics.models import Rubric, RubricFrozenError
+from rubrics.models import Rubric
 from rubrics.services import rubric_publish
 
 logger = logging.getLogger(__name__)
@@ -326,7 +327,7 @@ def experiment_promote(*, experiment: Experiment, arm: Arm, action: str, user: A
     if action == Promotion.Action.PUBLISH_RUBRIC:
         try:
             rubric_publish(rubric=arm.rubric)
-        except RubricFrozenError as error:
+        except ValidationError as error:  # frozen meanwhile, or lint errors block it
             raise InvalidInputError({"arm": " ".join(error.messages)}) from error
     elif action == Promotion.Action.DEFAULT_JUDGE:
         if arm.judge is None:

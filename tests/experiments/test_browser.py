@@ -28,7 +28,7 @@ def log_in(page, url: str, username: str) -> None:
     page.fill("#id_username", username)
     page.fill("#id_password", "pass-word-123")
     page.keyboard.press("Enter")
-    page.wait_for_load_state()
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
 
 
 def test_an_owner_runs_and_promotes_an_experiment_and_a_supervisor_reads_it_in_spanish(
