@@ -31,7 +31,7 @@ def _score(confidence: float, verified: bool = True, unstable: bool = False) -> 
         # The audit draw is recorded whatever else the call was routed for: it stays a uniform sample.
         ([_score(0.0, verified=False), _score(0.5)], 1.0, ["unverified_evidence", "low_confidence", "random_audit"]),
         ([_score(0.9), _score(0.9)], 1.0, ["random_audit"]),
-        ([_score(0.9), _score(0.9, unstable=True)], 1.0, ["unstable"]),
+        ([_score(0.9), _score(0.9, unstable=True)], 1.0, ["unstable", "random_audit"]),
         ([_score(0.5), _score(0.9, unstable=True)], 0.0, ["low_confidence", "unstable"]),
     ],
 )
