@@ -70,4 +70,4 @@ def test_review_groups(reasons, groups):
 def test_each_reason_is_in_exactly_one_group():
     assert group_reasons(ReviewGroup.RANDOM_AUDIT) == ("random_audit",)
     assert group_reasons(ReviewGroup.WARM_UP) == ("warm_up",)
-    assert set(group_reasons(ReviewGroup.FLAGGED)) == {"unverified_evidence", "low_confidence"}
+    assert set(group_reasons(ReviewGroup.FLAGGED)) == {"unverified_evidence", "low_confidence", "unstable"}
