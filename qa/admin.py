@@ -10,7 +10,7 @@ from django.utils.translation import ngettext
 
 from qa.audio import AudioTooLargeError, audio_inspect
 from qa.errors import InvalidInputError
-from qa.models import JudgeRun, Recording, Score, Transcription
+from qa.models import Judge, JudgeRun, Recording, Score, Transcription
 from qa.services import recording_ingest
 from qa.transcribing import transcription_create
 from rubrics.models import Rubric
@@ -33,7 +33,7 @@ class ScoreInline(admin.TabularInline):
     model = Score
     extra = 0
     can_delete = False
-    fields = ["criterion", "value", "confidence", "model_confidence", "evidence_label", "rationale"]
+    fields = ["criterion", "value", "confidence", "model_confidence", "evidence_label", "rationale", "sample_values", "unstable"]
     readonly_fields = fields
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
@@ -135,10 +135,35 @@ class TranscriptionAdmin(ReadOnlyAdmin):
     list_select_related = ["recording"]
 
 
+@admin.register(Judge)
+class JudgeAdmin(admin.ModelAdmin):
+    """Rubric owners name judges here; the key stays in the environment, only its variable's name is stored."""
+
+    list_display = ["name", "backend", "model", "temperature", "samples", "is_default", "availability"]
+    list_filter = ["backend", "is_default"]
+    search_fields = ["name", "model"]
+    fields = [
+        "name",
+        ("backend", "model"),
+        "base_url",
+        "gguf_path",
+        "api_key_variable",
+        ("temperature", "samples"),
+        ("prompt_price", "completion_price"),
+        "is_default",
+    ]
+
+    @admin.display(description=_("usable"))
+    def availability(self, judge: Judge) -> str:
+        return judge.unavailable_reason or _("yes")
+
+
 @admin.register(JudgeRun)
 class JudgeRunAdmin(ReadOnlyAdmin):
-    list_display = ["id", "recording", "backend", "model", "prompt_version", "status", "created_at", "llm_duration_ms"]
-    list_filter = ["status", "backend", "model", "prompt_version"]
+    list_display = [
+        "id", "recording", "judge", "backend", "model", "prompt_version", "status", "created_at", "llm_duration_ms"
+    ]
+    list_filter = ["status", "judge", "backend", "model", "prompt_version"]
     search_fields = ["recording__external_id", "model", "prompt_version", "error"]
     list_select_related = ["recording"]
     inlines = [ScoreInline]

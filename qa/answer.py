@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -173,3 +174,29 @@ def answer_parse(*, content: str, criteria: Sequence[Criterion], bound_strings: 
         )
         for key, criterion in by_key.items()
     ]
+
+
+@dataclass(frozen=True)
+class CombinedAnswer:
+    """What k samples of one criterion stand for: one sample's answer, every sample's value, their stability."""
+
+    answer: CriterionAnswer
+    sample_values: list[int | None] | None  # None: a single sample
+    unstable: bool
+
+
+def answers_combine(samples: Sequence[CriterionAnswer]) -> CombinedAnswer:
+    """Self-consistency over k answers to one criterion.
+
+    The value is the lower median, so it is a value some sample gave, and that
+    sample's evidence and confidence go with it. "Not applicable" wins only
+    when at least half the samples say so. Unstable: the values differ by more
+    than one point, or some samples found the criterion not applicable and others scored it.
+    """
+    values = [sample.value for sample in samples]
+    numbers = sorted(value for value in values if value is not None)
+    value = statistics.median_low(numbers) if numbers and len(numbers) * 2 > len(values) else None
+    spread = numbers[-1] - numbers[0] if numbers else 0
+    unstable = len(samples) > 1 and (spread > 1 or 0 < len(numbers) < len(values))
+    chosen = next(sample for sample in samples if sample.value == value)
+    return CombinedAnswer(answer=chosen, sample_values=values if len(samples) > 1 else None, unstable=unstable)

@@ -30,11 +30,19 @@ from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from qa.answer import CriterionAnswer, InvalidAnswerError, answer_max_tokens, answer_parse, answer_schema
+from qa.answer import (
+    CombinedAnswer,
+    CriterionAnswer,
+    InvalidAnswerError,
+    answer_max_tokens,
+    answer_parse,
+    answer_schema,
+    answers_combine,
+)
 from qa.evidence import VERIFIER_VERSION, verify_evidence
-from qa.llm import Completion, backend_get, llm_complete
+from qa.llm import Backend, Completion, backend_get, llm_complete
 from qa.llm_errors import LLMError
-from qa.models import JudgeRun, Recording, Score
+from qa.models import Judge, JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
 from qa.rate_limit import quota_acquire, quota_settle
 from qa.routing import recording_route, routing_fields, run_in_warm_up
@@ -76,7 +84,7 @@ def judge_run_create(*, recording: Recording) -> tuple[JudgeRun, bool]:
     active = JudgeRun.objects.filter(recording=recording, status__in=ACTIVE).first()
     if active is not None:
         return active, False
-    run = JudgeRun.objects.create(recording=recording, rubric=recording.rubric)
+    run = JudgeRun.objects.create(recording=recording, rubric=recording.rubric, judge=Judge.objects.default())
     Recording.objects.filter(pk=recording.pk).update(status=Recording.Status.QUEUED, updated_at=timezone.now())
     recording.status = Recording.Status.QUEUED
     return run, True
@@ -171,8 +179,8 @@ def _held(run: JudgeRun):
 
 
 @transaction.atomic
-def _fail(run: JudgeRun, error: str, completion: Completion | None = None) -> Result:
-    usage = _usage(completion)
+def _fail(run: JudgeRun, error: str, usage: dict[str, int | str | None] | None = None) -> Result:
+    usage = usage or {}
     if not _held(run).update(status=JudgeRun.Status.FAILED, finished_at=timezone.now(), error=error, **usage):
         return Result(Outcome.SKIPPED)
     Recording.objects.filter(pk=run.recording_id).update(
@@ -192,14 +200,19 @@ def _release(run: JudgeRun, error: LLMError) -> Result:
     return Result(Outcome.RETRY, delay)
 
 
-def _usage(completion: Completion | None) -> dict[str, int | str | None]:
-    if completion is None:
+def _usage(completions: list[Completion]) -> dict[str, int | str | None]:
+    """The tokens, time and raw output of a judgment's calls (one per sample)."""
+    if not completions:
         return {}
+
+    def total(counts: list[int | None]) -> int | None:
+        return None if all(count is None for count in counts) else sum(count or 0 for count in counts)
+
     return {
-        "prompt_tokens": completion.prompt_tokens,
-        "completion_tokens": completion.completion_tokens,
-        "llm_duration_ms": completion.duration_ms,
-        "raw_output": completion.content or completion.refusal or "",
+        "prompt_tokens": total([completion.prompt_tokens for completion in completions]),
+        "completion_tokens": total([completion.completion_tokens for completion in completions]),
+        "llm_duration_ms": sum(completion.duration_ms for completion in completions),
+        "raw_output": "\n".join(completion.content or completion.refusal or "" for completion in completions),
     }
 
 
@@ -230,24 +243,12 @@ def verification_fields(*, evidence: str, transcript: str, model_confidence: flo
     }
 
 
-def _score(run: JudgeRun, answer: CriterionAnswer, transcript: str) -> Score:
-    return Score(
-        run=run,
-        criterion=answer.criterion,
-        value=answer.value,
-        model_confidence=answer.confidence,
-        evidence=answer.evidence,
-        rationale=answer.rationale,
-        **verification_fields(evidence=answer.evidence, transcript=transcript, model_confidence=answer.confidence),
-    )
-
-
 @transaction.atomic
-def _store(run: JudgeRun, scores: list[Score], completion: Completion) -> Result:
+def _store(run: JudgeRun, scores: list[Score], usage: dict[str, int | str | None]) -> Result:
     warm_up = run_in_warm_up(run=run)  # waits for the rubric's lock: the finishing order is taken after it
     now = timezone.now()
     if not _held(run).update(
-        status=JudgeRun.Status.SUCCEEDED, finished_at=now, error="", warm_up=warm_up, **_usage(completion)
+        status=JudgeRun.Status.SUCCEEDED, finished_at=now, error="", warm_up=warm_up, **usage
     ):
         return Result(Outcome.SKIPPED)
     Score.objects.bulk_create(scores)
@@ -270,10 +271,7 @@ class Question:
     max_tokens: int
 
 
-@functools.lru_cache(maxsize=64)
-def _question(rubric: Rubric, published_at: datetime | None, bound_strings: bool) -> Question:
-    # A published rubric version never changes, so each process builds its
-    # question once; the publication time keys out a reused primary key.
+def _question_build(rubric: Rubric, bound_strings: bool) -> Question:
     criteria = list(rubric.criteria.prefetch_related("exceptions"))
     schema = answer_schema(criteria=criteria, bound_strings=bound_strings)
     return Question(
@@ -284,51 +282,168 @@ def _question(rubric: Rubric, published_at: datetime | None, bound_strings: bool
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _question(rubric: Rubric, published_at: datetime | None, bound_strings: bool) -> Question:
+    # A published rubric version never changes, so each process builds its
+    # question once; the publication time keys out a reused primary key.
+    return _question_build(rubric, bound_strings)
+
+
+@dataclass(frozen=True)
+class Asking:
+    """A judge ready to be asked about recordings of one rubric version."""
+
+    judge: Judge | None  # None: the environment's judge
+    backend: Backend
+    question: Question
+    samples: int = 1
+    temperature: float = 0.0
+
+    @property
+    def claim_fields(self) -> dict[str, str]:
+        """What a run records about who was asked what."""
+        backend, prompt = self.backend, self.question.prompt
+        return {"backend": backend.name, "model": backend.model, "prompt_version": prompt.version}
+
+    def reservation(self, transcript: str) -> int:
+        """Tokens to reserve from the shared quota, per sample: the prompt's estimate plus the whole completion budget."""
+        messages = self.question.prompt.messages(transcript=transcript)
+        return (sum(len(message["content"]) for message in messages) // 4 + self.question.max_tokens) * self.samples
+
+
+def asking_prepare(*, rubric: Rubric, judge: Judge | None, samples: int | None = None) -> Asking:
+    """The backend and the question; raises LLMError when the judge cannot be used.
+    `samples` overrides the judge's own number of samples."""
+    backend = backend_get(judge)
+    # A draft (an experiment's candidate) may still change: never cached.
+    question = (
+        _question(rubric, rubric.published_at, backend.bound_strings)
+        if rubric.published_at
+        else _question_build(rubric, backend.bound_strings)
+    )
+    return Asking(
+        judge=judge,
+        backend=backend,
+        question=question,
+        samples=samples or (judge.samples if judge else 1),
+        temperature=judge.temperature if judge else 0.0,
+    )
+
+
+@dataclass(frozen=True)
+class DraftScore:
+    """One criterion's judged and verified result, not stored: the fields of a Score without its run."""
+
+    criterion: Criterion
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judgment of one transcript, nothing stored: the scores, or why there are none.
+
+    `retry` is set for a transient failure (retried under the same rules in
+    production and experiments), `error` for a final one.
+    """
+
+    scores: list[DraftScore]
+    usage: dict[str, int | str | None]
+    error: str = ""
+    retry: LLMError | None = None
+
+
+def _draft(combined: CombinedAnswer, transcript: str) -> DraftScore:
+    answer = combined.answer
+    return DraftScore(
+        criterion=answer.criterion,
+        fields={
+            "value": answer.value,
+            "model_confidence": answer.confidence,
+            "evidence": answer.evidence,
+            "rationale": answer.rationale,
+            "sample_values": combined.sample_values,
+            "unstable": combined.unstable,
+            **verification_fields(evidence=answer.evidence, transcript=transcript, model_confidence=answer.confidence),
+        },
+    )
+
+
+def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
+    """Ask the judge about one transcript (once per sample), validate every
+    answer and verify its quotes: the one path production and experiments share."""
+    question = asking.question
+    messages = question.prompt.messages(transcript=transcript)
+    completions: list[Completion] = []
+    samples: list[list[CriterionAnswer]] = []
+    for _sample in range(asking.samples):
+        try:
+            completion = llm_complete(
+                backend=asking.backend,
+                messages=messages,
+                schema=question.schema,
+                max_tokens=question.max_tokens,
+                temperature=asking.temperature,
+            )
+        except LLMError as error:
+            return Judgment([], _usage(completions), retry=error) if error.transient else Judgment(
+                [], _usage(completions), error=str(error)
+            )
+        except SoftTimeLimitExceeded:
+            return Judgment([], _usage(completions), retry=LLMError("The judgment ran out of time.", transient=True))
+        completions.append(completion)
+        if problem := _answer_problem(completion):
+            return Judgment([], _usage(completions), error=problem)
+        try:
+            samples.append(
+                answer_parse(
+                    content=completion.content or "",
+                    criteria=question.criteria,
+                    bound_strings=asking.backend.bound_strings,
+                )
+            )
+        except InvalidAnswerError as error:
+            return Judgment([], _usage(completions), error=str(error))
+    by_criterion = zip(*samples, strict=True)
+    return Judgment([_draft(answers_combine(answers), transcript) for answers in by_criterion], _usage(completions))
+
+
 def judge_run_execute(*, run_id: int) -> Result:
     """Judge one run if it can be claimed. Safe to call any number of times."""
-    run = JudgeRun.objects.select_related("recording", "rubric").filter(pk=run_id, status=JudgeRun.Status.PENDING).first()
+    run = (
+        JudgeRun.objects.select_related("recording", "rubric", "judge")
+        .filter(pk=run_id, status=JudgeRun.Status.PENDING)
+        .first()
+    )
     if run is None:
         return Result(Outcome.SKIPPED)
     try:
-        backend = backend_get()
+        asking = asking_prepare(rubric=run.rubric, judge=run.judge)
     except LLMError as error:
         if not _claim(run):
             return Result(Outcome.SKIPPED)
         return _release(run, error) if error.transient else _fail(run, str(error))
-    question = _question(run.rubric, run.rubric.published_at, backend.bound_strings)
     transcript = run.recording.transcript
-    messages = question.prompt.messages(transcript=transcript)
     # Reserve the quota before claiming, so a run waiting for quota is not an attempt.
-    reserved = sum(len(message["content"]) for message in messages) // 4 + question.max_tokens
+    reserved = asking.reservation(transcript)
     if wait := quota_acquire(tokens=reserved):
         return Result(Outcome.RETRY, wait)
-    if not _claim(run, backend=backend.name, model=backend.model, prompt_version=question.prompt.version):
+    if not _claim(run, **asking.claim_fields):
         return Result(Outcome.SKIPPED)
     if run.attempts > settings.QA_JUDGE_MAX_ATTEMPTS:
         # Claimed again and again without finishing: its worker keeps dying.
         return _fail(run, f"Gave up: the judgment was interrupted {run.attempts - 1} times.")
-    try:
-        completion = llm_complete(
-            backend=backend, messages=messages, schema=question.schema, max_tokens=question.max_tokens
-        )
-    except LLMError as error:
-        return _release(run, error) if error.transient else _fail(run, str(error))
-    except SoftTimeLimitExceeded:
-        return _release(run, LLMError("The judgment ran out of time.", transient=True))
-    quota_settle(reserved=reserved, used=(completion.prompt_tokens or 0) + (completion.completion_tokens or 0))
-    if problem := _answer_problem(completion):
-        return _fail(run, problem, completion)
-    try:
-        answers = answer_parse(
-            content=completion.content or "", criteria=question.criteria, bound_strings=backend.bound_strings
-        )
-    except InvalidAnswerError as error:
-        return _fail(run, str(error), completion)
-    if not _held(run).exists():
-        # Taken back by the sweep while the LLM answered: another executor owns it now, and
-        # _store would refuse this one's scores anyway. Don't spend the verification on them.
-        return Result(Outcome.SKIPPED)
-    return _store(run, [_score(run, answer, transcript) for answer in answers], completion)
+    judgment = judgment_make(asking=asking, transcript=transcript)
+    quota_settle(reserved=reserved, used=judgment_tokens(judgment))
+    if judgment.retry:
+        return _release(run, judgment.retry)
+    if judgment.error:
+        return _fail(run, judgment.error, judgment.usage)
+    scores = [Score(run=run, criterion=draft.criterion, **draft.fields) for draft in judgment.scores]
+    return _store(run, scores, judgment.usage)
+
+
+def judgment_tokens(judgment: Judgment) -> int:
+    return int(judgment.usage.get("prompt_tokens") or 0) + int(judgment.usage.get("completion_tokens") or 0)
 
 
 def judge_run_until_done(*, run_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:

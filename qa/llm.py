@@ -16,12 +16,15 @@ import functools
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from django.conf import settings
 
 from qa.llm_errors import LLMError
+
+if TYPE_CHECKING:
+    from qa.models import Judge
 
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
 # Statuses worth another try: timeouts, conflicts, rate limits, server errors.
@@ -67,15 +70,25 @@ def _backend(api_key: str, base_url: str, model: str, local_model_path: str) -> 
     return Backend(name="local", model=server.model, client=client, bound_strings=True)
 
 
-def backend_get() -> Backend:
-    """The backend the environment selects (read at call time, so tests and
-    operators can repoint it without restarting)."""
-    return _backend(
-        os.environ.get("OPENAI_API_KEY", ""),
-        os.environ.get("OPENAI_BASE_URL", ""),
-        settings.QA_JUDGE_MODEL,
-        settings.QA_LOCAL_MODEL_PATH,
-    )
+def backend_get(judge: Judge | None = None) -> Backend:
+    """The backend of a named judge, or, without one, the backend the
+    environment selects (read at call time, so tests and operators can
+    repoint it without restarting)."""
+    if judge is None:
+        return _backend(
+            os.environ.get("OPENAI_API_KEY", ""),
+            os.environ.get("OPENAI_BASE_URL", ""),
+            settings.QA_JUDGE_MODEL,
+            settings.QA_LOCAL_MODEL_PATH,
+        )
+    if reason := judge.unavailable_reason:
+        raise LLMError(reason, transient=False)
+    if judge.backend == judge.Backend.OPENAI_COMPATIBLE:
+        # No key variable and no base URL would fall through to the local model: say so instead.
+        if not judge.base_url and not judge.api_key:
+            raise LLMError(f"Judge {judge.name} needs a base URL or an API key variable.", transient=False)
+        return _backend(judge.api_key, judge.base_url, judge.model, "")
+    return _backend("", "", "", judge.gguf_path if judge.backend == judge.Backend.GGUF else "")
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -114,15 +127,20 @@ def _error(error: openai.OpenAIError) -> LLMError:
 
 
 def llm_complete(
-    *, backend: Backend, messages: list[dict[str, str]], schema: dict[str, Any], max_tokens: int
+    *,
+    backend: Backend,
+    messages: list[dict[str, str]],
+    schema: dict[str, Any],
+    max_tokens: int,
+    temperature: float = 0.0,
 ) -> Completion:
-    """One strict-JSON chat completion at temperature 0."""
+    """One strict-JSON chat completion (at temperature 0 unless a judge samples)."""
     started = time.monotonic()
     try:
         response = backend.client.chat.completions.create(
             model=backend.model,
             messages=messages,
-            temperature=0,
+            temperature=temperature,
             max_tokens=max_tokens,
             response_format={
                 "type": "json_schema",

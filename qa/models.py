@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import PurePath
+from decimal import Decimal
 
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import F, FloatField, Q, Value
 from django.db.models.functions import Coalesce
@@ -56,6 +60,7 @@ class Recording(models.Model):
         WARM_UP = "warm_up", _("Warm-up")
         RANDOM_AUDIT = "random_audit", _("Random audit")
         UNKNOWN_SPEAKER = "unknown_speaker", _("Unknown speaker")
+        UNSTABLE = "unstable", _("Unstable")
 
     class AgentChannel(models.TextChoices):
         LEFT = "left", _("Left")
@@ -161,6 +166,106 @@ def _timed_pieces(turns: list[dict]) -> Iterator[tuple[str, int | None, int | No
         yield "\n", None, None
 
 
+class JudgeQuerySet(models.QuerySet):
+    def default(self) -> Judge | None:
+        """The judge production uses; None: the environment's."""
+        return self.filter(is_default=True).first()
+
+
+class Judge(models.Model):
+    """A named judge configuration. Production uses the one marked default, or,
+    with none marked, the judge the environment configures (OPENAI_* and QA_*
+    variables), so a fresh installation needs no row here."""
+
+    class Backend(models.TextChoices):
+        LOCAL = "local", _("The bundled local model")
+        GGUF = "gguf", _("A local GGUF file")
+        OPENAI_COMPATIBLE = "openai-compatible", _("An OpenAI-compatible server")
+
+    MAX_SAMPLES = 9
+
+    name = models.SlugField(_("name"), max_length=100, unique=True)
+    backend = models.CharField(_("backend"), max_length=20, choices=Backend.choices, default=Backend.OPENAI_COMPATIBLE)
+    model = models.CharField(_("model"), max_length=200, blank=True, help_text=_("Required for a server."))
+    base_url = models.URLField(
+        _("base URL"), blank=True, help_text=_("The server's OpenAI-compatible base URL; blank: OpenAI's own API.")
+    )
+    gguf_path = models.CharField(_("GGUF file"), max_length=500, blank=True)
+    api_key_variable = models.CharField(
+        _("API key variable"),
+        max_length=100,
+        blank=True,
+        validators=[RegexValidator(r"^[A-Z_][A-Z0-9_]*$", _("An environment variable name, e.g. JUDGE_GPT_KEY."))],
+        help_text=_("The NAME of the environment variable holding the key; the key itself is never stored."),
+    )
+    temperature = models.FloatField(
+        _("temperature"), default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
+    )
+    samples = models.PositiveSmallIntegerField(
+        _("samples"),
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_SAMPLES)],
+        help_text=_(
+            "Calls per recording; the stored value is their median. More than one needs a temperature above 0."
+        ),
+    )
+    prompt_price = models.DecimalField(
+        _("price per million prompt tokens"), max_digits=10, decimal_places=4, null=True, blank=True
+    )
+    completion_price = models.DecimalField(
+        _("price per million completion tokens"), max_digits=10, decimal_places=4, null=True, blank=True
+    )
+    is_default = models.BooleanField(_("production default"), default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = JudgeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("judge")
+        verbose_name_plural = _("judges")
+        constraints = [
+            models.UniqueConstraint(fields=["is_default"], condition=Q(is_default=True), name="one_default_judge"),
+            models.CheckConstraint(condition=Q(samples__gte=1), name="judge_samples_positive"),
+            models.CheckConstraint(
+                condition=Q(samples=1) | Q(temperature__gt=0), name="judge_samples_need_temperature"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors = {}
+        if self.samples and self.samples > 1 and not self.temperature:
+            errors["temperature"] = _("Several samples of the same answer at temperature 0 would all be the same.")
+        if self.backend == self.Backend.OPENAI_COMPATIBLE and self.base_url and not self.model:
+            errors["model"] = _("Name the model the server serves.")
+        if self.backend == self.Backend.GGUF and not self.gguf_path:
+            errors["gguf_path"] = _("Give the path of the GGUF file.")
+        if errors:
+            raise ValidationError(errors)
+
+    @property
+    def unavailable_reason(self) -> str:
+        """Why this judge cannot be used now ("" when it can): its key variable is unset."""
+        if self.api_key_variable and not os.environ.get(self.api_key_variable):
+            return _("The environment variable %(name)s that holds this judge's key is not set.") % {
+                "name": self.api_key_variable
+            }
+        return ""
+
+    @property
+    def api_key(self) -> str:
+        return os.environ.get(self.api_key_variable, "") if self.api_key_variable else ""
+
+    def cost(self, *, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """Estimated cost of this many tokens; None without prices."""
+        if self.prompt_price is None or self.completion_price is None:
+            return None
+        return (self.prompt_price * prompt_tokens + self.completion_price * completion_tokens) / 1_000_000
+
+
 class JudgeRun(models.Model):
     """One LLM judgment of one recording. Re-judging adds a run; none is ever rewritten."""
 
@@ -172,6 +277,8 @@ class JudgeRun(models.Model):
 
     recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="runs")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="runs")
+    # None: the environment's judge (no judge row marked default when the run was created).
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="runs")
     backend = models.CharField(_("backend"), max_length=50, blank=True)
     model = models.CharField(_("model"), max_length=200, blank=True)
     prompt_version = models.CharField(_("prompt version"), max_length=64, blank=True)
@@ -229,6 +336,10 @@ class Score(models.Model):
     verification_closest = models.JSONField(_("closest passage"), null=True, blank=True)
     verifier_version = models.CharField(_("verifier version"), max_length=20)
     rationale = models.TextField(_("rationale"), blank=True)
+    # With a judge taking several samples: every sample's value, and whether they disagree by more than a point.
+    # Database defaults too, so the benchmarks' bulk SQL inserts need not name them.
+    sample_values = models.JSONField(_("sample values"), null=True, blank=True)
+    unstable = models.BooleanField(_("unstable"), default=False, db_default=False)
 
     class Meta:
         ordering = ["criterion__order", "criterion_id"]
@@ -293,6 +404,11 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     can_review = models.BooleanField(_("can post reviews"), default=False)
+    can_run_experiments = models.BooleanField(
+        _("can run experiments"),
+        default=False,
+        help_text=_("A rubric owner's key: create, cancel and read experiments."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
     revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)

@@ -3,6 +3,7 @@
 A recording goes to review when any stored confidence is below the rubric's
 threshold (every unverified quote has confidence 0, so it always does), when
 its speakers are unknown (mono audio without diarization), when
+a judge taking several samples found a criterion unstable, when
 its judgment is one of the first of a new rubric version, prompt version or
 model (the warm-up), and when the random audit draws it. The audit draw is a
 hash of the recording's identity and the rubric version: anyone can recompute
@@ -94,6 +95,9 @@ def review_reasons(
         reasons.append(Reason.UNVERIFIED_EVIDENCE.value)
     if any(score.evidence_verified and score.confidence < rubric.review_confidence_threshold for score in scores):
         reasons.append(Reason.LOW_CONFIDENCE.value)
+    # A judge's own samples disagreeing is doubt the confidence may not show.
+    if any(score.unstable for score in scores):
+        reasons.append(Reason.UNSTABLE.value)
     if warm_up:
         reasons.append(Reason.WARM_UP.value)
     if not recording.speakers_known:

@@ -10,7 +10,7 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import reverse
 
-from qa.models import ApiKey, JudgeRun, Recording, Score, Transcription
+from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
 from reviews.models import Review
 from reviews.services import review_create
 from rubrics.models import Rubric
@@ -36,6 +36,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Review: _review,
     ApiKey: _api_key,
     Transcription: lambda: Transcription.objects.create(recording=judged_recording(), status="succeeded"),
+    Judge: lambda: Judge.objects.create(name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_GPT_KEY"),
     Group: lambda: Group.objects.get(name="Supervisors"),
     # django-axes' records, made as they are: by logging in wrongly, then rightly.
     AccessAttempt: lambda: _log_in("wrong") or AccessAttempt.objects.first(),

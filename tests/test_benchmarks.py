@@ -111,3 +111,13 @@ def test_scorecards(bench_env):
     for url in ("scorecard page ", "scorecard page, 8 weeks", "API, agents", "API, teams", "agent page"):
         row = next(line for line in output.splitlines() if line.startswith(url))
         assert row.split()[-1].isdigit(), row  # one query count per URL: constant
+
+
+def test_experiments(bench_env):
+    output = run(
+        bench_env, "bench/experiments/run.py", "--recordings", "30", "--comparison", "300", "--port", str(free_port()),
+    )  # fmt: skip
+    assert "CPU per recording (30 recordings x 12 criteria, in-process):" in output
+    for line in ("production", "experiment, published version", "experiment, draft version"):
+        assert any(row.strip().startswith(line) and row.rstrip().endswith(" ms") for row in output.splitlines()), line
+    assert "Comparison of 300 recordings x 12 criteria, 2 arms:" in output

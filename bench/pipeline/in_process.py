@@ -22,7 +22,7 @@ from bench.pipeline.run import ROOT, recordings_prepare  # noqa: E402  (sets the
 
 # The judge's steps, timed by wrapping the names judge_run_execute calls; the
 # rest (reading the run, building the messages) is reported as "other".
-STEPS = ["_claim", "llm_complete", "_score", "_store", "quota_acquire", "answer_parse"]
+STEPS = ["_claim", "llm_complete", "_draft", "_store", "quota_acquire", "answer_parse"]
 
 
 def timed(step: str, function: Callable[..., Any], spent: Counter[str]) -> Callable[..., Any]:

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "rubrics",
     "qa",
     "reviews",
+    "reviews.experiments",
 ]
 
 MIDDLEWARE = [
@@ -211,6 +212,7 @@ SPECTACULAR_SETTINGS = {
         "JudgeRunStatusEnum": "qa.models.JudgeRun.Status",
         "RubricStatusEnum": "rubrics.models.Rubric.Status",
         "CalibrationStatusEnum": "reviews.models.CalibrationSession.Status",
+        "ExperimentStatusEnum": "reviews.experiments.models.Experiment.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -245,6 +247,7 @@ QA_LOCAL_MODEL_CONTEXT = env.int("QA_LOCAL_MODEL_CONTEXT", default=8192)
 QA_LOCAL_MODEL_THREADS = env.int("QA_LOCAL_MODEL_THREADS", default=0)
 CELERY_BEAT_SCHEDULE = {
     "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
+    "experiments-sweep": {"task": "experiments.sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
 }
 # Without it Celery's Django fixup closes every database connection around
 # every task; config.celery closes only the broken or expired ones instead

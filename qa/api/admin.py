@@ -18,15 +18,15 @@ from qa.models import ApiKey
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "can_review", "active", "created_at", "expires_at", "revoked_at", "last_used_at"]
+    list_display = ["name", "prefix", "can_review", "can_run_experiments", "active", "created_at", "expires_at", "revoked_at", "last_used_at"]
     list_filter = ["can_review", "revoked_at"]
     search_fields = ["name", "prefix"]
     actions = ["revoke"]
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
-            return ["name", "can_review", "expires_at"]
-        return ["name", "prefix", "can_review", "created_at", "expires_at", "revoked_at", "last_used_at"]
+            return ["name", "can_review", "can_run_experiments", "expires_at"]
+        return ["name", "prefix", "can_review", "can_run_experiments", "created_at", "expires_at", "revoked_at", "last_used_at"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
@@ -39,7 +39,12 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        created, key = api_key_create(name=obj.name, can_review=obj.can_review, expires_at=obj.expires_at)
+        created, key = api_key_create(
+            name=obj.name,
+            can_review=obj.can_review,
+            can_run_experiments=obj.can_run_experiments,
+            expires_at=obj.expires_at,
+        )
         # The admin logs and redirects with `obj`: make it the stored row.
         obj.pk = created.pk
         obj.refresh_from_db()

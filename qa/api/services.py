@@ -13,14 +13,21 @@ from qa.models import ApiKey
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
-def api_key_create(*, name: str, can_review: bool = False, expires_at: datetime | None = None) -> tuple[ApiKey, str]:
+def api_key_create(
+    *, name: str, can_review: bool = False, can_run_experiments: bool = False, expires_at: datetime | None = None
+) -> tuple[ApiKey, str]:
     """Store a new key for the external system `name`; return it with the full key.
 
     The full key is returned once and never stored: only its hash is kept.
     """
     prefix, key = ApiKey.generate()
     api_key = ApiKey.objects.create(
-        name=name, prefix=prefix, key_hash=ApiKey.hash(key), can_review=can_review, expires_at=expires_at
+        name=name,
+        prefix=prefix,
+        key_hash=ApiKey.hash(key),
+        can_review=can_review,
+        can_run_experiments=can_run_experiments,
+        expires_at=expires_at,
     )
     return api_key, key
 

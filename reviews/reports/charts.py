@@ -183,3 +183,50 @@ def line_chart(
                 )
                 segment = []
     return _svg(width, height, title, parts)
+
+
+def interval_chart(
+    categories: Sequence[str],
+    series: Sequence[Series],
+    intervals: Sequence[Sequence[tuple[float, float] | None]],
+    *,
+    title: str,
+    fmt: Callable[[float], str],
+) -> SafeString:
+    """A dot per category and series with its interval as a whisker, from zero up (e.g. MAE with its 95 % interval)."""
+    values = [value for item in series for value in item.values if value is not None]
+    values += [end for per_series in intervals for interval in per_series if interval for end in interval]
+    high = max([*values, 0.0]) or 1.0
+
+    def x(value: float) -> float:
+        return round(LABEL_WIDTH + value / high * PLOT_WIDTH, 1)
+
+    row_height = len(series) * (BAR + BAR_GAP) + ROW_GAP
+    parts, legend = _legend(series)
+    for row, category in enumerate(categories):
+        top = legend + row * row_height
+        parts.append(format_html('<text x="0" y="{}" font-size="12">{}</text>', top + BAR, category))
+        for index, item in enumerate(series):
+            value, interval = item.values[row], intervals[index][row]
+            if value is None:
+                continue
+            y = top + index * (BAR + BAR_GAP) + BAR // 2
+            color = PALETTE[index % len(PALETTE)]
+            if interval:
+                parts.append(
+                    format_html(
+                        '<line x1="{}" x2="{}" y1="{}" y2="{}" stroke="{}" stroke-width="2"/>',
+                        x(interval[0]), x(interval[1]), y, y, color,
+                    )
+                )
+            label = f"{fmt(value)} [{fmt(interval[0])}, {fmt(interval[1])}]" if interval else fmt(value)
+            parts.append(
+                format_html(
+                    '<circle cx="{}" cy="{}" r="4" fill="{}"><title>{} · {}: {}</title></circle>'
+                    '<text x="{}" y="{}" font-size="10">{}</text>',
+                    x(value), y, color, category, item.name, label, LABEL_WIDTH + PLOT_WIDTH + 12, y + 3, label,
+                )
+            )
+    height = legend + len(categories) * row_height
+    parts.append(format_html('<line x1="{0}" x2="{0}" y1="{1}" y2="{2}" stroke="#5b6475"/>', x(0.0), legend, height))
+    return _svg(LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH + 80, height, title, parts)

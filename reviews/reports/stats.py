@@ -1,6 +1,6 @@
 """Agreement figures between the judge and the supervisors, computed from counts.
 
-Pure module (no Django). The database does the heavy part: it counts how many
+Pure module (no Django; numpy for the bootstrap's resamples). The database does the heavy part: it counts how many
 (model value, human value, rejected) combinations there are per criterion.
 Everything here works on those few counted cells, so the cost does not grow
 with the number of scores.
@@ -16,6 +16,8 @@ from enum import StrEnum
 from fractions import Fraction
 from itertools import combinations
 from statistics import median
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -397,3 +399,116 @@ def krippendorff_alpha_ordinal(ratings: Ratings) -> float | None:
     if expected == 0:
         return None
     return float(1 - (n - 1) * observed / expected)
+
+
+# --- Paired bootstrap: a candidate judge against a baseline, on the same recordings ---------------------------------
+
+Triple = tuple[int, int, int]  # (baseline value, candidate value, human value) of one recording's criterion
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20261130
+
+
+@dataclass(frozen=True)
+class PairedDelta:
+    """Candidate minus baseline over `n` recordings with a value from both arms and the human,
+    with percentile intervals from a paired bootstrap over those recordings."""
+
+    n: int
+    mae_delta: float | None
+    mae_delta_ci: tuple[float, float] | None
+    qwk_delta: float | None
+    qwk_delta_ci: tuple[float, float] | None
+
+
+def bootstrap_resamples(counts: Sequence[int], *, resamples: int, seed: int) -> np.ndarray:
+    """Resample recordings with replacement, `resamples` times: how often each cell
+    (a distinct triple of values) is drawn, one row per resample.
+
+    Every figure compared here depends on a recording only through its triple
+    of values, so drawing n recordings uniformly is drawing the cells with
+    probability count / n: a multinomial. Its cost grows with the number of
+    distinct triples (at most a few hundred), not with the recordings.
+    """
+    weights = np.asarray(counts, dtype=float)
+    n = int(weights.sum())
+    return np.random.default_rng(seed).multinomial(n, weights / n, size=resamples)
+
+
+def _mae(draws: np.ndarray, model: np.ndarray, human: np.ndarray) -> np.ndarray:
+    return draws @ np.abs(model - human) / draws.sum(axis=-1)
+
+
+def _qwk(draws: np.ndarray, model: np.ndarray, human: np.ndarray) -> np.ndarray:
+    """quadratic_weighted_kappa for each row of counts at once; NaN where it is undefined.
+
+    Σ_i Σ_j M_i H_j (i - j)² expands to n·Σm² + n·Σh² - 2·Σm·Σh over the pairs,
+    which is linear in the counts: one matrix product per term.
+    """
+    n = draws.sum(axis=-1)
+    observed = draws @ (model - human) ** 2
+    expected_times_n = n * (draws @ model**2) + n * (draws @ human**2) - 2 * (draws @ model) * (draws @ human)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected_times_n > 0, 1 - observed * n / expected_times_n, np.nan)
+
+
+def _interval(deltas: np.ndarray, level: float) -> tuple[float, float] | None:
+    deltas = deltas[~np.isnan(deltas)]
+    if not len(deltas):
+        return None
+    low, high = np.percentile(deltas, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
+    return float(low), float(high)
+
+
+def paired_bootstrap(
+    triples: Mapping[Triple, int],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    level: float = 0.95,
+) -> PairedDelta:
+    """The candidate's MAE and QWK minus the baseline's, each with a percentile
+    bootstrap interval (Efron & Tibshirani, ch. 13): the recordings are
+    resampled together for both arms, so what the arms share cancels out.
+
+    A negative MAE delta is a candidate closer to the supervisors; a positive
+    QWK delta is a candidate agreeing with them more. The QWK interval leaves
+    out resamples where either kappa is undefined (all one value).
+    """
+    cells = [(triple, count) for triple, count in triples.items() if count > 0]
+    n = sum(count for _, count in cells)
+    if n == 0:
+        return PairedDelta(0, None, None, None, None)
+    values = np.array([triple for triple, _ in cells], dtype=float)
+    baseline, candidate, human = values[:, 0], values[:, 1], values[:, 2]
+    draws = bootstrap_resamples([count for _, count in cells], resamples=resamples, seed=seed)
+    mae_deltas = _mae(draws, candidate, human) - _mae(draws, baseline, human)
+    qwk_deltas = _qwk(draws, candidate, human) - _qwk(draws, baseline, human)
+
+    def matrix(arm: int) -> Counter[tuple[int, int]]:
+        pairs: Counter[tuple[int, int]] = Counter()
+        for triple, count in cells:
+            pairs[(triple[arm], triple[2])] += count
+        return pairs
+
+    qwk_baseline, qwk_candidate = quadratic_weighted_kappa(matrix(0)), quadratic_weighted_kappa(matrix(1))
+    defined = qwk_baseline is not None and qwk_candidate is not None
+    return PairedDelta(
+        n=n,
+        mae_delta=sum((abs(c - h) - abs(b - h)) * count for (b, c, h), count in cells) / n,
+        mae_delta_ci=_interval(mae_deltas, level),
+        qwk_delta=qwk_candidate - qwk_baseline if defined else None,
+        qwk_delta_ci=_interval(qwk_deltas, level) if defined else None,
+    )
+
+
+def mae_interval(
+    pairs: Mapping[tuple[int, int], int], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float] | None:
+    """A 95 % percentile bootstrap interval for one arm's MAE, from counts keyed by (model, human)."""
+    cells = [(pair, count) for pair, count in pairs.items() if count > 0]
+    if not cells:
+        return None
+    values = np.array([pair for pair, _ in cells], dtype=float)
+    draws = bootstrap_resamples([count for _, count in cells], resamples=resamples, seed=seed)
+    return _interval(_mae(draws, values[:, 0], values[:, 1]), 0.95)

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from qa.judging import Outcome, judge_run_execute, judge_run_until_done, recording_enqueue_judging
-from qa.models import JudgeRun, Recording, Score
+from qa.judging import Outcome, judge_run_create, judge_run_execute, judge_run_until_done, recording_enqueue_judging
+from qa.models import Judge, JudgeRun, Recording, Score
 from qa.tasks import judge_run
 from tests.factories import RecordingFactory
 from tests.support.fake_openai import answer_for, completion, error
@@ -254,3 +254,33 @@ def test_a_run_finished_elsewhere_is_not_judged_again(fake_llm, recording):
 
     assert judge_run_execute(run_id=run.pk).outcome is Outcome.SKIPPED
     assert fake_llm.requests == []
+
+
+def test_a_judge_with_three_disagreeing_samples_stores_the_median_and_routes_to_review_as_unstable(
+    recording, fake_llm
+):
+    Judge.objects.create(
+        name="sampler", base_url=fake_llm.base_url, model="fake-judge", api_key_variable="OPENAI_API_KEY",
+        temperature=0.8, samples=3, is_default=True,
+    )
+
+    def scored(value):
+        def reply(request):
+            answer = answer_for(request)
+            answer["scores"]["saludo"]["value"] = value
+            return completion(answer)
+
+        return reply
+
+    fake_llm.script(scored(5), scored(1), scored(2))
+    run = judge_run_create(recording=recording)[0]
+
+    assert judge_run_until_done(run_id=run.pk).outcome is Outcome.SUCCEEDED
+    run.refresh_from_db()
+    recording.refresh_from_db()
+    assert run.judge.name == "sampler" and run.prompt_tokens == 3 * 900
+    assert [request["temperature"] for request in fake_llm.requests] == [0.8] * 3
+    saludo = run.scores.get(criterion__key="saludo")
+    assert saludo.value == 2 and saludo.sample_values == [5, 1, 2] and saludo.unstable
+    assert not run.scores.get(criterion__key="compromiso").unstable
+    assert recording.needs_review and recording.review_reasons == ["unstable"]

@@ -18,8 +18,8 @@ def test_the_audit_draw_is_reproducible_and_keeps_the_rate():
     assert audit_draw(source="crm", external_id="call-0", rubric_slug="soporte", rubric_version=4) != draws[0]
 
 
-def _score(confidence: float, verified: bool = True) -> SimpleNamespace:
-    return SimpleNamespace(confidence=confidence, evidence_verified=verified)
+def _score(confidence: float, verified: bool = True, unstable: bool = False) -> SimpleNamespace:
+    return SimpleNamespace(confidence=confidence, evidence_verified=verified, unstable=unstable)
 
 
 @pytest.mark.parametrize(
@@ -31,6 +31,8 @@ def _score(confidence: float, verified: bool = True) -> SimpleNamespace:
         # The audit draw is recorded whatever else the call was routed for: it stays a uniform sample.
         ([_score(0.0, verified=False), _score(0.5)], 1.0, ["unverified_evidence", "low_confidence", "random_audit"]),
         ([_score(0.9), _score(0.9)], 1.0, ["random_audit"]),
+        ([_score(0.9), _score(0.9, unstable=True)], 1.0, ["unstable", "random_audit"]),
+        ([_score(0.5), _score(0.9, unstable=True)], 0.0, ["low_confidence", "unstable"]),
     ],
 )
 def test_review_reasons(scores, audit_rate, expected):
@@ -68,7 +70,7 @@ def test_review_groups(reasons, groups):
 def test_each_reason_is_in_exactly_one_group():
     assert group_reasons(ReviewGroup.RANDOM_AUDIT) == ("random_audit",)
     assert group_reasons(ReviewGroup.WARM_UP) == ("warm_up",)
-    assert set(group_reasons(ReviewGroup.FLAGGED)) == {"unverified_evidence", "low_confidence", "unknown_speaker"}
+    assert set(group_reasons(ReviewGroup.FLAGGED)) == {"unverified_evidence", "low_confidence", "unknown_speaker", "unstable"}
 
 
 @pytest.mark.parametrize(("audit_rate", "expected"), [(0.0, ["unknown_speaker"]), (1.0, ["unknown_speaker", "random_audit"])])

@@ -19,7 +19,7 @@ def _log_in(page, url: str) -> None:
     page.goto(f"{url}/accounts/login/")
     page.fill("#id_username", "marta")
     page.fill("#id_password", "pass-word-123")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")  # the top bar has the language button
     page.wait_for_load_state()
 
 

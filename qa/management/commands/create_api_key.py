@@ -16,9 +16,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("name", help="The external system; also the default `source` of what it posts.")
         parser.add_argument("--can-review", action="store_true", help="Allow the key to post supervisors' reviews.")
+        parser.add_argument(
+            "--can-run-experiments", action="store_true", help="A rubric owner's key: create and cancel experiments."
+        )
         parser.add_argument("--expires-at", help="ISO 8601 date and time after which the key is refused.")
 
-    def handle(self, *args, name: str, can_review: bool, expires_at: str | None, **options) -> None:
+    def handle(
+        self, *args, name: str, can_review: bool, can_run_experiments: bool, expires_at: str | None, **options
+    ) -> None:
         if ApiKey.objects.filter(name=name).exists():
             raise CommandError(f"A key named {name!r} already exists; revoke it in the admin or pick another name.")
         expiry = None
@@ -31,8 +36,14 @@ class Command(BaseCommand):
                 raise CommandError(f"--expires-at {expires_at!r} is not an ISO 8601 date and time.")
             if timezone.is_naive(expiry):
                 expiry = timezone.make_aware(expiry)
-        api_key, key = api_key_create(name=name, can_review=can_review, expires_at=expiry)
+        api_key, key = api_key_create(
+            name=name, can_review=can_review, can_run_experiments=can_run_experiments, expires_at=expiry
+        )
         # The key alone on stdout, so that KEY=$(manage.py create_api_key NAME) works.
         self.stdout.write(key)
-        rights = "post and read recordings, post reviews" if can_review else "post and read recordings"
+        rights = ", ".join(
+            ["post and read recordings"]
+            + ["post reviews"] * can_review
+            + ["run experiments"] * can_run_experiments
+        )
         self.stderr.write(f"Key {api_key.prefix} for {name} ({rights}). Store it now: it cannot be shown again.")

@@ -1,0 +1,151 @@
+"""Experiments: a frozen set of reviewed recordings judged again by other arms
+(a rubric version and a judge), compared with the supervisors' values.
+
+Nothing here is a production row: an experiment's judgments are items and
+item scores of its own, which no queue, routing, report or recording status reads.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from qa.models import ApiKey, Judge, Recording
+from rubrics.models import Criterion, Rubric
+
+
+class Experiment(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        FINISHED = "finished", _("Finished")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    rubric_slug = models.SlugField(_("rubric"), max_length=100)
+    group = models.CharField(_("group"), max_length=20, default="all")
+    date_from = models.DateField(_("since"), null=True, blank=True)
+    date_to = models.DateField(_("until"), null=True, blank=True)
+    limit = models.PositiveIntegerField(_("limit"), null=True, blank=True)
+    seed = models.IntegerField(_("seed"), default=0)
+    # Frozen when the experiment is created: later reviews never change what it compares.
+    recording_ids = models.JSONField(_("recordings"), default=list)
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(_("error"), blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True)
+    created_by_key = models.ForeignKey(ApiKey, on_delete=models.PROTECT, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("experiment")
+        verbose_name_plural = _("experiments")
+
+    def __str__(self) -> str:
+        return f"experiment {self.pk} on {self.rubric_slug}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class Arm(models.Model):
+    """One way of judging the set: the baseline (first) or a candidate."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="arms")
+    order = models.PositiveSmallIntegerField(default=0)
+    label = models.CharField(_("label"), max_length=200)
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
+    # None: the environment's judge.
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    # The baseline as production stored it: the scores each recording's review saw, no LLM call.
+    stored = models.BooleanField(_("production scores as stored"), default=False)
+    samples = models.PositiveSmallIntegerField(_("samples"), default=1)
+
+    class Meta:
+        # By the column, not the relation: ordering by `experiment` would join it (and its own ordering) into every query.
+        ordering = ["experiment_id", "order"]
+        constraints = [models.UniqueConstraint(fields=["experiment", "order"], name="arm_order_unique")]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.order == 0
+
+
+class Item(models.Model):
+    """One recording judged by one arm: claimed, retried and finished like a production run."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    arm = models.ForeignKey(Arm, on_delete=models.CASCADE, related_name="items")
+    recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    backend = models.CharField(max_length=50, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=64, blank=True)
+    llm_duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    raw_output = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["arm", "recording"], name="item_once_per_arm")]
+        indexes = [models.Index(fields=["status", "started_at"])]
+
+
+class ItemScore(models.Model):
+    """The fields of a production Score, for an experiment's judgment."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="scores")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    value = models.SmallIntegerField(null=True, blank=True)
+    confidence = models.FloatField()
+    model_confidence = models.FloatField()
+    evidence = models.TextField(blank=True)
+    evidence_verified = models.BooleanField(default=False)
+    verification_status = models.CharField(max_length=20)
+    verification_spans = models.JSONField(default=list, blank=True)
+    verification_closest = models.JSONField(null=True, blank=True)
+    verifier_version = models.CharField(max_length=20)
+    rationale = models.TextField(blank=True)
+    sample_values = models.JSONField(null=True, blank=True)
+    unstable = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [models.UniqueConstraint(fields=["item", "criterion"], name="item_score_once_per_criterion")]
+
+
+class Promotion(models.Model):
+    """A change an experiment justified: its candidate's draft published, or its judge made the default."""
+
+    class Action(models.TextChoices):
+        PUBLISH_RUBRIC = "publish_rubric", _("Published the candidate's rubric version")
+        DEFAULT_JUDGE = "default_judge", _("Made the candidate's judge the default")
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.PROTECT, related_name="promotions")
+    arm = models.ForeignKey(Arm, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["arm", "action"], name="promotion_once")]

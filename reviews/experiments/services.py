@@ -1,0 +1,342 @@
+"""Writes for experiments: create one (freeze its set, queue its items), run an
+item, cancel, promote.
+
+An item moves pending -> running -> succeeded | failed like a production run,
+each step a conditional UPDATE, and asks the judge through qa.judging's one
+path (prompt, schema, validation, evidence verifier, samples) at the shared LLM
+quota. It writes only the experiment's own rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from kombu.exceptions import OperationalError
+
+from qa.errors import InvalidInputError
+from qa.judging import Outcome, Result, asking_prepare, judgment_make, judgment_tokens, retry_delay
+from qa.llm import LLMError
+from qa.models import ApiKey, Judge
+from qa.rate_limit import quota_acquire, quota_settle
+from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
+from reviews.experiments.selectors import experiment_recording_ids
+from reviews.reports.selectors import Group
+from rubrics.models import Rubric
+from rubrics.services import rubric_publish
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """A way to judge the set: a rubric version (None: the published one) and a judge
+    (None: production's default); `stored` takes production's scores as they are."""
+
+    rubric_version: int | None = None
+    judge: Judge | None = None
+    samples: int | None = None  # None: the judge's own
+    stored: bool = False
+
+
+def _arm_rubric(slug: str, version: int | None, field: str) -> Rubric:
+    rubrics = Rubric.objects.filter(slug=slug)
+    rubric = rubrics.filter(**({"status": Rubric.Status.PUBLISHED} if version is None else {"version": version})).first()
+    if rubric is None:
+        what = _("a published version") if version is None else _("version %(version)s") % {"version": version}
+        raise InvalidInputError({field: _("Rubric %(slug)s has no %(what)s.") % {"slug": slug, "what": what}})
+    return rubric
+
+
+def _arm_label(rubric: Rubric, judge: Judge | None, samples: int, stored: bool) -> str:
+    """The arm's name on the page and in the API: an identifier, the same in every language."""
+    if stored:
+        return "production"
+    label = f"v{rubric.version}{' draft' if rubric.is_draft else ''} · {judge.name if judge else 'environment'}"
+    return f"{label} ×{samples}" if samples > 1 else label
+
+
+def _arm_check(spec: ArmSpec, field: str) -> int:
+    """The arm's samples, or why the arm cannot run."""
+    judge = spec.judge
+    if judge is not None and (reason := judge.unavailable_reason):
+        raise InvalidInputError({field: reason})
+    samples = spec.samples or (judge.samples if judge else 1)
+    if not 1 <= samples <= Judge.MAX_SAMPLES:
+        raise InvalidInputError({field: _("Samples must be between 1 and %(max)s.") % {"max": Judge.MAX_SAMPLES}})
+    if samples > 1 and not (judge and judge.temperature > 0):
+        raise InvalidInputError({field: _("Several samples need a judge with a temperature above 0.")})
+    return samples
+
+
+@transaction.atomic
+def experiment_create(
+    *,
+    rubric_slug: str,
+    candidates: list[ArmSpec],
+    baseline: ArmSpec = ArmSpec(stored=True),  # noqa: B008  (frozen: safe as a default)
+    group: str = Group.ALL,
+    date_from: date | None = None,
+    date_to: date | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    user: AbstractBaseUser | None = None,
+    api_key: ApiKey | None = None,
+    publish: bool = True,
+) -> Experiment:
+    """Freeze the set, create the arms and queue their items (after commit;
+    publish=False leaves them for the caller to run in its own process).
+    Refuses, storing nothing, an empty set or an arm that cannot run."""
+    groups = [member.value for member in Group]
+    if group not in groups:
+        raise InvalidInputError({"group": _("Choose one of: %(groups)s.") % {"groups": ", ".join(groups)}})
+    if not candidates:
+        raise InvalidInputError({"candidates": _("Give at least one candidate.")})
+    if limit is not None and limit < 1:
+        raise InvalidInputError({"limit": _("The limit must be at least 1.")})
+    if date_from and date_to and date_to < date_from:
+        raise InvalidInputError({"date_to": _("The end date is before the start date.")})
+    specs = [baseline, *candidates]
+    arms = []
+    for order, spec in enumerate(specs):
+        field = "baseline" if order == 0 else "candidates"
+        rubric = _arm_rubric(rubric_slug, spec.rubric_version, field)
+        samples = 1 if spec.stored else _arm_check(spec, field)
+        arms.append(
+            Arm(
+                order=order,
+                rubric=rubric,
+                judge=None if spec.stored else spec.judge or Judge.objects.default(),
+                stored=spec.stored and order == 0,
+                samples=samples,
+            )
+        )
+    recording_ids = experiment_recording_ids(
+        rubric_slug=rubric_slug, group=group, date_from=date_from, date_to=date_to, limit=limit, seed=seed
+    )
+    if not recording_ids:
+        message = _("No recording of %(slug)s in this set has a final review with values.")
+        raise InvalidInputError({"rubric": message % {"slug": rubric_slug}})
+    experiment = Experiment.objects.create(
+        rubric_slug=rubric_slug,
+        group=group,
+        date_from=date_from,
+        date_to=date_to,
+        limit=limit,
+        seed=seed,
+        recording_ids=recording_ids,
+        created_by=user,
+        created_by_key=api_key,
+    )
+    for arm in arms:
+        arm.experiment = experiment
+        arm.label = _arm_label(arm.rubric, arm.judge, arm.samples, arm.stored)
+    Arm.objects.bulk_create(arms)
+    items = Item.objects.bulk_create(
+        Item(arm=arm, recording_id=recording_id) for arm in arms if not arm.stored for recording_id in recording_ids
+    )
+    item_ids = [item.pk for item in items]
+    if publish:
+        transaction.on_commit(lambda: items_publish(item_ids=item_ids))
+    return experiment
+
+
+def items_publish(*, item_ids: list[int], countdown: float = 0.0) -> int:
+    """Hand items to workers; with the broker down they stay pending for the sweep."""
+    from reviews.experiments.tasks import item_run  # the task module imports this one
+
+    published = 0
+    for item_id in item_ids:
+        try:
+            item_run.apply_async(args=[item_id], countdown=countdown or None)
+        except OperationalError:
+            logger.warning("Broker unreachable: experiment items stay pending for the sweep.", exc_info=True)
+            break
+        published += 1
+    return published
+
+
+# --- Running an item --------------------------------------------------------------
+
+
+def _claim(item: Item, **fields: str) -> bool:
+    now = timezone.now()
+    claimed = Item.objects.filter(
+        pk=item.pk,
+        status=Item.Status.PENDING,
+        attempts=item.attempts,
+        arm__experiment__status__in=Experiment.ACTIVE,
+    ).update(status=Item.Status.RUNNING, attempts=item.attempts + 1, started_at=now, **fields)
+    if not claimed:
+        return False
+    if item.arm.experiment.status == Experiment.Status.QUEUED:
+        Experiment.objects.filter(pk=item.arm.experiment_id, status=Experiment.Status.QUEUED).update(
+            status=Experiment.Status.RUNNING
+        )
+    item.status, item.attempts, item.started_at = Item.Status.RUNNING, item.attempts + 1, now
+    return True
+
+
+def _held(item: Item):
+    return Item.objects.filter(pk=item.pk, status=Item.Status.RUNNING, attempts=item.attempts)
+
+
+def _finish(item: Item, status: str, **fields) -> bool:
+    if not _held(item).update(status=status, finished_at=timezone.now(), **fields):
+        return False
+    # After commit, so that of two last items finishing at once, the later one sees the other finished.
+    experiment_id = item.arm.experiment_id
+    transaction.on_commit(lambda: experiment_settle(experiment_id=experiment_id))
+    return True
+
+
+def _fail(item: Item, error: str, usage: dict | None = None) -> Result:
+    finished = _finish(item, Item.Status.FAILED, error=error, **(usage or {}))
+    return Result(Outcome.FAILED if finished else Outcome.SKIPPED)
+
+
+def _release(item: Item, error: LLMError) -> Result:
+    if item.attempts >= settings.QA_JUDGE_MAX_ATTEMPTS:
+        return _fail(item, f"Gave up after {item.attempts} attempts: {error}")
+    delay = retry_delay(attempt=item.attempts, retry_after=error.retry_after)
+    if not _held(item).update(status=Item.Status.PENDING, error=f"Will retry in {delay:.0f} s: {error}"):
+        return Result(Outcome.SKIPPED)
+    return Result(Outcome.RETRY, delay)
+
+
+@transaction.atomic
+def _store(item: Item, scores: list[ItemScore], usage: dict) -> Result:
+    if not _finish(item, Item.Status.SUCCEEDED, error="", **usage):
+        return Result(Outcome.SKIPPED)
+    ItemScore.objects.bulk_create(scores)
+    return Result(Outcome.SUCCEEDED)
+
+
+def item_execute(*, item_id: int) -> Result:
+    """Judge one item if it can be claimed; safe to call any number of times.
+    The same steps and failure rules as qa.judging.judge_run_execute."""
+    item = (
+        Item.objects.select_related("arm__experiment", "arm__rubric", "arm__judge", "recording")
+        .defer("arm__experiment__recording_ids")  # thousands of ids, needed by none of this
+        .filter(pk=item_id, status=Item.Status.PENDING)
+        .first()
+    )
+    if item is None:
+        return Result(Outcome.SKIPPED)
+    try:
+        asking = asking_prepare(rubric=item.arm.rubric, judge=item.arm.judge, samples=item.arm.samples)
+    except LLMError as error:
+        if not _claim(item):
+            return Result(Outcome.SKIPPED)
+        return _release(item, error) if error.transient else _fail(item, str(error))
+    transcript = item.recording.transcript
+    reserved = asking.reservation(transcript)
+    if wait := quota_acquire(tokens=reserved):
+        return Result(Outcome.RETRY, wait)
+    if not _claim(item, **asking.claim_fields):
+        return Result(Outcome.SKIPPED)
+    if item.attempts > settings.QA_JUDGE_MAX_ATTEMPTS:
+        return _fail(item, f"Gave up: the judgment was interrupted {item.attempts - 1} times.")
+    judgment = judgment_make(asking=asking, transcript=transcript)
+    quota_settle(reserved=reserved, used=judgment_tokens(judgment))
+    if judgment.retry:
+        return _release(item, judgment.retry)
+    if judgment.error:
+        return _fail(item, judgment.error, judgment.usage)
+    scores = [ItemScore(item=item, criterion=draft.criterion, **draft.fields) for draft in judgment.scores]
+    return _store(item, scores, judgment.usage)
+
+
+def item_execute_until_done(*, item_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:
+    """Judge an item in this process, waiting out transient failures (the command's path)."""
+    while (result := item_execute(item_id=item_id)).outcome is Outcome.RETRY:
+        sleep(result.delay)
+    return result
+
+
+def experiment_settle(*, experiment_id: int) -> None:
+    """Finish the experiment once no item is left to judge: failed when some arm
+    got no judgment at all (nothing to compare), else finished."""
+    unfinished = [Item.Status.PENDING, Item.Status.RUNNING]
+    if Item.objects.filter(arm__experiment_id=experiment_id, status__in=unfinished).exists():
+        return  # the common case, in one cheap query; the last item's worker settles it
+    active = Item.objects.filter(arm__experiment_id=OuterRef("pk"), status__in=unfinished)
+    empty_arm = Arm.objects.filter(experiment_id=OuterRef("pk"), stored=False).exclude(
+        Exists(Item.objects.filter(arm_id=OuterRef("pk"), status=Item.Status.SUCCEEDED))
+    )
+    done = Experiment.objects.filter(pk=experiment_id, status__in=Experiment.ACTIVE).exclude(Exists(active))
+    now = timezone.now()
+    done.filter(Exists(empty_arm)).update(
+        status=Experiment.Status.FAILED, finished_at=now, error="Every call of at least one arm failed."
+    )
+    done.update(status=Experiment.Status.FINISHED, finished_at=now)
+
+
+@transaction.atomic
+def experiment_cancel(*, experiment: Experiment) -> bool:
+    """Stop an experiment: items not finished are cancelled, and a worker holding one finds its claim gone."""
+    if not Experiment.objects.filter(pk=experiment.pk, status__in=Experiment.ACTIVE).update(
+        status=Experiment.Status.CANCELLED, finished_at=timezone.now()
+    ):
+        return False
+    Item.objects.filter(
+        arm__experiment=experiment, status__in=[Item.Status.PENDING, Item.Status.RUNNING]
+    ).update(status=Item.Status.CANCELLED)
+    experiment.refresh_from_db()
+    return True
+
+
+def items_sweep() -> int:
+    """Hand out again items whose worker died or whose message was lost, as the production sweep does for runs."""
+    now = timezone.now()
+    stale = Item.objects.filter(
+        status=Item.Status.RUNNING, started_at__lt=now - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 30)
+    )
+    stale_ids = list(stale.values_list("pk", flat=True))
+    Item.objects.filter(pk__in=stale_ids, status=Item.Status.RUNNING).update(status=Item.Status.PENDING)
+    settled = now - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL)
+    retry_lost = settled - timedelta(seconds=settings.QA_JUDGE_RETRY_MAX_DELAY + settings.QA_JUDGE_TIME_LIMIT)
+    due = Item.objects.filter(status=Item.Status.PENDING, arm__experiment__status__in=Experiment.ACTIVE).filter(
+        Q(pk__in=stale_ids)
+        | Q(attempts=0, arm__experiment__created_at__lt=settled)
+        | Q(attempts__gt=0, started_at__lt=retry_lost)
+    )
+    return items_publish(item_ids=list(due.values_list("pk", flat=True)))
+
+
+# --- Promoting a candidate ----------------------------------------------------------
+
+
+@transaction.atomic
+def experiment_promote(*, experiment: Experiment, arm: Arm, action: str, user: AbstractBaseUser) -> Promotion:
+    """Publish the candidate's draft, or make its judge production's default; logged with the experiment."""
+    if arm.experiment_id != experiment.pk or arm.is_baseline:
+        raise InvalidInputError({"arm": _("Choose a candidate of this experiment.")})
+    if experiment.status != Experiment.Status.FINISHED:
+        raise InvalidInputError({"arm": _("Only a finished experiment can justify a change.")})
+    if action == Promotion.Action.PUBLISH_RUBRIC:
+        try:
+            rubric_publish(rubric=arm.rubric)
+        except ValidationError as error:  # frozen meanwhile, or lint errors block it
+            raise InvalidInputError({"arm": " ".join(error.messages)}) from error
+    elif action == Promotion.Action.DEFAULT_JUDGE:
+        if arm.judge is None:
+            message = _("This candidate uses the environment's judge, which is already the default.")
+            raise InvalidInputError({"arm": message})
+        Judge.objects.filter(is_default=True).exclude(pk=arm.judge.pk).update(is_default=False)
+        Judge.objects.filter(pk=arm.judge.pk).update(is_default=True)
+    else:
+        raise InvalidInputError({"action": _("Unknown action.")})
+    promotion = Promotion.objects.create(experiment=experiment, arm=arm, action=action, user=user)
+    logger.info("Experiment %s: %s (arm %s) by %s.", experiment.pk, action, arm.label, user)
+    return promotion

@@ -1,0 +1,183 @@
+"""The experiments pages: the list with the form that creates one, an
+experiment's progress and comparison, a criterion's recordings, and the
+confirmed actions (cancel, promote)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.formats import number_format
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from qa.errors import InvalidInputError
+from reviews.experiments.access import can_read_experiments, can_run_experiments
+from reviews.experiments.forms import ExperimentForm
+from reviews.experiments.models import Arm, Experiment, Promotion
+from reviews.experiments.selectors import (
+    Comparison,
+    Verdict,
+    experiment_comparison,
+    experiment_criterion_rows,
+    experiments_list,
+)
+from reviews.experiments.services import ArmSpec, experiment_cancel, experiment_create, experiment_promote
+from reviews.reports.charts import Series, interval_chart
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else number_format(round(value, 2), 2)
+
+
+def _readable(request: HttpRequest) -> None:
+    if not can_read_experiments(request.user):
+        raise PermissionDenied
+
+
+def _runnable(request: HttpRequest) -> None:
+    if not can_run_experiments(request.user):
+        raise PermissionDenied
+
+
+@login_required
+def index(request: HttpRequest) -> HttpResponse:
+    _readable(request)
+    form = ExperimentForm(request.POST or None)
+    if request.method == "POST":
+        _runnable(request)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                experiment = experiment_create(
+                    rubric_slug=data["rubric"],
+                    candidates=[
+                        ArmSpec(rubric_version=data["candidate_version"], judge=data["judge"], samples=data["samples"])
+                    ],
+                    baseline=ArmSpec(stored=data["baseline"] == "stored"),
+                    group=data["group"],
+                    date_from=data["since"],
+                    date_to=data["until"],
+                    limit=data["limit"],
+                    seed=data["seed"],
+                    user=request.user,
+                )
+            except InvalidInputError as error:
+                for message in error.errors.values():
+                    form.add_error(None, str(message))
+            else:
+                return redirect("experiments:detail", pk=experiment.pk)
+    return render(
+        request,
+        "experiments/index.html",
+        {"experiments": experiments_list()[:100], "form": form, "can_run": can_run_experiments(request.user)},
+    )
+
+
+def _summary(comparison: Comparison, label: str) -> str:
+    """The verdict in a rubric owner's words."""
+    counts = comparison.verdict_counts(label)
+    parts = [
+        _("%(arm)s is closer to the supervisors on %(n)s criteria") % {"arm": label, "n": counts[Verdict.BETTER]},
+        _("further on %(n)s") % {"n": counts[Verdict.WORSE]},
+        _("no detectable difference on %(n)s") % {"n": counts[Verdict.NO_DIFFERENCE]},
+    ]
+    if counts[Verdict.NO_REFERENCE]:
+        parts.append(_("no human reference for %(n)s") % {"n": counts[Verdict.NO_REFERENCE]})
+    return ", ".join(parts) + "."
+
+
+VERDICT_LABELS = {
+    Verdict.BETTER: gettext_lazy("better"),
+    Verdict.WORSE: gettext_lazy("worse"),
+    Verdict.NO_DIFFERENCE: gettext_lazy("no difference"),
+    Verdict.NO_REFERENCE: gettext_lazy("no human reference"),
+}
+
+
+@login_required
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    _readable(request)
+    experiment = get_object_or_404(Experiment, pk=pk)
+    comparison = experiment_comparison(experiment)
+    keys = list(dict.fromkeys(row.criterion_key for arm in comparison.arms for row in arm.criteria))
+    by_arm = [{row.criterion_key: row for row in arm.criteria} for arm in comparison.arms]
+    chart = interval_chart(
+        keys,
+        [
+            Series(arm.label, [rows.get(key) and rows[key].mae for key in keys])
+            for arm, rows in zip(comparison.arms, by_arm, strict=True)
+        ],
+        [[rows.get(key) and rows[key].mae_ci for key in keys] for rows in by_arm],
+        title=_("MAE against the supervisors, with its 95 percent interval"),
+        fmt=_num,
+    )
+    candidates = [
+        {"arm": arm, "summary": _summary(comparison, arm.label), "can_publish": arm.arm.rubric.is_draft}
+        for arm in comparison.arms[1:]
+    ]
+    return render(
+        request,
+        "experiments/detail.html",
+        {
+            "experiment": experiment,
+            "comparison": comparison,
+            "chart": chart,
+            "candidates": candidates,
+            "deltas": [(delta, VERDICT_LABELS[delta.verdict]) for delta in comparison.deltas],
+            "can_run": can_run_experiments(request.user),
+            "promotions": experiment.promotions.select_related("arm", "user"),
+        },
+    )
+
+
+@login_required
+def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
+    _readable(request)
+    experiment = get_object_or_404(Experiment, pk=pk)
+    return render(
+        request,
+        "experiments/criterion.html",
+        {
+            "experiment": experiment,
+            "key": key,
+            "arms": list(experiment.arms.order_by("order")),
+            "rows": experiment_criterion_rows(experiment, key),
+        },
+    )
+
+
+@login_required
+@require_POST
+def cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    _runnable(request)
+    experiment = get_object_or_404(Experiment, pk=pk)
+    if experiment_cancel(experiment=experiment):
+        messages.success(request, _("The experiment was cancelled."))
+    return redirect("experiments:detail", pk=pk)
+
+
+@login_required
+def promote(request: HttpRequest, pk: int, arm_id: int, action: str) -> HttpResponse:
+    """GET asks for confirmation; only the confirmed POST changes anything."""
+    _runnable(request)
+    experiment = get_object_or_404(Experiment, pk=pk)
+    arm = get_object_or_404(Arm, pk=arm_id, experiment=experiment)
+    if action not in Promotion.Action.values:
+        raise PermissionDenied
+    if request.method == "POST":
+        try:
+            experiment_promote(experiment=experiment, arm=arm, action=action, user=request.user)
+        except InvalidInputError as error:
+            messages.error(request, " ".join(str(message) for message in error.errors.values()))
+        else:
+            messages.success(request, Promotion.Action(action).label)
+        return redirect("experiments:detail", pk=pk)
+    return render(
+        request,
+        "experiments/promote.html",
+        {"experiment": experiment, "arm": arm, "action": Promotion.Action(action)},
+    )
