@@ -45,7 +45,7 @@ def test_p_plays_the_current_criterions_quote_and_a_turn_plays_from_its_start(
     assert page.locator("#criterion-c2 .no-span").inner_text() == "No verificada: no hay un intervalo que reproducir."
 
     page.locator(".transcript h2").click()
-    page.keyboard.press("j")  # c1 is the current criterion
+    # c1, the first criterion, is the current one since the page opened (j would move on to c2).
     page.keyboard.press("p")
     page.wait_for_function(
         f"() => {{ const a = document.getElementById('call-audio'); return !a.paused && a.currentTime * 1000 > {start}; }}"
@@ -80,6 +80,9 @@ def test_p_plays_the_current_criterions_quote_and_a_turn_plays_from_its_start(
     page.wait_for_function(
         f"() => {{ const a = document.getElementById('call-audio'); return !a.paused && a.currentTime * 1000 > {start}; }}"
     )
+    # At this width the transcript is behind its toggle, beside the scoring.
+    page.locator('.view-toggle [data-show="transcript"]').focus()
+    page.keyboard.press("Enter")
     page.locator("#turn-3").focus()
     page.keyboard.press("Enter")
     page.wait_for_function(
