@@ -222,13 +222,14 @@ def _queue_filtered(filters: QueueFilters) -> QuerySet[Recording]:
         recordings = recordings.filter(Q(agent_id=filters.agent) | Q(agent_name__icontains=filters.agent))
     # Whole days in the current time zone, as datetime bounds so the occurred_at index can serve them.
     if filters.date_from:
-        recordings = recordings.filter(occurred_at__gte=_day_start(filters.date_from))
+        recordings = recordings.filter(occurred_at__gte=day_start(filters.date_from))
     if filters.date_to:
-        recordings = recordings.filter(occurred_at__lt=_day_start(filters.date_to + timedelta(days=1)))
+        recordings = recordings.filter(occurred_at__lt=day_start(filters.date_to + timedelta(days=1)))
     return recordings
 
 
-def _day_start(day: date) -> datetime:
+def day_start(day: date) -> datetime:
+    """The first moment of `day` in the current time zone: the one day boundary every date filter uses."""
     return timezone.make_aware(datetime.combine(day, time.min))
 
 

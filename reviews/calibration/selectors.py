@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from django.utils import timezone
 
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from reviews.reports.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
+from reviews.selectors import day_start
 from reviews.services import REVIEWABLE_STATUSES
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
@@ -68,10 +68,6 @@ class CallSelection:
         }
 
 
-def _day_start(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min))
-
-
 def calibration_pool(rubric: Rubric, selection: CallSelection | None = None) -> QuerySet[Recording]:
     """The calls a session on this rubric version may take: judged with it, matching the filters."""
     recordings = Recording.objects.filter(
@@ -87,9 +83,9 @@ def calibration_pool(rubric: Rubric, selection: CallSelection | None = None) -> 
     if selection.agent:
         recordings = recordings.filter(agent_id=selection.agent)
     if selection.date_from:
-        recordings = recordings.filter(occurred_at__gte=_day_start(selection.date_from))
+        recordings = recordings.filter(occurred_at__gte=day_start(selection.date_from))
     if selection.date_to:
-        recordings = recordings.filter(occurred_at__lt=_day_start(selection.date_to + timedelta(days=1)))
+        recordings = recordings.filter(occurred_at__lt=day_start(selection.date_to + timedelta(days=1)))
     return recordings
 
 

@@ -8,26 +8,21 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
 from django.db.models import Count, Q, QuerySet
-from django.utils import timezone
 
 from qa.models import Recording, Score
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.models import Review
 from reviews.reports.selectors import Group, _group_q
 from reviews.reports.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
-from reviews.selectors import HumanReference, human_references
+from reviews.selectors import HumanReference, day_start, human_references
 from rubrics.models import Criterion
 
 FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
-
-
-def _start_of(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min))
 
 
 def experiment_recording_ids(
@@ -38,9 +33,9 @@ def experiment_recording_ids(
     recordings = Recording.objects.filter(rubric__slug=rubric_slug, reviews__decision__in=FINAL_DECISIONS)
     recordings = recordings.filter(_group_q(Group(group), "review_reasons"))
     if date_from:
-        recordings = recordings.filter(occurred_at__gte=_start_of(date_from))
+        recordings = recordings.filter(occurred_at__gte=day_start(date_from))
     if date_to:
-        recordings = recordings.filter(occurred_at__lt=_start_of(date_to + timedelta(days=1)))
+        recordings = recordings.filter(occurred_at__lt=day_start(date_to + timedelta(days=1)))
     ids = set(recordings.values_list("pk", flat=True))
     with_values = sorted({recording_id for recording_id, _ in human_references(recording_ids=ids)})
     if limit is not None and len(with_values) > limit:

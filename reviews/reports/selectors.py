@@ -46,7 +46,7 @@ from __future__ import annotations
 import operator
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, timedelta
 from enum import StrEnum
 from functools import reduce
 
@@ -67,14 +67,13 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, Cast, TruncWeek
 from django.db.models.lookups import Contains
-from django.utils import timezone
 
 from qa.models import JudgeRun, Score
 from qa.routing import ReviewGroup, group_reasons
 from reviews.models import CriterionReview, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
 from reviews.reports.stats import Agreement, PairCount, Tally, agreement, share
-from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews
+from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, day_start, latest_reviews
 from rubrics.models import Criterion, Rubric
 
 
@@ -162,17 +161,13 @@ class EvidenceCell:
     unverified_only: bool = False
 
 
-def _start_of(day: date) -> datetime:
-    return timezone.make_aware(datetime.combine(day, time.min))
-
-
 def _run_q(filters: ReportFilters, prefix: str) -> Q:
     """The filters as conditions on the JudgeRun reached through `prefix`."""
     q = Q(**{f"{prefix}rubric": filters.rubric})
     if filters.date_from:
-        q &= Q(**{f"{prefix}recording__occurred_at__gte": _start_of(filters.date_from)})
+        q &= Q(**{f"{prefix}recording__occurred_at__gte": day_start(filters.date_from)})
     if filters.date_to:
-        q &= Q(**{f"{prefix}recording__occurred_at__lt": _start_of(filters.date_to + timedelta(days=1))})
+        q &= Q(**{f"{prefix}recording__occurred_at__lt": day_start(filters.date_to + timedelta(days=1))})
     if filters.team:
         q &= Q(**{f"{prefix}recording__team": filters.team})
     if filters.agent:
@@ -474,7 +469,7 @@ def evidence_scores(filters: ReportFilters, cell: EvidenceCell) -> QuerySet[Scor
         scores = scores.filter(run__prompt_version=cell.prompt_version)
     if cell.week:
         scores = scores.filter(
-            run__created_at__gte=_start_of(cell.week), run__created_at__lt=_start_of(cell.week + timedelta(days=7))
+            run__created_at__gte=day_start(cell.week), run__created_at__lt=day_start(cell.week + timedelta(days=7))
         )
     if cell.unverified_only:
         scores = scores.filter(evidence_verified=False)

@@ -50,10 +50,10 @@ from django.db.models.functions import Cast, NullIf, RowNumber, TruncWeek
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording, Score
-from reviews.reports.selectors import Group, ReportFilters, _group_q, _run_q, _start_of
+from reviews.reports.selectors import Group, ReportFilters, _group_q, _run_q
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
-from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, HumanReference, human_references, latest_reviews
-from rubrics.models import Criterion, Rubric
+from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, HumanReference, day_start, human_references, latest_reviews
+from rubrics.models import Rubric
 
 OVERALL = "overall"
 COACHING_CALLS = 5  # per criterion, in each of the verified and unverified lists
@@ -157,9 +157,9 @@ def _judged_recordings(filters: ReportFilters) -> QuerySet[Recording]:
     its rows well (a join on run.recording.current_run = run it takes for a handful)."""
     recordings = Recording.objects.filter(rubric=filters.rubric, current_run__isnull=False)
     if filters.date_from:
-        recordings = recordings.filter(occurred_at__gte=_start_of(filters.date_from))
+        recordings = recordings.filter(occurred_at__gte=day_start(filters.date_from))
     if filters.date_to:
-        recordings = recordings.filter(occurred_at__lt=_start_of(filters.date_to + timedelta(days=1)))
+        recordings = recordings.filter(occurred_at__lt=day_start(filters.date_to + timedelta(days=1)))
     return recordings.order_by()
 
 
