@@ -1,14 +1,7 @@
-"""Judging a recording: enqueue, claim, ask the LLM, verify, store, route.
-
-A run moves pending -> running -> succeeded | failed, each step a conditional
-UPDATE, so a duplicated or redelivered task finds nothing to do and a run is
-only ever finished by the worker that holds its claim. The claim is a lease:
-its token is the attempt number the claim set, and every write of the run's
-outcome requires it (`_held`), so once the sweep takes a run back from an
-executor that looks stuck, that executor can never store, fail or release it. Scores, the run's
-success and the recording's routing are written in one transaction: a worker
-killed mid-judgment leaves a running run that the sweep hands out again,
-never a half-written one.
+"""Judging a recording: enqueue it, sweep what was lost, and the one path that
+asks the judge about a transcript (prompt, schema, validation, evidence
+verifier, samples) without storing anything. The executor that claims a run,
+calls that path and stores its result is qa.execution, shared with experiments.
 """
 
 from __future__ import annotations
@@ -16,8 +9,6 @@ from __future__ import annotations
 import functools
 import logging
 import random
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -44,8 +35,7 @@ from qa.llm import Backend, Completion, backend_get, llm_complete
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
-from qa.rate_limit import quota_acquire, quota_settle
-from qa.routing import recording_route, routing_fields, run_in_warm_up
+from qa.routing import recording_route
 from rubrics.models import Criterion, Rubric
 
 logger = logging.getLogger(__name__)
@@ -156,50 +146,6 @@ def retry_delay(*, attempt: int, retry_after: float | None) -> float:
     return min(max(backoff, retry_after or 0.0), settings.QA_JUDGE_RETRY_MAX_DELAY)
 
 
-def _claim(run: JudgeRun, **fields: str) -> bool:
-    """Take the run: pending -> running, one attempt more. Only one caller wins:
-    the update also requires the attempts it read, so it knows the new count."""
-    now = timezone.now()
-    with transaction.atomic():
-        claimed = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.PENDING, attempts=run.attempts).update(
-            status=JudgeRun.Status.RUNNING, attempts=run.attempts + 1, started_at=now, **fields
-        )
-        if not claimed:
-            return False
-        Recording.objects.filter(pk=run.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)
-    run.status, run.attempts, run.started_at = JudgeRun.Status.RUNNING, run.attempts + 1, now
-    for name, value in fields.items():
-        setattr(run, name, value)
-    return True
-
-
-def _held(run: JudgeRun):
-    """The run, only while this worker's claim on it still stands."""
-    return JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING, attempts=run.attempts)
-
-
-@transaction.atomic
-def _fail(run: JudgeRun, error: str, usage: dict[str, int | str | None] | None = None) -> Result:
-    usage = usage or {}
-    if not _held(run).update(status=JudgeRun.Status.FAILED, finished_at=timezone.now(), error=error, **usage):
-        return Result(Outcome.SKIPPED)
-    Recording.objects.filter(pk=run.recording_id).update(
-        status=Recording.Status.FAILED, failure_reason=error, updated_at=timezone.now()
-    )
-    return Result(Outcome.FAILED)
-
-
-def _release(run: JudgeRun, error: LLMError) -> Result:
-    """Give a transiently failed run back, to be claimed again after a delay."""
-    if run.attempts >= settings.QA_JUDGE_MAX_ATTEMPTS:
-        return _fail(run, f"Gave up after {run.attempts} attempts: {error}")
-    delay = retry_delay(attempt=run.attempts, retry_after=error.retry_after)
-    if not _held(run).update(status=JudgeRun.Status.PENDING, error=f"Will retry in {delay:.0f} s: {error}"):
-        return Result(Outcome.SKIPPED)
-    Recording.objects.filter(pk=run.recording_id).update(status=Recording.Status.QUEUED, updated_at=timezone.now())
-    return Result(Outcome.RETRY, delay)
-
-
 def _usage(completions: list[Completion]) -> dict[str, int | str | None]:
     """The tokens, time and raw output of a judgment's calls (one per sample)."""
     if not completions:
@@ -241,24 +187,6 @@ def verification_fields(*, evidence: str, transcript: str, model_confidence: flo
         "verification_closest": check.closest.to_dict() if check.closest else None,
         "verifier_version": VERIFIER_VERSION,
     }
-
-
-@transaction.atomic
-def _store(run: JudgeRun, scores: list[Score], usage: dict[str, int | str | None]) -> Result:
-    warm_up = run_in_warm_up(run=run)  # waits for the rubric's lock: the finishing order is taken after it
-    now = timezone.now()
-    if not _held(run).update(
-        status=JudgeRun.Status.SUCCEEDED, finished_at=now, error="", warm_up=warm_up, **usage
-    ):
-        return Result(Outcome.SKIPPED)
-    Score.objects.bulk_create(scores)
-    Recording.objects.filter(pk=run.recording_id).update(
-        current_run=run,
-        failure_reason="",
-        updated_at=now,
-        **routing_fields(recording=run.recording, rubric=run.rubric, scores=scores, warm_up=warm_up),
-    )
-    return Result(Outcome.SUCCEEDED)
 
 
 @dataclass(frozen=True)
@@ -407,51 +335,8 @@ def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
     return Judgment([_draft(answers_combine(answers), transcript) for answers in by_criterion], _usage(completions))
 
 
-def judge_run_execute(*, run_id: int) -> Result:
-    """Judge one run if it can be claimed. Safe to call any number of times."""
-    run = (
-        JudgeRun.objects.select_related("recording", "rubric", "judge")
-        .filter(pk=run_id, status=JudgeRun.Status.PENDING)
-        .first()
-    )
-    if run is None:
-        return Result(Outcome.SKIPPED)
-    try:
-        asking = asking_prepare(rubric=run.rubric, judge=run.judge)
-    except LLMError as error:
-        if not _claim(run):
-            return Result(Outcome.SKIPPED)
-        return _release(run, error) if error.transient else _fail(run, str(error))
-    transcript = run.recording.transcript
-    # Reserve the quota before claiming, so a run waiting for quota is not an attempt.
-    reserved = asking.reservation(transcript)
-    if wait := quota_acquire(tokens=reserved):
-        return Result(Outcome.RETRY, wait)
-    if not _claim(run, **asking.claim_fields):
-        return Result(Outcome.SKIPPED)
-    if run.attempts > settings.QA_JUDGE_MAX_ATTEMPTS:
-        # Claimed again and again without finishing: its worker keeps dying.
-        return _fail(run, f"Gave up: the judgment was interrupted {run.attempts - 1} times.")
-    judgment = judgment_make(asking=asking, transcript=transcript)
-    quota_settle(reserved=reserved, used=judgment_tokens(judgment))
-    if judgment.retry:
-        return _release(run, judgment.retry)
-    if judgment.error:
-        return _fail(run, judgment.error, judgment.usage)
-    scores = [Score(run=run, criterion=draft.criterion, **draft.fields) for draft in judgment.scores]
-    return _store(run, scores, judgment.usage)
-
-
 def judgment_tokens(judgment: Judgment) -> int:
     return int(judgment.usage.get("prompt_tokens") or 0) + int(judgment.usage.get("completion_tokens") or 0)
-
-
-def judge_run_until_done(*, run_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:
-    """Judge in this process, waiting out transient failures (the management
-    command's path; workers reschedule instead of sleeping)."""
-    while (result := judge_run_execute(run_id=run_id)).outcome is Outcome.RETRY:
-        sleep(result.delay)
-    return result
 
 
 @transaction.atomic

@@ -70,12 +70,22 @@ def audit_selected(*, recording: Recording, rubric: Rubric) -> bool:
     return draw < rubric.audit_rate
 
 
+# (rubric id, prompt version, model) whose warm-up this process saw finished.
+# A finished warm-up stays finished: succeeded runs are never rewritten and a
+# published version's size never changes, so every later run skips the lock
+# and the count.
+_warm_up_over: set[tuple[int, str, str]] = set()
+
+
 def run_in_warm_up(*, run: JudgeRun) -> bool:
     """Whether a run finishing now is among the first `warm_up_judgments` of its
     rubric version, prompt version and model, so a change of any of the three
     starts a new warm-up. Call it inside the transaction that marks the run
     succeeded: the rubric's row lock makes concurrent workers count in turn,
     so exactly the first N to finish are in it."""
+    key = (run.rubric_id, run.prompt_version, run.model)
+    if key in _warm_up_over:
+        return False
     size = Rubric.objects.select_for_update().values_list("warm_up_judgments", flat=True).get(pk=run.rubric_id)
     earlier = JudgeRun.objects.filter(
         rubric_id=run.rubric_id,
@@ -83,7 +93,10 @@ def run_in_warm_up(*, run: JudgeRun) -> bool:
         model=run.model,
         status=JudgeRun.Status.SUCCEEDED,
     ).exclude(pk=run.pk)
-    return earlier[:size].count() < size
+    in_warm_up = earlier[:size].count() < size
+    if not in_warm_up:
+        _warm_up_over.add(key)
+    return in_warm_up
 
 
 def review_reasons(

@@ -1,19 +1,16 @@
-"""Celery tasks of the judge. They take ids and are idempotent (see qa.judging),
+"""Celery tasks of the judge. They take ids and are idempotent (see qa.execution),
 which is what makes acks_late safe: a redelivered message finds its run
 claimed or finished and does nothing."""
 
 from __future__ import annotations
 
-import logging
-
 from celery import Task, shared_task
 from django.conf import settings
 
-from qa.judging import Outcome, judge_run_execute, judge_run_publish, runs_sweep
+from qa.execution import judge_run_execute, task_outcome
+from qa.judging import judge_run_publish, runs_sweep
 from qa.models import JudgeRun, Transcription
 from qa.transcribing import transcription_execute, transcription_publish, transcriptions_sweep
-
-logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -28,14 +25,15 @@ logger = logging.getLogger(__name__)
     ignore_result=True,
 )
 def judge_run(self: Task, run_id: int) -> str:
-    result = judge_run_execute(run_id=run_id)
-    if result.outcome is Outcome.RETRY:
-        if self.request.is_eager:
-            # In-process mode has no delayed delivery: `manage.py judge --pending` picks it up.
-            logger.warning("Run %s hit a transient failure and stays pending.", run_id)
-        else:
-            judge_run_publish(run=JudgeRun.objects.only("pk", "recording_id").get(pk=run_id), countdown=result.delay)
-    return result.outcome.value
+    # In-process mode has no delayed delivery: `manage.py judge --pending` picks a retry up.
+    return task_outcome(
+        self,
+        judge_run_execute(run_id=run_id),
+        reschedule=lambda delay: judge_run_publish(
+            run=JudgeRun.objects.only("pk", "recording_id").get(pk=run_id), countdown=delay
+        ),
+        what=f"Run {run_id}",
+    )
 
 
 @shared_task(name="qa.judge_sweep", ignore_result=True)
@@ -54,14 +52,14 @@ def judge_sweep() -> int:
 )
 def transcribe_recording(self: Task, transcription_id: int) -> str:
     """Routed to the `transcription` queue (CELERY_TASK_ROUTES): a long call never holds up judging."""
-    result = transcription_execute(transcription_id=transcription_id)
-    if result.outcome is Outcome.RETRY:
-        if self.request.is_eager:
-            logger.warning("Transcription %s failed for now: it stays pending for the sweep.", transcription_id)
-        else:
-            transcription = Transcription.objects.only("pk").get(pk=transcription_id)
-            transcription_publish(transcription=transcription, countdown=result.delay)
-    return result.outcome.value
+    return task_outcome(
+        self,
+        transcription_execute(transcription_id=transcription_id),
+        reschedule=lambda delay: transcription_publish(
+            transcription=Transcription.objects.only("pk").get(pk=transcription_id), countdown=delay
+        ),
+        what=f"Transcription {transcription_id}",
+    )
 
 
 @shared_task(name="qa.transcription_sweep", ignore_result=True)

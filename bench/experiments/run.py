@@ -86,7 +86,7 @@ def recordings_reviewed(rubric, count: int, prefix: str, *, judged: bool) -> lis
 def cpu_per_recording(count: int) -> dict[str, float]:
     """CPU (ms) per recording: production judging `count` runs, then experiments
     re-judging the same recordings, with the published version and with the draft, in this process."""
-    from qa import judging
+    from qa import execution
     from qa.models import JudgeRun, Recording
     from reviews.models import Review
 
@@ -95,10 +95,10 @@ def cpu_per_recording(count: int) -> dict[str, float]:
     warmup = recordings_reviewed(rubric, 20, "bench-warmup", judged=False)
     run_ids = recordings_reviewed(rubric, count, "bench-cpu", judged=False)
     for run_id in warmup:  # imports, the connection, the question's cache
-        judging.judge_run_execute(run_id=run_id)
+        execution.judge_run_execute(run_id=run_id)
     started = time.process_time()
     for run_id in run_ids:
-        judging.judge_run_execute(run_id=run_id)
+        execution.judge_run_execute(run_id=run_id)
     production = (time.process_time() - started) * 1000 / count
     runs = JudgeRun.objects.filter(pk__in=run_ids)
     Review.objects.bulk_create(Review(recording_id=run.recording_id, run=run, reviewer="bench", decision="approve")

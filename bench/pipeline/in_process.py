@@ -20,9 +20,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.pipeline.run import ROOT, recordings_prepare  # noqa: E402  (sets the benchmark's environment)
 
-# The judge's steps, timed by wrapping the names judge_run_execute calls; the
-# rest (reading the run, building the messages) is reported as "other".
-STEPS = ["_claim", "llm_complete", "_draft", "_store", "quota_acquire", "answer_parse"]
+# The judge's steps, timed by wrapping the names the executor (qa.execution)
+# and the judgment (qa.judging) call; the rest (reading the run, building the
+# messages) is reported as "other".
+STEPS = {
+    "qa.execution": ["_claim", "_store", "quota_acquire"],
+    "qa.judging": ["llm_complete", "_draft", "answer_parse"],
+}
 
 
 def timed(step: str, function: Callable[..., Any], spent: Counter[str]) -> Callable[..., Any]:
@@ -50,7 +54,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from qa import judging
+    from qa import execution, judging
 
     fake = subprocess.Popen(
         [sys.executable, "-m", "tests.support.fake_openai", "--port", str(args.port), "--latency", "0"],
@@ -61,12 +65,13 @@ def main() -> None:
         warmup_ids, run_ids = recordings_prepare(args.recordings, warmup=20)
         time.sleep(1)  # the fake server's start
         for run_id in warmup_ids:  # imports, the connection, the question's cache
-            judging.judge_run_execute(run_id=run_id)
+            execution.judge_run_execute(run_id=run_id)
         spent: Counter[str] = Counter()
-        for step in STEPS:
-            setattr(judging, step, timed(step, getattr(judging, step), spent))
+        for module in (execution, judging):
+            for step in STEPS[module.__name__]:
+                setattr(module, step, timed(step, getattr(module, step), spent))
         started = time.process_time()
-        outcomes = Counter(judging.judge_run_execute(run_id=run_id).outcome.value for run_id in run_ids)
+        outcomes = Counter(execution.judge_run_execute(run_id=run_id).outcome.value for run_id in run_ids)
         total = time.process_time() - started
     finally:
         fake.terminate()

@@ -1,10 +1,9 @@
 """Writes for experiments: create one (freeze its set, queue its items), run an
 item, cancel, promote.
 
-An item moves pending -> running -> succeeded | failed like a production run,
-each step a conditional UPDATE, and asks the judge through qa.judging's one
-path (prompt, schema, validation, evidence verifier, samples) at the shared LLM
-quota. It writes only the experiment's own rows.
+An item is run by qa.execution's executor, the one production runs use (claim
+with a lease, the judge's one path, the shared LLM quota, the same retry and
+failure rules); it writes only the experiment's own rows.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -25,10 +24,9 @@ from django.utils.translation import gettext as _
 from kombu.exceptions import OperationalError
 
 from qa.errors import InvalidInputError
-from qa.judging import Outcome, Result, asking_prepare, judgment_make, judgment_tokens, retry_delay
-from qa.llm import LLMError
+from qa.execution import Job, JobKind, job_execute, job_execute_until_done
+from qa.judging import DraftScore, Result
 from qa.models import ApiKey, Judge
-from qa.rate_limit import quota_acquire, quota_settle
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
 from reviews.experiments.selectors import experiment_recording_ids
 from reviews.reports.selectors import Group
@@ -169,99 +167,66 @@ def items_publish(*, item_ids: list[int], countdown: float = 0.0) -> int:
 # --- Running an item --------------------------------------------------------------
 
 
-def _claim(item: Item, **fields: str) -> bool:
-    now = timezone.now()
-    claimed = Item.objects.filter(
-        pk=item.pk,
-        status=Item.Status.PENDING,
-        attempts=item.attempts,
-        arm__experiment__status__in=Experiment.ACTIVE,
-    ).update(status=Item.Status.RUNNING, attempts=item.attempts + 1, started_at=now, **fields)
-    if not claimed:
-        return False
-    if item.arm.experiment.status == Experiment.Status.QUEUED:
-        Experiment.objects.filter(pk=item.arm.experiment_id, status=Experiment.Status.QUEUED).update(
-            status=Experiment.Status.RUNNING
+class ExperimentItems(JobKind):
+    """An experiment's item, run by qa.execution's executor like a production run:
+    its claim also needs the experiment active, and its result goes to the
+    experiment's own rows (item scores), never to a recording, a production run or routing."""
+
+    model = Item
+
+    def load(self, pk: int) -> Job | None:
+        item = (
+            Item.objects.select_related("arm__experiment", "arm__rubric", "arm__judge", "recording")
+            .only(
+                "arm_id", "recording_id", "status", "attempts",
+                "arm__samples", "arm__experiment__status", "recording__transcript",
+                *(f"arm__rubric__{f.name}" for f in Rubric._meta.concrete_fields),
+                *(f"arm__judge__{f.name}" for f in Judge._meta.concrete_fields),
+            )
+            .filter(pk=pk, status=Item.Status.PENDING)
+            .first()
         )
-    item.status, item.attempts, item.started_at = Item.Status.RUNNING, item.attempts + 1, now
-    return True
+        if item is None:
+            return None
+        arm = item.arm
+        return Job(row=item, rubric=arm.rubric, judge=arm.judge, transcript=item.recording.transcript, samples=arm.samples)
+
+    def claim_condition(self, job: Job) -> Q:
+        return Q(arm__experiment__status__in=Experiment.ACTIVE)
+
+    def claimed(self, job: Job, now: datetime) -> None:
+        experiment = job.row.arm.experiment
+        if experiment.status == Experiment.Status.QUEUED:
+            Experiment.objects.filter(pk=experiment.pk, status=Experiment.Status.QUEUED).update(
+                status=Experiment.Status.RUNNING
+            )
+            experiment.status = Experiment.Status.RUNNING
+
+    def failed(self, job: Job, error: str, now: datetime) -> None:
+        self._settle_after_commit(job)
+
+    def stored(self, job: Job, scores: list[DraftScore], fields: dict, now: datetime) -> None:
+        ItemScore.objects.bulk_create(ItemScore(item=job.row, criterion=draft.criterion, **draft.fields) for draft in scores)
+        self._settle_after_commit(job)
+
+    @staticmethod
+    def _settle_after_commit(job: Job) -> None:
+        # After commit, so that of two last items finishing at once, the later one sees the other finished.
+        experiment_id = job.row.arm.experiment_id
+        transaction.on_commit(lambda: experiment_settle(experiment_id=experiment_id))
 
 
-def _held(item: Item):
-    return Item.objects.filter(pk=item.pk, status=Item.Status.RUNNING, attempts=item.attempts)
-
-
-def _finish(item: Item, status: str, **fields) -> bool:
-    if not _held(item).update(status=status, finished_at=timezone.now(), **fields):
-        return False
-    # After commit, so that of two last items finishing at once, the later one sees the other finished.
-    experiment_id = item.arm.experiment_id
-    transaction.on_commit(lambda: experiment_settle(experiment_id=experiment_id))
-    return True
-
-
-def _fail(item: Item, error: str, usage: dict | None = None) -> Result:
-    finished = _finish(item, Item.Status.FAILED, error=error, **(usage or {}))
-    return Result(Outcome.FAILED if finished else Outcome.SKIPPED)
-
-
-def _release(item: Item, error: LLMError) -> Result:
-    if item.attempts >= settings.QA_JUDGE_MAX_ATTEMPTS:
-        return _fail(item, f"Gave up after {item.attempts} attempts: {error}")
-    delay = retry_delay(attempt=item.attempts, retry_after=error.retry_after)
-    if not _held(item).update(status=Item.Status.PENDING, error=f"Will retry in {delay:.0f} s: {error}"):
-        return Result(Outcome.SKIPPED)
-    return Result(Outcome.RETRY, delay)
-
-
-@transaction.atomic
-def _store(item: Item, scores: list[ItemScore], usage: dict) -> Result:
-    if not _finish(item, Item.Status.SUCCEEDED, error="", **usage):
-        return Result(Outcome.SKIPPED)
-    ItemScore.objects.bulk_create(scores)
-    return Result(Outcome.SUCCEEDED)
+ITEMS = ExperimentItems()
 
 
 def item_execute(*, item_id: int) -> Result:
-    """Judge one item if it can be claimed; safe to call any number of times.
-    The same steps and failure rules as qa.judging.judge_run_execute."""
-    item = (
-        Item.objects.select_related("arm__experiment", "arm__rubric", "arm__judge", "recording")
-        .defer("arm__experiment__recording_ids")  # thousands of ids, needed by none of this
-        .filter(pk=item_id, status=Item.Status.PENDING)
-        .first()
-    )
-    if item is None:
-        return Result(Outcome.SKIPPED)
-    try:
-        asking = asking_prepare(rubric=item.arm.rubric, judge=item.arm.judge, samples=item.arm.samples)
-    except LLMError as error:
-        if not _claim(item):
-            return Result(Outcome.SKIPPED)
-        return _release(item, error) if error.transient else _fail(item, str(error))
-    transcript = item.recording.transcript
-    reserved = asking.reservation(transcript)
-    if wait := quota_acquire(tokens=reserved):
-        return Result(Outcome.RETRY, wait)
-    if not _claim(item, **asking.claim_fields):
-        return Result(Outcome.SKIPPED)
-    if item.attempts > settings.QA_JUDGE_MAX_ATTEMPTS:
-        return _fail(item, f"Gave up: the judgment was interrupted {item.attempts - 1} times.")
-    judgment = judgment_make(asking=asking, transcript=transcript)
-    quota_settle(reserved=reserved, used=judgment_tokens(judgment))
-    if judgment.retry:
-        return _release(item, judgment.retry)
-    if judgment.error:
-        return _fail(item, judgment.error, judgment.usage)
-    scores = [ItemScore(item=item, criterion=draft.criterion, **draft.fields) for draft in judgment.scores]
-    return _store(item, scores, judgment.usage)
+    """Judge one item if it can be claimed; safe to call any number of times."""
+    return job_execute(kind=ITEMS, pk=item_id)
 
 
 def item_execute_until_done(*, item_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:
     """Judge an item in this process, waiting out transient failures (the command's path)."""
-    while (result := item_execute(item_id=item_id)).outcome is Outcome.RETRY:
-        sleep(result.delay)
-    return result
+    return job_execute_until_done(kind=ITEMS, pk=item_id, sleep=sleep)
 
 
 def experiment_settle(*, experiment_id: int) -> None:

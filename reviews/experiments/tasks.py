@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import logging
-
 from celery import Task, shared_task
 from django.conf import settings
 
-from qa.judging import Outcome
+from qa.execution import task_outcome
 from reviews.experiments.services import item_execute, items_publish, items_sweep
-
-logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -23,13 +19,12 @@ logger = logging.getLogger(__name__)
     ignore_result=True,
 )
 def item_run(self: Task, item_id: int) -> str:
-    result = item_execute(item_id=item_id)
-    if result.outcome is Outcome.RETRY:
-        if self.request.is_eager:
-            logger.warning("Experiment item %s hit a transient failure and stays pending.", item_id)
-        else:
-            items_publish(item_ids=[item_id], countdown=result.delay)
-    return result.outcome.value
+    return task_outcome(
+        self,
+        item_execute(item_id=item_id),
+        reschedule=lambda delay: items_publish(item_ids=[item_id], countdown=delay),
+        what=f"Experiment item {item_id}",
+    )
 
 
 @shared_task(name="experiments.sweep", ignore_result=True)

@@ -6,7 +6,8 @@ import importlib.util
 
 import pytest
 
-from qa.judging import judge_run_until_done, recording_enqueue_judging
+from qa.execution import judge_run_until_done
+from qa.judging import recording_enqueue_judging
 from qa.local_model import BUNDLED_PACKAGE
 from qa.models import JudgeRun, Recording
 from tests.factories import RecordingFactory

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from qa.judging import Outcome, judge_run_create, judge_run_execute, judge_run_until_done, recording_enqueue_judging
+from qa.execution import judge_run_execute, judge_run_until_done
+from qa.judging import Outcome, judge_run_create, recording_enqueue_judging
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.tasks import judge_run
 from tests.factories import RecordingFactory

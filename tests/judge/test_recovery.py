@@ -14,7 +14,8 @@ from django.db import connection
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from qa.judging import Outcome, judge_run_create, judge_run_execute, recording_enqueue_judging, runs_sweep
+from qa.execution import judge_run_execute
+from qa.judging import Outcome, judge_run_create, recording_enqueue_judging, runs_sweep
 from qa.models import JudgeRun, Recording, Score
 from qa.rate_limit import quota_settle, quota_try_acquire
 from qa.tasks import judge_run

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from qa.judging import judge_run_execute, recording_enqueue_judging
+from qa.execution import judge_run_execute
+from qa.judging import recording_enqueue_judging
 from qa.models import JudgeRun, Recording
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import RecordingFactory

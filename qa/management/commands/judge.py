@@ -14,7 +14,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q, QuerySet
 
-from qa.judging import judge_run_create, judge_run_until_done
+from qa.execution import judge_run_until_done
+from qa.judging import judge_run_create
 from qa.models import JudgeRun, Recording, Score
 
 BAR_WIDTH = 30
