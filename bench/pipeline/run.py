@@ -111,9 +111,20 @@ def stop(processes: list[subprocess.Popen]) -> None:
             os.killpg(process.pid, signal.SIGKILL)
 
 
-def cpu_seconds() -> Counter[str]:
-    """CPU time used so far by each part of the machine, from /proc."""
+def cpu_seconds(processes: list[subprocess.Popen]) -> Counter[str]:
+    """CPU time used so far by each part, from /proc: the workers and the fake
+    LLM this benchmark started (by process group), the PostgreSQL backends
+    connected to its database, the Redis server (shared with whatever else
+    uses it), this driver, and the rest of the machine ("other")."""
+    from django.conf import settings
+    from django.db import connection
+
     ticks = os.sysconf("SC_CLK_TCK")
+    # start() starts the fake LLM first, then the workers, each in a session (process group) of its own.
+    roles = {process.pid: "celery workers" for process in processes} | {processes[0].pid: "fake LLM"}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [settings.DATABASES["default"]["NAME"]])
+        backends = {row[0] for row in cursor.fetchall()}
     parts: Counter[str] = Counter()
     for proc in Path("/proc").glob("[0-9]*"):
         try:
@@ -121,15 +132,24 @@ def cpu_seconds() -> Counter[str]:
             fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # gone meanwhile
-        part = next((name for key, name in PARTS if key in command), "other")
-        parts["bench driver" if proc.name == str(os.getpid()) else part] += (int(fields[11]) + int(fields[12])) / ticks
+        pid, group = int(proc.name), int(fields[2])
+        if pid == os.getpid():
+            part = "bench driver"
+        elif group in roles:
+            part = roles[group]
+        elif pid in backends:
+            part = "postgresql"
+        elif "redis-server" in command:
+            part = "redis (shared)"
+        else:
+            part = "other"
+        parts[part] += (int(fields[11]) + int(fields[12])) / ticks
     return parts
 
 
-PARTS = [("celery", "celery workers"), ("fake_openai", "fake LLM"), ("postgres", "postgresql"), ("redis", "redis")]
-
-
-def judge(app: Celery, run_ids: list[int], timeout: float) -> tuple[float, Counter[str]]:
+def judge(
+    app: Celery, run_ids: list[int], timeout: float, processes: list[subprocess.Popen]
+) -> tuple[float, Counter[str]]:
     """Queue the runs, then let the workers take them; return the seconds until
     all are finished and the CPU each part used meanwhile."""
     from qa.models import JudgeRun
@@ -139,14 +159,14 @@ def judge(app: Celery, run_ids: list[int], timeout: float) -> tuple[float, Count
     app.control.cancel_consumer("celery", reply=True)
     for run_id in run_ids:
         judge_run.apply_async(args=[run_id])
-    cpu_before, started = cpu_seconds(), time.monotonic()
+    cpu_before, started = cpu_seconds(processes), time.monotonic()
     app.control.add_consumer("celery", reply=True)
     while JudgeRun.objects.filter(pk__in=run_ids, status__in=["pending", "running"]).exists():
         if time.monotonic() - started > timeout:
             raise SystemExit("The workers did not finish in time.")
         time.sleep(0.25)
     seconds = time.monotonic() - started
-    cpu = cpu_seconds()
+    cpu = cpu_seconds(processes)
     cpu.subtract(cpu_before)
     return seconds, cpu
 
@@ -180,6 +200,8 @@ def report(args: argparse.Namespace, run_ids: list[int], seconds: float, cpu: Co
         # Processes that ended during the run are not counted, and "other" is
         # whatever else this machine ran meanwhile.
         print(f"  {part:<15} {max(used, 0) * 1000 / len(runs):6.2f} ms")
+    judging = sum(max(cpu[part], 0) for part in ("celery workers", "postgresql", "redis (shared)"))
+    print(f"judging, machine-wide (workers + PostgreSQL + Redis): {judging * 1000 / len(runs):.2f} ms per recording")
     print(
         f"tokens per recording ({RUBRIC}, estimated at 4 characters a token): "
         f"prompt {statistics.mean(run.prompt_tokens for run in succeeded):.0f}, "
@@ -201,8 +223,8 @@ def main() -> None:
     app.control.purge()
     processes = start(args)
     try:
-        judge(app, warmup_ids, timeout=120)  # imports, connections, first prompts
-        seconds, cpu = judge(app, run_ids, timeout=args.recordings / 10 + 120)
+        judge(app, warmup_ids, timeout=120, processes=processes)  # imports, connections, first prompts
+        seconds, cpu = judge(app, run_ids, timeout=args.recordings / 10 + 120, processes=processes)
     finally:
         stop(processes)
     report(args, run_ids, seconds, cpu)
