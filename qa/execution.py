@@ -64,6 +64,22 @@ class Job:
     samples: int | None = None  # None: the judge's own
 
 
+# Rubric versions this process has read that can no longer change (published
+# or archived: Rubric.save refuses any change to them, and they are never
+# deleted), so each job need not read its rubric again.
+_frozen_rubrics: dict[int, Rubric] = {}
+
+
+def rubric_for_judging(pk: int) -> Rubric:
+    """The rubric version a job is judged with; a draft (an experiment's candidate) is read every time."""
+    rubric = _frozen_rubrics.get(pk)
+    if rubric is None:
+        rubric = Rubric.objects.get(pk=pk)
+        if not rubric.is_draft:
+            _frozen_rubrics[pk] = rubric
+    return rubric
+
+
 class JobKind:
     """What one kind of job supplies to the executor. `model` has the job's
     fields; the hooks run inside the transaction of the step they follow."""
@@ -209,21 +225,24 @@ class ProductionRuns(JobKind):
     model = JudgeRun
 
     def load(self, pk: int) -> Job | None:
-        # Only what judging and routing read: a recording's word timings can be large.
+        # Only what judging and routing read (a recording's word timings can be large);
+        # the judge is read every time: its row may be edited in the admin.
         run = (
-            JudgeRun.objects.select_related("recording", "rubric", "judge")
+            JudgeRun.objects.select_related("recording", "judge")
             .only(
-                *(f.name for f in JudgeRun._meta.concrete_fields if f.name != "raw_output"),
+                "recording_id", "rubric_id", "judge_id", "status", "attempts",
                 "recording__transcript", "recording__speakers_known", "recording__source", "recording__external_id",
-                *(f"rubric__{f.name}" for f in Rubric._meta.concrete_fields),
-                *(f"judge__{f.name}" for f in Judge._meta.concrete_fields),
+                *(f"judge__{field.name}" for field in Judge._meta.concrete_fields),
             )
             .filter(pk=pk, status=JudgeRun.Status.PENDING)
+            .order_by()
             .first()
         )
         if run is None:
             return None
-        return Job(row=run, rubric=run.rubric, judge=run.judge, transcript=run.recording.transcript)
+        return Job(
+            row=run, rubric=rubric_for_judging(run.rubric_id), judge=run.judge, transcript=run.recording.transcript
+        )
 
     def claimed(self, job: Job, now: datetime) -> None:
         Recording.objects.filter(pk=job.row.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from kombu.exceptions import OperationalError
 
 from qa.errors import InvalidInputError
-from qa.execution import Job, JobKind, job_execute, job_execute_until_done
+from qa.execution import Job, JobKind, job_execute, job_execute_until_done, rubric_for_judging
 from qa.judging import DraftScore, Result
 from qa.models import ApiKey, Judge
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
@@ -176,20 +176,26 @@ class ExperimentItems(JobKind):
 
     def load(self, pk: int) -> Job | None:
         item = (
-            Item.objects.select_related("arm__experiment", "arm__rubric", "arm__judge", "recording")
+            Item.objects.select_related("arm__experiment", "arm__judge", "recording")
             .only(
                 "arm_id", "recording_id", "status", "attempts",
-                "arm__samples", "arm__experiment__status", "recording__transcript",
-                *(f"arm__rubric__{f.name}" for f in Rubric._meta.concrete_fields),
-                *(f"arm__judge__{f.name}" for f in Judge._meta.concrete_fields),
+                "arm__rubric_id", "arm__samples", "arm__experiment__status", "recording__transcript",
+                *(f"arm__judge__{field.name}" for field in Judge._meta.concrete_fields),
             )
             .filter(pk=pk, status=Item.Status.PENDING)
+            .order_by()
             .first()
         )
         if item is None:
             return None
         arm = item.arm
-        return Job(row=item, rubric=arm.rubric, judge=arm.judge, transcript=item.recording.transcript, samples=arm.samples)
+        return Job(
+            row=item,
+            rubric=rubric_for_judging(arm.rubric_id),
+            judge=arm.judge,
+            transcript=item.recording.transcript,
+            samples=arm.samples,
+        )
 
     def claim_condition(self, job: Job) -> Q:
         return Q(arm__experiment__status__in=Experiment.ACTIVE)
