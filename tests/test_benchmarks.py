@@ -94,6 +94,7 @@ def test_pipeline(bench_env):
     )  # fmt: skip
     assert "recordings: 40  succeeded: 40  failed: 0" in output
     assert "CPU per recording" in output
+    assert "judging, machine-wide (workers + PostgreSQL + Redis):" in output
 
 
 def test_pipeline_in_process(bench_env):

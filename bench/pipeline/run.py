@@ -115,7 +115,7 @@ def cpu_seconds(processes: list[subprocess.Popen]) -> Counter[str]:
     """CPU time used so far by each part, from /proc: the workers and the fake
     LLM this benchmark started (by process group), the PostgreSQL backends
     connected to its database, the Redis server (shared with whatever else
-    uses it), this driver, and the rest of the machine ("other")."""
+    uses it) and this driver."""
     from django.conf import settings
     from django.db import connection
 
@@ -142,7 +142,7 @@ def cpu_seconds(processes: list[subprocess.Popen]) -> Counter[str]:
         elif "redis-server" in command:
             part = "redis (shared)"
         else:
-            part = "other"
+            continue  # the rest of the machine
         parts[part] += (int(fields[11]) + int(fields[12])) / ticks
     return parts
 
@@ -197,8 +197,7 @@ def report(args: argparse.Namespace, run_ids: list[int], seconds: float, cpu: Co
     )
     print(f"CPU per recording (2 cores = {2000 * seconds / len(runs):.1f} ms available):")
     for part, used in cpu.most_common():
-        # Processes that ended during the run are not counted, and "other" is
-        # whatever else this machine ran meanwhile.
+        # Processes that ended during the run are not counted.
         print(f"  {part:<15} {max(used, 0) * 1000 / len(runs):6.2f} ms")
     judging = sum(max(cpu[part], 0) for part in ("celery workers", "postgresql", "redis (shared)"))
     print(f"judging, machine-wide (workers + PostgreSQL + Redis): {judging * 1000 / len(runs):.2f} ms per recording")
