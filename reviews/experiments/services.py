@@ -212,7 +212,8 @@ class ExperimentItems(JobKind):
         self._settle_after_commit(job)
 
     def stored(self, job: Job, scores: list[DraftScore], fields: dict, now: datetime) -> None:
-        ItemScore.objects.bulk_create(ItemScore(item=job.row, criterion=draft.criterion, **draft.fields) for draft in scores)
+        item = job.row
+        ItemScore.objects.bulk_create(ItemScore(item=item, criterion=draft.criterion, **draft.fields) for draft in scores)
         self._settle_after_commit(job)
 
     @staticmethod
