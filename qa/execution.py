@@ -12,7 +12,7 @@ executor that looks stuck, that executor can never store, fail or release it.
 A job's success and its scores are written in one transaction.
 
 What differs between kinds of job is supplied by a `JobKind`: how a job is
-read, what else its claim requires and marks, and where its result goes. The
+read, what its claim marks, and where its result goes. The
 production kind is here (`RUNS`); experiments supply theirs and never touch a
 production row.
 """
@@ -29,7 +29,6 @@ from typing import Any, ClassVar
 from celery import Task
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from qa.judging import (
@@ -90,10 +89,6 @@ class JobKind:
         """The job if it is pending."""
         raise NotImplementedError
 
-    def claim_condition(self, job: Job) -> Q:
-        """What else a claim requires of the job's row."""
-        return Q()
-
     def claimed(self, job: Job, now: datetime) -> None:
         """After a claim (not atomic with it: a crash in between leaves a job the sweep hands out again)."""
 
@@ -117,7 +112,7 @@ def _claim(kind: JobKind, job: Job, **fields: str) -> bool:
     the update also requires the attempts it read, so it knows the new count."""
     row, now = job.row, timezone.now()
     claimed = (
-        kind.model.objects.filter(kind.claim_condition(job), pk=row.pk, status="pending", attempts=row.attempts)
+        kind.model.objects.filter(pk=row.pk, status="pending", attempts=row.attempts)
         .update(status="running", attempts=row.attempts + 1, started_at=now, **fields)
     )
     if not claimed:

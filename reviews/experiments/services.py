@@ -168,9 +168,11 @@ def items_publish(*, item_ids: list[int], countdown: float = 0.0) -> int:
 
 
 class ExperimentItems(JobKind):
-    """An experiment's item, run by qa.execution's executor like a production run:
-    its claim also needs the experiment active, and its result goes to the
-    experiment's own rows (item scores), never to a recording, a production run or routing."""
+    """An experiment's item, run by qa.execution's executor like a production run;
+    its result goes to the experiment's own rows (item scores), never to a
+    recording, a production run or routing. Cancelling an experiment cancels its
+    unfinished items in the same transaction, so no claim (which needs a pending
+    item) or store (which needs a running one) gets past it."""
 
     model = Item
 
@@ -196,9 +198,6 @@ class ExperimentItems(JobKind):
             transcript=item.recording.transcript,
             samples=arm.samples,
         )
-
-    def claim_condition(self, job: Job) -> Q:
-        return Q(arm__experiment__status__in=Experiment.ACTIVE)
 
     def claimed(self, job: Job, now: datetime) -> None:
         experiment = job.row.arm.experiment
