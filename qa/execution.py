@@ -12,9 +12,8 @@ executor that looks stuck, that executor can never store, fail or release it.
 A job's success and its scores are written in one transaction.
 
 What differs between kinds of job is supplied by a `JobKind`: how a job is
-read, what its claim marks, and where its result goes. The
-production kind is here (`RUNS`); experiments supply theirs and never touch a
-production row.
+read, what its claim marks, and where its result goes. The production kind is
+here (`RUNS`); experiments supply theirs and never touch a production row.
 """
 
 from __future__ import annotations
@@ -81,7 +80,9 @@ def rubric_for_judging(pk: int) -> Rubric:
 
 class JobKind:
     """What one kind of job supplies to the executor. `model` has the job's
-    fields; the hooks run inside the transaction of the step they follow."""
+    fields, with the statuses "pending", "running", "succeeded" and "failed";
+    each hook runs after the step it follows, inside that step's transaction
+    (the claim has none)."""
 
     model: ClassVar[type[models.Model]]
 

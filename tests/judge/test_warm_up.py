@@ -4,6 +4,8 @@ judge model all go to review, then routing returns to the threshold and the audi
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from qa.execution import judge_run_execute
 from qa.judging import recording_enqueue_judging
@@ -66,3 +68,20 @@ def test_no_warm_up_when_set_to_zero(fake_llm):
     rubric = judge_rubric(warm_up_judgments=0)
 
     assert judge([RecordingFactory(rubric=rubric)])[0].review_reasons == []
+
+
+def test_once_the_warm_up_is_over_a_judgment_takes_six_statements_and_no_lock_on_the_rubric(fake_llm):
+    rubric = judge_rubric(warm_up_judgments=1)
+    judge([RecordingFactory(rubric=rubric) for _ in range(2)])  # the second finds the warm-up over
+    run = recording_enqueue_judging(recording=RecordingFactory(rubric=rubric))
+
+    with CaptureQueriesContext(connection) as queries:
+        judge_run_execute(run_id=run.pk)
+
+    statements = [
+        query["sql"] for query in queries.captured_queries if query["sql"].startswith(("SELECT", "UPDATE", "INSERT"))
+    ]
+    # Read the run; claim it and mark the recording; mark it succeeded, insert the scores, route the recording.
+    assert [sql.split()[0] for sql in statements] == ["SELECT", "UPDATE", "UPDATE", "UPDATE", "INSERT", "UPDATE"]
+    assert not any("FOR UPDATE" in sql for sql in statements)
+    assert Recording.objects.get(pk=run.recording_id).review_reasons == []
