@@ -3,8 +3,8 @@
 Each report is a few GROUP BY queries whose results have at most a few
 thousand rows, whatever the number of scores; the figures are derived from
 those counts in `stats` and here. Works on PostgreSQL and SQLite; the one
-PostgreSQL-only operator (jsonb containment) is used only where the database
-says it supports it.
+PostgreSQL-only operator (jsonb containment, in `qa.routing.in_review_group`)
+is used only where the database says it supports it.
 
 Which scores count
     Deviation: the scores of the run that each recording's latest review
@@ -43,14 +43,11 @@ Filters
 
 from __future__ import annotations
 
-import operator
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
-from functools import reduce
 
-from django.db import connection
 from django.db.models import (
     Avg,
     BooleanField,
@@ -62,14 +59,12 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    TextField,
     When,
 )
-from django.db.models.functions import Abs, Cast, TruncWeek
-from django.db.models.lookups import Contains
+from django.db.models.functions import Abs, TruncWeek
 
 from qa.models import JudgeRun, Score
-from qa.routing import ReviewGroup, group_reasons
+from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
 from reviews.reports.stats import Agreement, PairCount, Tally, agreement, share
@@ -175,27 +170,17 @@ def _run_q(filters: ReportFilters, prefix: str) -> Q:
     return q
 
 
-def _has_reason(reasons_path: str, reasons: tuple[str, ...]) -> Q:
-    if connection.features.supports_json_field_contains:
-        # PostgreSQL: jsonb containment, with no per-row conversion to text.
-        return reduce(operator.or_, (Q(**{f"{reasons_path}__contains": [reason]}) for reason in reasons))
-    # SQLite has no JSON containment. The stored list holds each reason as a
-    # quoted token, so a LIKE on the quoted reason matches exactly that reason.
-    text = Cast(reasons_path, TextField())
-    return reduce(operator.or_, (Q(Contains(text, f'"{reason}"')) for reason in reasons))
-
-
 def _group_q(group: Group, reasons_path: str) -> Q:
-    return Q() if group == Group.ALL else _has_reason(reasons_path, GROUP_REASONS[group])
+    return Q() if group == Group.ALL else in_review_group(ReviewGroup(group), reasons_path)
 
 
 def _group_flags(reasons_path: str) -> dict[str, Case]:
     """Membership of the two overlapping groups, to GROUP BY: counts stay additive."""
     return {
         f"in_{group}": Case(
-            When(_has_reason(reasons_path, reasons), then=True), default=False, output_field=BooleanField()
+            When(in_review_group(ReviewGroup(group), reasons_path), then=True), default=False, output_field=BooleanField()
         )
-        for group, reasons in GROUP_REASONS.items()
+        for group in GROUP_REASONS
     }
 
 
