@@ -374,9 +374,11 @@ class HumanReference:
     run_id: int  # the judgment that review saw, or that the calibration session put beside the participants' values
 
 
-def _with_review_entry(scores: QuerySet[Score]) -> QuerySet[Score]:
-    """The aliases HUMAN_VALUE and its twins read, for scores filtered by `run__reviews__in`:
-    the review's decision and the review's entry for the score's criterion."""
+def with_review_entry(scores: QuerySet[Score]) -> QuerySet[Score]:
+    """The aliases HUMAN_VALUE, HUMAN_NOT_APPLICABLE and IS_REJECTED read, for scores filtered by
+    `run__reviews__in` (in one filter() call with the scores' other conditions, so the join to the
+    review is made once and reused by the entry's join): the review's decision and its entry for the
+    score's criterion."""
     return scores.alias(
         cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
         review_decision=F("run__reviews__decision"),
@@ -396,7 +398,7 @@ def review_values(*, reviews: QuerySet[Review]) -> QuerySet[Score]:
     """
     return (
         # One filter() call, so the join to the review is made once and reused by the entry's join.
-        _with_review_entry(Score.objects.filter(run__reviews__in=reviews))
+        with_review_entry(Score.objects.filter(run__reviews__in=reviews))
         .values(
             "run_id",
             recording_id=F("run__recording_id"),
@@ -483,12 +485,17 @@ def human_reference_rows(*, recording_ids: Iterable[int] | QuerySet) -> QuerySet
         criterion__key=OuterRef("criterion__key"),
     ).filter(
         Q(call__session__closed_at__gt=OuterRef("call__session__closed_at"))
-        | Q(call__session__closed_at=OuterRef("call__session__closed_at"), call__session_id__gt=OuterRef("call__session_id"))
+        | Q(
+            call__session__closed_at=OuterRef("call__session__closed_at"),
+            call__session_id__gt=OuterRef("call__session_id"),
+        )
     )
     agreed = closed.filter(~Exists(later_session))
-    agreed_here = agreed.filter(call__recording_id=OuterRef("run__recording_id"), criterion__key=OuterRef("criterion__key"))
+    agreed_here = agreed.filter(
+        call__recording_id=OuterRef("run__recording_id"), criterion__key=OuterRef("criterion__key")
+    )
     reviewed = (
-        _with_review_entry(Score.objects.filter(run__reviews__in=_latest_final_reviews(recording_ids)))
+        with_review_entry(Score.objects.filter(run__reviews__in=_latest_final_reviews(recording_ids)))
         .alias(review_human=HUMAN_VALUE, review_not_applicable=HUMAN_NOT_APPLICABLE)
         .filter(Q(review_not_applicable=True) | Q(review_human__isnull=False))
         .filter(~Exists(agreed_here))

@@ -5,10 +5,12 @@ from datetime import timedelta
 import pytest
 
 from qa.models import Recording
+from reviews.calibration.selectors import CallSelection
+from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
 from reviews.models import Review
 from reviews.selectors import HumanReference, human_reference_rows, human_references
 from reviews.services import CriterionAdjustment, review_create
-from tests.factories import judged_recording, published_rubric
+from tests.factories import UserFactory, judged_recording, published_rubric
 
 
 def _review(recording, decision, *criteria, at=None, reviewer="s1", comment=""):
@@ -119,10 +121,6 @@ def test_the_sql_form_gives_the_same_references_as_the_python_one():
     """human_reference_rows (counted in the database by the experiments) against human_references,
     over every rule: approvals, adjustments, rejects, marked-wrong criteria, both kinds of N/A,
     superseded and non-final reviews, and agreed values of closed sessions, the latest first."""
-    from reviews.calibration.selectors import CallSelection
-    from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
-    from tests.factories import UserFactory
-
     rubric = published_rubric(not_applicable=("c1", "c2"))
     lead = UserFactory(username="lead", groups=["QA leads"])
     supervisors = [UserFactory(username=name, groups=["Supervisors"]) for name in ("ana", "ben")]
@@ -137,15 +135,17 @@ def test_the_sql_form_gives_the_same_references_as_the_python_one():
     _review(not_applicable, "approve", CriterionAdjustment("c1", not_applicable=True, comment="Transferred"))
     start = superseded.created_at
     _review(superseded, "approve", CriterionAdjustment("c1", adjusted_value=2, comment="a"), at=start)
-    _review(superseded, "reject", CriterionAdjustment("c1", adjusted_value=3, comment="b"), at=start + timedelta(minutes=1))
+    later = start + timedelta(minutes=1)
+    _review(superseded, "reject", CriterionAdjustment("c1", adjusted_value=3, comment="b"), at=later)
     _review(superseded, "needs_review", at=start + timedelta(minutes=2))
     _review(pending, "needs_review")
     _review(agreed, "approve")
-    sessions = []
-    for name, agreements in (
-        ("first", [(agreed, "c1", 2, False), (agreed, "c3", 1, False), (adjusted, "c2", None, True), (unreviewed, "c1", 5, False)]),
+    sessions = (
+        ("first", [(agreed, "c1", 2, False), (agreed, "c3", 1, False), (adjusted, "c2", None, True),
+                   (unreviewed, "c1", 5, False)]),
         ("second", [(agreed, "c3", 4, False), (adjusted, "c1", None, True)]),
-    ):
+    )  # fmt: skip
+    for name, agreements in sessions:
         session = calibration_create(
             name=name, rubric=rubric, lead=lead, participants=supervisors,
             selection=CallSelection(recording_ids=tuple(sorted({call.pk for call, *_ in agreements}))),
@@ -154,8 +154,9 @@ def test_the_sql_form_gives_the_same_references_as_the_python_one():
         for call, key, value, is_not_applicable in agreements:
             agreed_value_set(session=session, recording_id=call.pk, criterion_key=key, value=value,
                              not_applicable=is_not_applicable, note="", user=lead)  # fmt: skip
-        sessions.append(session)
-    asked = [adjusted.pk, rejected.pk, marked_wrong.pk, not_applicable.pk, superseded.pk, pending.pk, unreviewed.pk, agreed.pk]
+    asked = [
+        call.pk for call in (adjusted, rejected, marked_wrong, not_applicable, superseded, pending, unreviewed, agreed)
+    ]
 
     python_form = human_references(recording_ids=asked)
     sql_form = _references_from_rows(human_reference_rows(recording_ids=asked))

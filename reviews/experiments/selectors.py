@@ -219,7 +219,8 @@ def _comparison_cells(experiment: Experiment, arms: list[Arm]) -> list[Cell]:
             {" UNION ALL ".join(part for part, _ in parts)}
         ),
         paired AS (
-            SELECT recording_id, criterion_key, MAX(CASE WHEN arm_id IS NULL THEN value END) AS human, {", ".join(per_arm)}
+            SELECT recording_id, criterion_key, MAX(CASE WHEN arm_id IS NULL THEN value END) AS human,
+                   {", ".join(per_arm)}
             FROM (
                 SELECT NULL AS arm_id, recording_id, criterion_key, value, NULL AS verified, NULL AS unstable FROM human
                 UNION ALL
@@ -320,9 +321,15 @@ class Usage:
 
 def _usage(experiment: Experiment) -> dict[int, Usage]:
     items = Item.objects.filter(arm__experiment=experiment)
-    sums = items.values("arm_id").annotate(
-        prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"), failed=Count("pk", filter=Q(status=Item.Status.FAILED))
-    ).order_by()
+    sums = (
+        items.values("arm_id")
+        .annotate(
+            prompt=Sum("prompt_tokens"),
+            completion=Sum("completion_tokens"),
+            failed=Count("pk", filter=Q(status=Item.Status.FAILED)),
+        )
+        .order_by()
+    )
     durations: defaultdict[int, list[int]] = defaultdict(list)
     for arm_id, duration in (
         items.filter(status=Item.Status.SUCCEEDED, llm_duration_ms__isnull=False)

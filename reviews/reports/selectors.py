@@ -54,7 +54,6 @@ from django.db.models import (
     Case,
     Count,
     F,
-    FilteredRelation,
     OuterRef,
     Q,
     QuerySet,
@@ -68,7 +67,14 @@ from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
 from reviews.reports.stats import Agreement, PairCount, Tally, agreement, share
-from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, day_start, latest_reviews
+from reviews.selectors import (
+    FINAL_DECISIONS,
+    HUMAN_VALUE,
+    IS_REJECTED,
+    day_start,
+    latest_reviews,
+    with_review_entry,
+)
 from rubrics.models import Criterion, Rubric
 
 
@@ -178,7 +184,9 @@ def _group_flags(reasons_path: str) -> dict[str, Case]:
     """Membership of the two overlapping groups, to GROUP BY: counts stay additive."""
     return {
         f"in_{group}": Case(
-            When(in_review_group(ReviewGroup(group), reasons_path), then=True), default=False, output_field=BooleanField()
+            When(in_review_group(ReviewGroup(group), reasons_path), then=True),
+            default=False,
+            output_field=BooleanField(),
         )
         for group in GROUP_REASONS
     }
@@ -197,20 +205,9 @@ def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
     return Score.objects.filter(_run_q(filters, "run__"), run__reviews__in=final_reviews)
 
 
-def _with_review_entry(scores: QuerySet[Score]) -> QuerySet[Score]:
-    """The aliases HUMAN_VALUE and IS_REJECTED read, taken from joins to the review and its criterion entry."""
-    return scores.alias(
-        cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
-        review_decision=F("run__reviews__decision"),
-        cr_not_applicable=F("cr__not_applicable"),
-        cr_adjusted=F("cr__adjusted_value"),
-        cr_rejected=F("cr__rejected"),
-    )
-
-
 def deviation_report(filters: ReportFilters) -> DeviationReport:
     cube = (
-        _with_review_entry(_reviewed_scores(filters))
+        with_review_entry(_reviewed_scores(filters))
         .values(
             "criterion_id",
             "value",
@@ -600,7 +597,7 @@ def _rejections_by_week(slug: str) -> list[WeekRejections]:
     """Reviewed and rejected scores per week the call was judged, over every version of the rubric."""
     final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
     rows = (
-        _with_review_entry(Score.objects.filter(run__rubric__slug=slug, run__reviews__in=final_reviews))
+        with_review_entry(Score.objects.filter(run__rubric__slug=slug, run__reviews__in=final_reviews))
         .values(week=TruncWeek("run__created_at"), rejected=IS_REJECTED)
         .annotate(count=Count("pk"))
         .order_by()
