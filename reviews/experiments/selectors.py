@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
@@ -20,7 +21,7 @@ from qa.routing import ReviewGroup, in_review_group
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.reports.selectors import Group
 from reviews.reports.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
-from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_reference_rows, human_references
+from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_reference_rows
 from rubrics.models import Criterion
 
 def _sql(queryset: QuerySet) -> tuple[str, tuple]:
@@ -169,14 +170,19 @@ class Cell(NamedTuple):
     count: int
 
 
+def _stored_runs(human: str, params: Iterable = ()) -> RawSQL:
+    """The judgments a stored baseline's answers are the production scores of: per recording, the one
+    its human reference was given on (the latest, if a calibration session and a later review saw
+    different ones). `human` names rows of `human_reference_rows` in SQL."""
+    return RawSQL(f"SELECT MAX(reference_run_id) FROM {human} GROUP BY recording_id", tuple(params))
+
+
 def _comparison_cells(experiment: Experiment, arms: list[Arm]) -> list[Cell]:
     """Every arm's answers counted in the database by criterion, value, verified, unstable, the human
     reference's value and the baseline's value: a few thousand rows for any number of recordings.
 
     The recordings are the frozen set, taken from the items of a re-judged arm (every arm but a stored
     baseline has one per recording) so the database reads them as a subquery, not a list of thousands.
-    A stored baseline's answers are the production scores of the judgment each recording's human
-    reference was given on (the latest one, if a calibration session and a later review saw different ones).
     """
     judged_arm = next(arm for arm in arms if not arm.stored)
     recordings = Item.objects.filter(arm=judged_arm).values("recording_id")
@@ -185,9 +191,9 @@ def _comparison_cells(experiment: Experiment, arms: list[Arm]) -> list[Cell]:
     parts = []
     for arm in arms:
         if arm.stored:
-            scores = Score.objects.filter(
-                run_id__in=RawSQL("SELECT MAX(run_id) FROM human GROUP BY recording_id", ())
-            ).values_list(Value(arm.pk), "run__recording_id", *answered)
+            scores = Score.objects.filter(run_id__in=_stored_runs("human")).values_list(
+                Value(arm.pk), "run__recording_id", *answered
+            )
         else:
             scores = ItemScore.objects.filter(item__arm=arm, item__status=Item.Status.SUCCEEDED).values_list(
                 "item__arm_id", "item__recording_id", *answered
@@ -214,7 +220,9 @@ def _comparison_cells(experiment: Experiment, arms: list[Arm]) -> list[Cell]:
         for index, arm in enumerate(arms)
     ]
     sql = f"""
-        WITH human (recording_id, criterion_key, value, not_applicable, source, review_id, run_id) AS ({human_sql}),
+        WITH human (recording_id, criterion_key, value, not_applicable, source, review_id, reference_run_id) AS (
+            {human_sql}
+        ),
         answers (arm_id, recording_id, criterion_key, value, verified, unstable) AS (
             {" UNION ALL ".join(part for part, _ in parts)}
         ),
@@ -431,14 +439,25 @@ ANSWER_FIELDS = ("value", "evidence", "evidence_verified", "rationale", "unstabl
 
 
 def experiment_criterion_rows(experiment: Experiment, key: str) -> list[RecordingRow]:
-    """Per recording of the set: the supervisor's value and each arm's answer on criterion `key`."""
+    """Per recording of the set: the supervisor's value and each arm's answer on criterion `key`;
+    a stored baseline's answers are read from the judgments the comparison reads them from."""
     arms = list(experiment.arms.order_by("order"))
-    references = human_references(recording_ids=experiment.recording_ids)
+    human_sql, human_params = _sql(human_reference_rows(recording_ids=experiment.recording_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT recording_id, human_value, human_not_applicable, source, review_id, reference_run_id
+                FROM ({human_sql}) AS human WHERE criterion_key = %s""",
+            [*human_params, key],
+        )
+        references = {
+            recording_id: HumanReference(value, bool(not_applicable), source, review_id, run_id)
+            for recording_id, value, not_applicable, source, review_id, run_id in cursor.fetchall()
+        }
     answers: dict[int, dict[int, ArmAnswer]] = {}
     for arm in arms:
         if arm.stored:
-            run_ids = {reference.run_id for reference in references.values()}
-            rows = Score.objects.filter(run_id__in=run_ids, criterion__key=key).values_list(
+            runs = _stored_runs(f"({human_sql}) AS human", human_params)
+            rows = Score.objects.filter(run_id__in=runs, criterion__key=key).values_list(
                 "run__recording_id", *ANSWER_FIELDS
             )
         else:
@@ -450,7 +469,7 @@ def experiment_criterion_rows(experiment: Experiment, key: str) -> list[Recordin
     return [
         RecordingRow(
             recording=recording,
-            human=references.get((recording.pk, key)),
+            human=references.get(recording.pk),
             answers=[answers[arm.pk].get(recording.pk) for arm in arms],
         )
         for recording in recordings.order_by("pk")
