@@ -15,9 +15,15 @@ so the audit stays a uniform sample of all judged calls.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
+from functools import reduce
 
+from django.db import connection
+from django.db.models import Q, TextField
+from django.db.models.functions import Cast
+from django.db.models.lookups import Contains
 from django.utils import timezone
 
 from qa.models import JudgeRun, Recording, Score
@@ -52,6 +58,19 @@ def review_groups(reasons: Iterable[str]) -> set[ReviewGroup]:
 def group_reasons(group: ReviewGroup) -> tuple[str, ...]:
     """The reasons that put a recording in `group`, for queries."""
     return tuple(reason for reason in Reason.values if review_group(reason) == group)
+
+
+def in_review_group(group: ReviewGroup, reasons_path: str = "review_reasons") -> Q:
+    """`review_groups` as a query condition: the recording whose review reasons `reasons_path` reaches
+    (a lookup path from the model queried) is in `group`. Every query by group uses this one."""
+    reasons = group_reasons(group)
+    if connection.features.supports_json_field_contains:
+        # PostgreSQL: jsonb containment, with no per-row conversion to text.
+        return reduce(operator.or_, (Q(**{f"{reasons_path}__contains": [reason]}) for reason in reasons))
+    # SQLite has no JSON containment. The stored list holds each reason as a
+    # quoted token, so a LIKE on the quoted reason matches exactly that reason.
+    text = Cast(reasons_path, TextField())
+    return reduce(operator.or_, (Q(Contains(text, f'"{reason}"')) for reason in reasons))
 
 
 def audit_draw(*, source: str, external_id: str, rubric_slug: str, rubric_version: int) -> float:

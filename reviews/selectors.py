@@ -374,6 +374,20 @@ class HumanReference:
     run_id: int  # the judgment that review saw, or that the calibration session put beside the participants' values
 
 
+def with_review_entry(scores: QuerySet[Score]) -> QuerySet[Score]:
+    """The aliases HUMAN_VALUE, HUMAN_NOT_APPLICABLE and IS_REJECTED read, for scores filtered by
+    `run__reviews__in` (in one filter() call with the scores' other conditions, so the join to the
+    review is made once and reused by the entry's join): the review's decision and its entry for the
+    score's criterion."""
+    return scores.alias(
+        cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
+        review_decision=F("run__reviews__decision"),
+        cr_not_applicable=F("cr__not_applicable"),
+        cr_adjusted=F("cr__adjusted_value"),
+        cr_rejected=F("cr__rejected"),
+    )
+
+
 def review_values(*, reviews: QuerySet[Review]) -> QuerySet[Score]:
     """What each of `reviews` says per criterion scored on the run it reviewed, as rows of
     run_id, recording_id, key, review_id, human (a number or None) and not_applicable.
@@ -384,16 +398,7 @@ def review_values(*, reviews: QuerySet[Review]) -> QuerySet[Score]:
     """
     return (
         # One filter() call, so the join to the review is made once and reused by the entry's join.
-        Score.objects.filter(run__reviews__in=reviews)
-        .alias(
-            cr=FilteredRelation(
-                "run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))
-            ),
-            review_decision=F("run__reviews__decision"),
-            cr_not_applicable=F("cr__not_applicable"),
-            cr_adjusted=F("cr__adjusted_value"),
-            cr_rejected=F("cr__rejected"),
-        )
+        with_review_entry(Score.objects.filter(run__reviews__in=reviews))
         .values(
             "run_id",
             recording_id=F("run__recording_id"),
@@ -416,7 +421,7 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
     has no reference and is absent, as are recordings without either.
     """
     recording_ids = list(recording_ids)
-    rows = review_values(reviews=latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=recording_ids))
+    rows = review_values(reviews=_latest_final_reviews(recording_ids))
     references = {
         (row["recording_id"], row["key"]): HumanReference(
             value=None if row["not_applicable"] else row["human"],
@@ -429,9 +434,7 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
         if row["not_applicable"] or row["human"] is not None
     }
     agreed = (
-        AgreedValue.objects.filter(
-            call__recording_id__in=recording_ids, call__session__status=CalibrationSession.Status.CLOSED
-        )
+        _closed_agreed_values(recording_ids)
         .values(
             "value",
             "not_applicable",
@@ -451,6 +454,77 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
             run_id=row["run_id"],
         )
     return references
+
+
+def _latest_final_reviews(recording_ids: list[int]) -> QuerySet[Review]:
+    return latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=recording_ids)
+
+
+def _closed_agreed_values(recording_ids: list[int]) -> QuerySet[AgreedValue]:
+    return AgreedValue.objects.filter(
+        call__recording_id__in=recording_ids, call__session__status=CalibrationSession.Status.CLOSED
+    )
+
+
+def human_reference_rows(*, recording_ids: Iterable[int] | QuerySet) -> QuerySet:
+    """`human_references` as one query, for queries that count by the human value in the database (the
+    experiments' comparison) where reading every reference into Python would cost seconds.
+
+    Rows of recording_id, criterion_key, human_value, human_not_applicable, source, review_id and
+    reference_run_id, one per reference, by the same rules: the agreed value of the latest closed
+    calibration session to agree on the criterion first, else the latest final review's value as
+    `review_values` reads it; no row where neither gave a value or N/A. `recording_ids` may be a
+    subquery. tests/test_human_reference.py checks that both forms give the same references.
+    """
+    if not isinstance(recording_ids, QuerySet):
+        recording_ids = list(recording_ids)
+    closed = _closed_agreed_values(recording_ids)
+    later_session = AgreedValue.objects.filter(
+        call__session__status=CalibrationSession.Status.CLOSED,
+        call__recording_id=OuterRef("call__recording_id"),
+        criterion__key=OuterRef("criterion__key"),
+    ).filter(
+        Q(call__session__closed_at__gt=OuterRef("call__session__closed_at"))
+        | Q(
+            call__session__closed_at=OuterRef("call__session__closed_at"),
+            call__session_id__gt=OuterRef("call__session_id"),
+        )
+    )
+    agreed = closed.filter(~Exists(later_session))
+    agreed_here = agreed.filter(
+        call__recording_id=OuterRef("run__recording_id"), criterion__key=OuterRef("criterion__key")
+    )
+    reviewed = (
+        with_review_entry(Score.objects.filter(run__reviews__in=_latest_final_reviews(recording_ids)))
+        .alias(review_human=HUMAN_VALUE, review_not_applicable=HUMAN_NOT_APPLICABLE)
+        .filter(Q(review_not_applicable=True) | Q(review_human__isnull=False))
+        .filter(~Exists(agreed_here))
+    )
+    # Every column an expression, named and ordered alike, so the union lines them up.
+    return (
+        agreed.values(
+            recording_id=F("call__recording_id"),
+            criterion_key=F("criterion__key"),
+            human_value=F("value"),
+            human_not_applicable=F("not_applicable"),
+            source=Value("agreed", output_field=TextField()),
+            review_id=Value(None, output_field=IntegerField()),
+            reference_run_id=F("call__run_id"),
+        )
+        .order_by()
+        .union(
+            reviewed.values(
+                recording_id=F("run__recording_id"),
+                criterion_key=F("criterion__key"),
+                human_value=Case(When(review_not_applicable=True, then=Value(None)), default=F("review_human")),
+                human_not_applicable=F("review_not_applicable"),
+                source=Value("review", output_field=TextField()),
+                review_id=F("run__reviews__id"),
+                reference_run_id=F("run_id"),
+            ).order_by(),
+            all=True,
+        )
+    )
 
 
 def recording_detail_with_reviews(*, pk: int) -> Recording:

@@ -121,4 +121,6 @@ def test_experiments(bench_env):
     assert "CPU per recording (30 recordings x 12 criteria, in-process):" in output
     for line in ("production", "experiment, published version", "experiment, draft version"):
         assert any(row.strip().startswith(line) and row.rstrip().endswith(" ms") for row in output.splitlines()), line
-    assert "Comparison of 300 recordings x 12 criteria, 2 arms:" in output
+    assert "Comparison of 300 recordings x 12 criteria, 2 arms: median of 3 calls" in output
+    for line in ("wall", "CPU, this process + PostgreSQL"):
+        assert any(row.strip().startswith(line) and row.rstrip().endswith(" s") for row in output.splitlines()), line

@@ -4,6 +4,7 @@ once), and the time to compute the comparison of a large experiment.
 See README.md beside this file.
 
     .venv/bin/python bench/experiments/run.py --recordings 1000 --comparison 10000
+    .venv/bin/python bench/experiments/run.py --recordings 0 --comparison 10000   # the comparison only
 """
 
 from __future__ import annotations
@@ -125,13 +126,17 @@ def _experiment_cpu(version: int) -> float:
     return (time.process_time() - started) * 1000 / (len(item_ids) - 1)
 
 
-def comparison_seconds(count: int) -> dict[str, float]:
-    """Wall-clock seconds of experiment_comparison for `count` recordings × 12 criteria,
-    a stored baseline and one finished candidate arm."""
-    from reviews.experiments.models import Arm, Experiment, Item, ItemScore
-    from reviews.experiments.selectors import experiment_comparison
+def backend_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a local process, from /proc (Linux)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+
+def comparison_experiment(count: int):
+    """An experiment of `count` recordings x 12 criteria: a stored baseline and one finished candidate arm."""
     from qa.models import JudgeRun
+    from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 
     rubric, draft = rubric_prepare()
     recordings_clear()
@@ -151,16 +156,36 @@ def comparison_seconds(count: int) -> dict[str, float]:
          for item in items for criterion in criteria),
         batch_size=5000,
     )
-    from reviews.selectors import human_references
+    return experiment
 
-    experiment_comparison(experiment)  # warm: imports, the connection
-    started = time.perf_counter()
-    comparison = experiment_comparison(experiment)
-    seconds = time.perf_counter() - started
+
+def comparison_timings(count: int, repeat: int) -> dict[str, float]:
+    """experiment_comparison of `count` recordings, after one warm-up call: the median over `repeat`
+    calls of its wall-clock seconds and of its CPU seconds (this process plus its PostgreSQL backend,
+    without parallel workers so the backend's CPU is all of the database's), and its queries."""
+    import statistics
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from reviews.experiments.selectors import experiment_comparison
+
+    experiment = comparison_experiment(count)
+    with connection.cursor() as cursor:
+        cursor.execute("SET max_parallel_workers_per_gather = 0")
+        cursor.execute("ANALYZE")  # the rows were just bulk-inserted: plan with their statistics
+        cursor.execute("SELECT pg_backend_pid()")
+        backend_pid = cursor.fetchone()[0]
+    comparison = experiment_comparison(experiment)  # warm: imports, the connection, the caches
     assert comparison.deltas and comparison.arms[1].criteria[0].n == count
-    started = time.perf_counter()
-    human_references(recording_ids=recording_ids)
-    return {"comparison": seconds, "of which the human reference": time.perf_counter() - started}
+    walls, cpus = [], []
+    for _ in range(repeat):
+        with CaptureQueriesContext(connection) as queries:
+            cpu, wall = backend_cpu_seconds(backend_pid) + time.process_time(), time.perf_counter()
+            experiment_comparison(experiment)
+            walls.append(time.perf_counter() - wall)
+            cpus.append(backend_cpu_seconds(backend_pid) + time.process_time() - cpu)
+    return {"wall": statistics.median(walls), "cpu": statistics.median(cpus), "queries": len(queries)}
 
 
 def main() -> None:
@@ -168,6 +193,7 @@ def main() -> None:
     parser.add_argument("--recordings", type=int, default=1000)
     parser.add_argument("--comparison", type=int, default=10000)
     parser.add_argument("--port", type=int, default=8093)
+    parser.add_argument("--repeat", type=int, default=3, help="timed calls of the comparison (median reported)")
     args = parser.parse_args()
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/veredicto_bench_experiments")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
@@ -186,25 +212,34 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    fake = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.fake_openai", "--port", str(args.port), "--latency", "0"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        time.sleep(1)  # the fake server's start
-        cpu = cpu_per_recording(args.recordings) if args.recordings else {}
-        report(cpu, comparison_seconds(args.comparison), args)
-    finally:
-        fake.terminate()
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    if args.recordings:
+        fake = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.fake_openai", "--port", str(args.port), "--latency", "0"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            time.sleep(1)  # the fake server's start
+            report_cpu(cpu_per_recording(args.recordings), args)
+        finally:
+            fake.terminate()
+    if args.comparison:
+        report_comparison(comparison_timings(args.comparison, args.repeat), args)
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
 
 
-def report(cpu: dict[str, float], comparison: dict[str, float], args: argparse.Namespace) -> None:
+def report_cpu(cpu: dict[str, float], args: argparse.Namespace) -> None:
     print(f"CPU per recording ({args.recordings} recordings x {CRITERIA} criteria, in-process):")
     for name, milliseconds in cpu.items():
         print(f"  {name:<32} {milliseconds:6.2f} ms")
-    print(f"Comparison of {args.comparison} recordings x {CRITERIA} criteria, 2 arms: {comparison['comparison']:.3f} s")
-    print(f"  of which the shared human reference (reviews.selectors): {comparison['of which the human reference']:.3f} s")
+
+
+def report_comparison(timings: dict[str, float], args: argparse.Namespace) -> None:
+    print(f"Comparison of {args.comparison} recordings x {CRITERIA} criteria, 2 arms: "
+          f"median of {args.repeat} calls, {timings['queries']} queries")  # fmt: skip
+    print(f"  wall                             {timings['wall']:6.3f} s")
+    print(f"  CPU, this process + PostgreSQL   {timings['cpu']:6.3f} s")
 
 
 if __name__ == "__main__":

@@ -7,22 +7,26 @@ import hashlib
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
-from django.db.models import Count, Q, QuerySet
+from django.db import connection
+from django.db.models import Count, Q, QuerySet, Sum, Value
+from django.db.models.expressions import RawSQL
 
 from qa.models import Recording, Score
+from qa.routing import ReviewGroup, in_review_group
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
-from reviews.models import Review
-from reviews.reports.selectors import Group, _group_q
+from reviews.reports.selectors import Group
 from reviews.reports.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
-from reviews.selectors import HumanReference, day_start, human_references
+from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_reference_rows
 from rubrics.models import Criterion
 
-FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
+def _sql(queryset: QuerySet) -> tuple[str, tuple]:
+    """A query's SQL and parameters, to use it inside one written out (what the ORM cannot say)."""
+    return queryset.query.sql_with_params()
 
 
 def experiment_recording_ids(
@@ -31,13 +35,16 @@ def experiment_recording_ids(
     """The recordings of any version of the rubric that a final review gave human values,
     in the report group and dates; `limit` of them drawn reproducibly by `seed`."""
     recordings = Recording.objects.filter(rubric__slug=rubric_slug, reviews__decision__in=FINAL_DECISIONS)
-    recordings = recordings.filter(_group_q(Group(group), "review_reasons"))
+    if group != Group.ALL:
+        recordings = recordings.filter(in_review_group(ReviewGroup(group)))
     if date_from:
         recordings = recordings.filter(occurred_at__gte=day_start(date_from))
     if date_to:
         recordings = recordings.filter(occurred_at__lt=day_start(date_to + timedelta(days=1)))
-    ids = set(recordings.values_list("pk", flat=True))
-    with_values = sorted({recording_id for recording_id, _ in human_references(recording_ids=ids)})
+    references_sql, params = _sql(human_reference_rows(recording_ids=recordings.values("pk")))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT DISTINCT recording_id FROM ({references_sql}) AS human", params)
+        with_values = sorted(recording_id for (recording_id,) in cursor.fetchall())
     if limit is not None and len(with_values) > limit:
         # A hash of seed and id orders them: the same seed draws the same sample whatever the query plan.
         drawn = sorted(with_values, key=lambda pk: hashlib.sha256(f"{seed}:{pk}".encode()).digest())[:limit]
@@ -66,17 +73,6 @@ def experiments_list() -> QuerySet[Experiment]:
 
 
 # --- The comparison -------------------------------------------------------------
-
-
-class Judged(NamedTuple):
-    """An arm's answer for one criterion of one recording (a tuple: a comparison reads hundreds of thousands)."""
-
-    value: int | None
-    verified: bool
-    unstable: bool
-
-
-ByKey = dict[str, dict[int, Judged]]  # criterion key -> recording id -> answer
 
 
 @dataclass(frozen=True)
@@ -145,55 +141,159 @@ class Comparison:
 ENVIRONMENT_JUDGE = "environment"
 
 
-def _by_key(rows: Iterable[tuple], recording_of: dict[int, int], key_of: dict[int, str]) -> ByKey:
-    """(owner id, criterion id, value, verified, unstable) rows, keyed without a join per row."""
-    values: defaultdict[str, dict[int, Judged]] = defaultdict(dict)
-    for owner_id, criterion_id, *answer in rows:
-        values[key_of[criterion_id]][recording_of[owner_id]] = Judged(*answer)
-    return values
+@dataclass
+class Tallies:
+    """One arm's answers on one criterion, counted: everything its figures derive from."""
+
+    pairs: Counter[tuple[int, int]] = field(default_factory=Counter)  # (arm value, human value) -> recordings
+    triples: Counter[Triple] = field(default_factory=Counter)  # (baseline, arm, human value) -> recordings
+    distribution: Counter[int] = field(default_factory=Counter)  # arm value -> recordings
+    scored: int = 0
+    unverified: int = 0
+    not_applicable: int = 0
+    unstable: int = 0
 
 
-ANSWER = ("criterion_id", "value", "evidence_verified", "unstable")
+REFERENCE_ROW = 0  # no arm has this id
 
 
-def _stored_values(references: dict[tuple[int, str], HumanReference], key_of: dict[int, str]) -> ByKey:
-    """The production scores each recording's review saw."""
-    recording_of = {reference.run_id: rid for (rid, _), reference in references.items()}
-    rows = Score.objects.filter(run_id__in=recording_of).values_list("run_id", *ANSWER)
-    return _by_key(rows, recording_of, key_of)
+class Cell(NamedTuple):
+    """A row of the comparison's count: how many recordings one arm answered alike on one criterion."""
+
+    arm_id: int | None  # None: recordings an arm did not answer; REFERENCE_ROW: a criterion with a human reference
+    criterion_key: str
+    value: int | None
+    verified: bool | None
+    unstable: bool | None
+    human: int | None  # the human reference's value: None where it is N/A or there is none
+    baseline: int | None  # the baseline's value on the same recording, for a candidate arm
+    count: int
 
 
-def _item_values(arm: Arm, recording_of: dict[int, int], key_of: dict[int, str]) -> ByKey:
-    rows = ItemScore.objects.filter(item__arm=arm, item__status=Item.Status.SUCCEEDED).values_list("item_id", *ANSWER)
-    return _by_key(rows, recording_of, key_of)
+def _stored_runs(human: str, params: Iterable = ()) -> RawSQL:
+    """The judgments a stored baseline's answers are the production scores of: per recording, the one
+    its human reference was given on (the latest, if a calibration session and a later review saw
+    different ones). `human` names rows of `human_reference_rows` in SQL."""
+    return RawSQL(f"SELECT MAX(reference_run_id) FROM {human} GROUP BY recording_id", tuple(params))
 
 
-def _criterion_figures(
-    key: str, arm: Arm, values: dict[int, Judged], references: dict[int, HumanReference], has_reference: bool
-) -> CriterionFigures:
-    pairs = Counter(
-        (judged.value, references[rid].value)
-        for rid, judged in values.items()
-        if judged.value is not None and rid in references and references[rid].value is not None
-    )
-    figures = agreement(PairCount(model, human, False, count) for (model, human), count in pairs.items())
-    scored = len(values)
+def _comparison_cells(experiment: Experiment, arms: list[Arm]) -> list[Cell]:
+    """Every arm's answers counted in the database by criterion, value, verified, unstable, the human
+    reference's value and the baseline's value: a few thousand rows for any number of recordings.
+
+    The recordings are the frozen set, taken from the items of a re-judged arm (every arm but a stored
+    baseline has one per recording) so the database reads them as a subquery, not a list of thousands.
+    """
+    judged_arm = next(arm for arm in arms if not arm.stored)
+    recordings = Item.objects.filter(arm=judged_arm).values("recording_id")
+    human_sql, human_params = _sql(human_reference_rows(recording_ids=recordings))
+    answered = ("criterion__key", "value", "evidence_verified", "unstable")
+    parts = []
+    for arm in arms:
+        if arm.stored:
+            scores = Score.objects.filter(run_id__in=_stored_runs("human")).values_list(
+                Value(arm.pk), "run__recording_id", *answered
+            )
+        else:
+            scores = ItemScore.objects.filter(item__arm=arm, item__status=Item.Status.SUCCEEDED).values_list(
+                "item__arm_id", "item__recording_id", *answered
+            )
+        parts.append(_sql(scores.order_by()))
+    # One row per recording and criterion with the human value and every arm's answer side by side
+    # (a GROUP BY, where joins of the arms on recording and key made the database sort them all),
+    # then each arm's answers counted from it.
+    per_arm = [
+        f"MAX(CASE WHEN arm_id = {arm.pk} THEN 1 END) AS answered_{index}, "
+        f"MAX(CASE WHEN arm_id = {arm.pk} THEN value END) AS value_{index}, "
+        f"MAX(CASE WHEN arm_id = {arm.pk} AND verified THEN 1 ELSE 0 END) AS verified_{index}, "
+        f"MAX(CASE WHEN arm_id = {arm.pk} AND unstable THEN 1 ELSE 0 END) AS unstable_{index}"
+        for index, arm in enumerate(arms)
+    ]
+    # Grouped by whether the arm answered rather than filtered on it: the planner cannot estimate such
+    # a filter on a computed table, and guessing a few rows it sorts them all where it would hash.
+    counts = [
+        f"""SELECT answered_{index} * {arm.pk}, criterion_key, value_{index}, verified_{index}, unstable_{index},
+                   human, {"value_0" if index else "NULL"}, COUNT(*)
+            FROM paired
+            GROUP BY answered_{index}, criterion_key, value_{index}, verified_{index}, unstable_{index},
+                     human{", value_0" if index else ""}"""
+        for index, arm in enumerate(arms)
+    ]
+    sql = f"""
+        WITH human (recording_id, criterion_key, value, not_applicable, source, review_id, reference_run_id) AS (
+            {human_sql}
+        ),
+        answers (arm_id, recording_id, criterion_key, value, verified, unstable) AS (
+            {" UNION ALL ".join(part for part, _ in parts)}
+        ),
+        paired AS (
+            SELECT recording_id, criterion_key, MAX(CASE WHEN arm_id IS NULL THEN value END) AS human,
+                   {", ".join(per_arm)}
+            FROM (
+                SELECT NULL AS arm_id, recording_id, criterion_key, value, NULL AS verified, NULL AS unstable FROM human
+                UNION ALL
+                SELECT * FROM answers
+            ) AS every_value
+            GROUP BY recording_id, criterion_key
+        )
+        {" UNION ALL ".join(counts)}
+        UNION ALL
+        SELECT {REFERENCE_ROW}, criterion_key, NULL, NULL, NULL, NULL, NULL, COUNT(*) FROM human GROUP BY criterion_key
+    """
+    params = [*human_params, *(param for _, part_params in parts for param in part_params)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [Cell(*row) for row in cursor.fetchall()]
+
+
+def _tallies(cells: list[Cell]) -> tuple[dict[tuple[int, str], Tallies], set[str]]:
+    """Per (arm id, criterion key) its tallies, and the keys that have a human reference."""
+    tallies: defaultdict[tuple[int, str], Tallies] = defaultdict(Tallies)
+    referenced = set()
+    for cell in cells:
+        if cell.arm_id == REFERENCE_ROW:
+            referenced.add(cell.criterion_key)
+            continue
+        if cell.arm_id is None:  # recordings that arm did not answer
+            continue
+        tally, count = tallies[(cell.arm_id, cell.criterion_key)], cell.count
+        tally.scored += count
+        tally.unverified += 0 if cell.verified else count
+        tally.unstable += count if cell.unstable else 0
+        if cell.value is None:
+            tally.not_applicable += count
+            continue
+        tally.distribution[cell.value] += count
+        if cell.human is not None:
+            tally.pairs[(cell.value, cell.human)] += count
+            if cell.baseline is not None:
+                tally.triples[(cell.baseline, cell.value, cell.human)] += count
+    # The bootstrap draws cells in the order given: sorted, the same counts give the same interval
+    # whatever order the database returned them in.
+    for tally in tallies.values():
+        tally.pairs = Counter(dict(sorted(tally.pairs.items())))
+        tally.triples = Counter(dict(sorted(tally.triples.items())))
+    return tallies, referenced
+
+
+def _criterion_figures(key: str, arm: Arm, tally: Tallies, has_reference: bool) -> CriterionFigures:
+    figures = agreement(PairCount(model, human, False, count) for (model, human), count in tally.pairs.items())
     return CriterionFigures(
         criterion_key=key,
         n=figures.n,
         mean=figures.model_mean,
         bias=figures.bias,
         mae=figures.mae,
-        mae_ci=mae_interval(pairs),
+        mae_ci=mae_interval(tally.pairs),
         exact_agreement=figures.exact_agreement,
         within_one=figures.within_one,
         qwk=figures.qwk,
-        unverified_rate=share(sum(not judged.verified for judged in values.values()), scored),
-        not_applicable_rate=share(sum(judged.value is None for judged in values.values()), scored),
-        stability=share(sum(not judged.unstable for judged in values.values()), scored) if arm.samples > 1 else None,
-        scored=scored,
+        unverified_rate=share(tally.unverified, tally.scored),
+        not_applicable_rate=share(tally.not_applicable, tally.scored),
+        stability=share(tally.scored - tally.unstable, tally.scored) if arm.samples > 1 else None,
+        scored=tally.scored,
         has_reference=has_reference,
-        distribution=dict(sorted(Counter(j.value for j in values.values() if j.value is not None).items())),
+        distribution=dict(sorted(tally.distribution.items())),
     )
 
 
@@ -216,38 +316,72 @@ def _verdict(delta: PairedDelta, has_reference: bool) -> str:
     return Verdict.NO_DIFFERENCE
 
 
-def experiment_comparison(experiment: Experiment) -> Comparison:
-    """Every arm against the supervisors, and every candidate against the baseline."""
-    arms = list(experiment.arms.select_related("rubric", "judge"))
-    references = human_references(recording_ids=experiment.recording_ids)
-    by_key: defaultdict[str, dict[int, HumanReference]] = defaultdict(dict)
-    for (rid, key), reference in references.items():
-        by_key[key][rid] = reference
-    items = Item.objects.filter(arm__experiment=experiment).values_list(
-        "pk", "recording_id", "arm_id", "status", "prompt_tokens", "completion_tokens", "llm_duration_ms"
-    )
-    usage: defaultdict[int, list[tuple]] = defaultdict(list)
-    recording_of: dict[int, int] = {}
-    for item_id, recording_id, arm_id, *row in items:
-        usage[arm_id].append(row)
-        recording_of[item_id] = recording_id
-    key_of = dict(Criterion.objects.filter(rubric__slug=experiment.rubric_slug).values_list("pk", "key"))
+@dataclass(frozen=True)
+class Usage:
+    """What an arm's calls cost, summed over its items."""
 
-    arm_values: dict[int, ByKey] = {}
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failed: int = 0
+    durations: list[int] = field(default_factory=list)  # of the succeeded calls, in ms, ascending
+    models: list[str] = field(default_factory=list)  # the models the calls reached
+
+
+def _usage(experiment: Experiment) -> dict[int, Usage]:
+    items = Item.objects.filter(arm__experiment=experiment)
+    sums = (
+        items.values("arm_id")
+        .annotate(
+            prompt=Sum("prompt_tokens"),
+            completion=Sum("completion_tokens"),
+            failed=Count("pk", filter=Q(status=Item.Status.FAILED)),
+        )
+        .order_by()
+    )
+    durations: defaultdict[int, list[int]] = defaultdict(list)
+    for arm_id, duration in (
+        items.filter(status=Item.Status.SUCCEEDED, llm_duration_ms__isnull=False)
+        .order_by("llm_duration_ms")
+        .values_list("arm_id", "llm_duration_ms")
+    ):
+        durations[arm_id].append(duration)
+    models: defaultdict[int, list[str]] = defaultdict(list)
+    for arm_id, model in items.exclude(model="").order_by("arm_id", "model").values_list("arm_id", "model").distinct():
+        models[arm_id].append(model)
+    return {
+        row["arm_id"]: Usage(
+            prompt_tokens=row["prompt"] or 0,
+            completion_tokens=row["completion"] or 0,
+            failed=row["failed"],
+            durations=durations[row["arm_id"]],
+            models=models[row["arm_id"]],
+        )
+        for row in sums
+    }
+
+
+def experiment_comparison(experiment: Experiment) -> Comparison:
+    """Every arm against the supervisors, and every candidate against the baseline, in a fixed number
+    of queries: the answers are counted in the database against the human reference, and every
+    figure (the bootstrap's included) is computed from those counts."""
+    arms = list(experiment.arms.select_related("rubric", "judge"))
+    tallies, referenced = _tallies(_comparison_cells(experiment, arms))
+    usage = _usage(experiment)
+    keys_of: defaultdict[int, list[str]] = defaultdict(list)
+    for rubric_id, key in Criterion.objects.filter(rubric_id__in={arm.rubric_id for arm in arms}).values_list(
+        "rubric_id", "key"
+    ):
+        keys_of[rubric_id].append(key)
+
     figures = []
-    baseline_keys = list(arms[0].rubric.criteria.values_list("key", flat=True))
+    baseline_keys = keys_of[arms[0].rubric_id]
     for arm in arms:
-        per_key = _stored_values(references, key_of) if arm.stored else _item_values(arm, recording_of, key_of)
-        arm_values[arm.pk] = per_key
-        keys = list(arm.rubric.criteria.values_list("key", flat=True))
-        rows = usage[arm.pk]
-        prompt_tokens = sum(row[1] or 0 for row in rows)
-        completion_tokens = sum(row[2] or 0 for row in rows)
-        durations = sorted(row[3] for row in rows if row[0] == Item.Status.SUCCEEDED and row[3] is not None)
+        keys = keys_of[arm.rubric_id]
+        used = usage.get(arm.pk, Usage())
         cost = (
             Decimal(0)
             if arm.stored
-            else arm.judge.cost(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+            else arm.judge.cost(prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens)
             if arm.judge
             else None
         )
@@ -257,16 +391,17 @@ def experiment_comparison(experiment: Experiment) -> Comparison:
                 label=arm.label,
                 rubric_version=arm.rubric.version,
                 judge=arm.judge.name if arm.judge else ENVIRONMENT_JUDGE,
-                model=_arm_model(arm),
+                # A stored baseline's models are production's, whatever they were.
+                model="" if arm.stored else ", ".join(used.models),
                 samples=arm.samples,
-                prompt_tokens=prompt_tokens,
-                completion_tokens=completion_tokens,
+                prompt_tokens=used.prompt_tokens,
+                completion_tokens=used.completion_tokens,
                 cost=cost,
-                latency_p50_ms=_percentile(durations, 0.5),
-                latency_p95_ms=_percentile(durations, 0.95),
-                failed=sum(row[0] == Item.Status.FAILED for row in rows),
+                latency_p50_ms=_percentile(used.durations, 0.5),
+                latency_p95_ms=_percentile(used.durations, 0.95),
+                failed=used.failed,
                 criteria=[
-                    _criterion_figures(key, arm, per_key.get(key, {}), by_key.get(key, {}), key in by_key)
+                    _criterion_figures(key, arm, tallies.get((arm.pk, key), Tallies()), key in referenced)
                     for key in keys
                 ],
                 removed=[key for key in baseline_keys if key not in keys],
@@ -274,28 +409,11 @@ def experiment_comparison(experiment: Experiment) -> Comparison:
         )
 
     deltas = []
-    baseline = arms[0]
     for arm in arms[1:]:
-        for key in arm.rubric.criteria.values_list("key", flat=True):
-            triples: Counter[Triple] = Counter()
-            base_values = arm_values[baseline.pk].get(key, {})
-            for rid, judged in arm_values[arm.pk].get(key, {}).items():
-                reference = by_key.get(key, {}).get(rid)
-                base = base_values.get(rid)
-                values = (base and base.value, judged.value, reference and reference.value)
-                if None not in values:
-                    triples[values] += 1
-            delta = paired_bootstrap(triples)
-            deltas.append(CriterionDelta(arm.label, key, delta, _verdict(delta, key in by_key)))
+        for key in keys_of[arm.rubric_id]:
+            delta = paired_bootstrap(tallies.get((arm.pk, key), Tallies()).triples)
+            deltas.append(CriterionDelta(arm.label, key, delta, _verdict(delta, key in referenced)))
     return Comparison(experiment=experiment, progress=experiment_progress(experiment), arms=figures, deltas=deltas)
-
-
-def _arm_model(arm: Arm) -> str:
-    """The model(s) the arm's calls reached; the stored baseline's are production's, whatever they were."""
-    if arm.stored:
-        return ""
-    models = Item.objects.filter(arm=arm).exclude(model="").values_list("model", flat=True)
-    return ", ".join(models.order_by("model").distinct())
 
 
 # --- Drill-down: one criterion's recordings, every arm side by side ---------------------
@@ -321,14 +439,25 @@ ANSWER_FIELDS = ("value", "evidence", "evidence_verified", "rationale", "unstabl
 
 
 def experiment_criterion_rows(experiment: Experiment, key: str) -> list[RecordingRow]:
-    """Per recording of the set: the supervisor's value and each arm's answer on criterion `key`."""
+    """Per recording of the set: the supervisor's value and each arm's answer on criterion `key`;
+    a stored baseline's answers are read from the judgments the comparison reads them from."""
     arms = list(experiment.arms.order_by("order"))
-    references = human_references(recording_ids=experiment.recording_ids)
+    human_sql, human_params = _sql(human_reference_rows(recording_ids=experiment.recording_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""SELECT recording_id, human_value, human_not_applicable, source, review_id, reference_run_id
+                FROM ({human_sql}) AS human WHERE criterion_key = %s""",
+            [*human_params, key],
+        )
+        references = {
+            recording_id: HumanReference(value, bool(not_applicable), source, review_id, run_id)
+            for recording_id, value, not_applicable, source, review_id, run_id in cursor.fetchall()
+        }
     answers: dict[int, dict[int, ArmAnswer]] = {}
     for arm in arms:
         if arm.stored:
-            run_ids = {reference.run_id for reference in references.values()}
-            rows = Score.objects.filter(run_id__in=run_ids, criterion__key=key).values_list(
+            runs = _stored_runs(f"({human_sql}) AS human", human_params)
+            rows = Score.objects.filter(run_id__in=runs, criterion__key=key).values_list(
                 "run__recording_id", *ANSWER_FIELDS
             )
         else:
@@ -340,7 +469,7 @@ def experiment_criterion_rows(experiment: Experiment, key: str) -> list[Recordin
     return [
         RecordingRow(
             recording=recording,
-            human=references.get((recording.pk, key)),
+            human=references.get(recording.pk),
             answers=[answers[arm.pk].get(recording.pk) for arm in arms],
         )
         for recording in recordings.order_by("pk")

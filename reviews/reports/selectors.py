@@ -3,8 +3,8 @@
 Each report is a few GROUP BY queries whose results have at most a few
 thousand rows, whatever the number of scores; the figures are derived from
 those counts in `stats` and here. Works on PostgreSQL and SQLite; the one
-PostgreSQL-only operator (jsonb containment) is used only where the database
-says it supports it.
+PostgreSQL-only operator (jsonb containment, in `qa.routing.in_review_group`)
+is used only where the database says it supports it.
 
 Which scores count
     Deviation: the scores of the run that each recording's latest review
@@ -43,37 +43,38 @@ Filters
 
 from __future__ import annotations
 
-import operator
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
-from functools import reduce
 
-from django.db import connection
 from django.db.models import (
     Avg,
     BooleanField,
     Case,
     Count,
     F,
-    FilteredRelation,
     OuterRef,
     Q,
     QuerySet,
     Subquery,
-    TextField,
     When,
 )
-from django.db.models.functions import Abs, Cast, TruncWeek
-from django.db.models.lookups import Contains
+from django.db.models.functions import Abs, TruncWeek
 
 from qa.models import JudgeRun, Score
-from qa.routing import ReviewGroup, group_reasons
+from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
 from reviews.reports.stats import Agreement, PairCount, Tally, agreement, share
-from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, day_start, latest_reviews
+from reviews.selectors import (
+    FINAL_DECISIONS,
+    HUMAN_VALUE,
+    IS_REJECTED,
+    day_start,
+    latest_reviews,
+    with_review_entry,
+)
 from rubrics.models import Criterion, Rubric
 
 
@@ -175,27 +176,19 @@ def _run_q(filters: ReportFilters, prefix: str) -> Q:
     return q
 
 
-def _has_reason(reasons_path: str, reasons: tuple[str, ...]) -> Q:
-    if connection.features.supports_json_field_contains:
-        # PostgreSQL: jsonb containment, with no per-row conversion to text.
-        return reduce(operator.or_, (Q(**{f"{reasons_path}__contains": [reason]}) for reason in reasons))
-    # SQLite has no JSON containment. The stored list holds each reason as a
-    # quoted token, so a LIKE on the quoted reason matches exactly that reason.
-    text = Cast(reasons_path, TextField())
-    return reduce(operator.or_, (Q(Contains(text, f'"{reason}"')) for reason in reasons))
-
-
 def _group_q(group: Group, reasons_path: str) -> Q:
-    return Q() if group == Group.ALL else _has_reason(reasons_path, GROUP_REASONS[group])
+    return Q() if group == Group.ALL else in_review_group(ReviewGroup(group), reasons_path)
 
 
 def _group_flags(reasons_path: str) -> dict[str, Case]:
     """Membership of the two overlapping groups, to GROUP BY: counts stay additive."""
     return {
         f"in_{group}": Case(
-            When(_has_reason(reasons_path, reasons), then=True), default=False, output_field=BooleanField()
+            When(in_review_group(ReviewGroup(group), reasons_path), then=True),
+            default=False,
+            output_field=BooleanField(),
         )
-        for group, reasons in GROUP_REASONS.items()
+        for group in GROUP_REASONS
     }
 
 
@@ -212,20 +205,9 @@ def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
     return Score.objects.filter(_run_q(filters, "run__"), run__reviews__in=final_reviews)
 
 
-def _with_review_entry(scores: QuerySet[Score]) -> QuerySet[Score]:
-    """The aliases HUMAN_VALUE and IS_REJECTED read, taken from joins to the review and its criterion entry."""
-    return scores.alias(
-        cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
-        review_decision=F("run__reviews__decision"),
-        cr_not_applicable=F("cr__not_applicable"),
-        cr_adjusted=F("cr__adjusted_value"),
-        cr_rejected=F("cr__rejected"),
-    )
-
-
 def deviation_report(filters: ReportFilters) -> DeviationReport:
     cube = (
-        _with_review_entry(_reviewed_scores(filters))
+        with_review_entry(_reviewed_scores(filters))
         .values(
             "criterion_id",
             "value",
@@ -615,7 +597,7 @@ def _rejections_by_week(slug: str) -> list[WeekRejections]:
     """Reviewed and rejected scores per week the call was judged, over every version of the rubric."""
     final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
     rows = (
-        _with_review_entry(Score.objects.filter(run__rubric__slug=slug, run__reviews__in=final_reviews))
+        with_review_entry(Score.objects.filter(run__rubric__slug=slug, run__reviews__in=final_reviews))
         .values(week=TruncWeek("run__created_at"), rejected=IS_REJECTED)
         .annotate(count=Count("pk"))
         .order_by()

@@ -1,0 +1,51 @@
+"""From a criterion to its recordings: the human reference beside every arm's answer, read as the comparison reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviews.calibration.selectors import CallSelection
+from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
+from reviews.experiments.selectors import experiment_comparison, experiment_criterion_rows
+from reviews.experiments.services import ArmSpec, experiment_create
+from rubrics.services import rubric_new_version
+from tests.experiments.conftest import human_values
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_each_recording_shows_the_human_value_the_stored_baseline_and_the_candidate(
+    reviewed, fake_llm, eager_celery, django_capture_on_commit_callbacks
+):
+    rubric = next(iter(reviewed.values())).rubric
+    rubric_new_version(rubric=rubric)
+    # A closed calibration session agreed c1 = 3 on call 0 (its supervisor said 1): the agreed value is the reference.
+    lead = UserFactory(username="lead", groups=["QA leads"])
+    supervisors = [UserFactory(username=name, groups=["Supervisors"]) for name in ("ana", "ben")]
+    session = calibration_create(
+        name="March", rubric=rubric, lead=lead, participants=supervisors,
+        selection=CallSelection(recording_ids=(reviewed[0].pk,)),
+    )  # fmt: skip
+    calibration_close(session=session, user=lead)
+    agreed_value_set(session=session, recording_id=reviewed[0].pk, criterion_key="c1", value=3, not_applicable=False,
+                     note="", user=lead)  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        experiment = experiment_create(rubric_slug="care", candidates=[ArmSpec(rubric_version=2)])
+
+    rows = {row.recording.pk: row for row in experiment_criterion_rows(experiment, "c1")}
+
+    assert len(rows) == 30
+    for index, recording in reviewed.items():
+        row, human = rows[recording.pk], human_values(index)["c1"]
+        baseline, candidate = row.answers
+        assert baseline.value == human + 2 and baseline.verified  # production's stored score
+        assert candidate.value == human and candidate.rationale == "Shown."  # the fake LLM answers like the supervisor
+        if index == 0:
+            assert (row.human.value, row.human.source) == (3, "agreed")
+        else:
+            assert (row.human.value, row.human.source) == (human, "review")
+    # The comparison reads the same references: on call 0 the candidate (1) is 2 from the agreed 3,
+    # the baseline (3) is exact, so the candidate's c1 is off by 2 once in 30.
+    c1 = experiment_comparison(experiment).arms[1].criteria[0]
+    assert c1.criterion_key == "c1" and c1.n == 30 and c1.mae == pytest.approx(2 / 30)
