@@ -220,6 +220,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "qa.api.schema.add_common_errors",
+        "qa.api.schema.allow_empty_optional_query_parameters",
     ],
 }
 # --- end REST API ---

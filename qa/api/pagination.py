@@ -15,7 +15,7 @@ class ApiPagination(PageNumberPagination):
 
     def get_page_size(self, request) -> int:
         raw = request.query_params.get(self.page_size_query_param)
-        if raw is None:
+        if not raw:  # absent or empty (`?page_size=`): the default, as any empty query parameter
             return self.page_size
         if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
             message = _("Give a whole number from 1 to %(maximum)d.") % {"maximum": self.max_page_size}
