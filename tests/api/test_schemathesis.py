@@ -27,11 +27,23 @@ from tests.factories import UserFactory, judged_recording, published_rubric
 SEED = 11
 MAX_EXAMPLES = 2  # per operation and phase, to keep the module near a minute on 2 cores
 CSRF_SECRET = "c" * 32
-# What `positive_data_acceptance` takes as accepting a valid request (its defaults), plus 400: the
-# API answers 400, naming the field, to rules an OpenAPI schema cannot state: a rubric, version or
-# judge that must exist; dates from 1900 to 2999; one of transcript, turns or audio; a reviewer
-# named when a key posts a review; a reject that says what was wrong.
+# What `positive_data_acceptance` takes as accepting a valid request (its defaults), plus 400 on the
+# operations that answer 400, naming the field, to rules an OpenAPI schema cannot state: a rubric,
+# version or judge that must exist; dates from 1900 to 2999; one of transcript, turns or audio; a
+# reviewer named when a key posts a review; a reject that says what was wrong; each criterion of the
+# rubric once in a calibration entry. Every other operation must accept every valid request.
 ACCEPTED = ["2xx", "3xx", "400", "401", "403", "404", "409", "429", "5xx"]
+BUSINESS_RULES = [
+    "POST /api/recordings/",
+    "POST /api/recordings/{id}/review/",
+    "POST /recordings/{id}/review",
+    "POST /api/experiments/",
+    "POST /api/calibrations/{id}/entries/",
+    "GET /api/reports/deviation/",
+    "GET /api/reports/evidence/",
+    "GET /api/reports/versions/",
+    "GET /api/scorecards/",
+]
 
 
 @dataclass
@@ -107,15 +119,19 @@ def run_schemathesis(app, *, role: str, settings) -> tuple[Run, int]:
             "workers": 1,
             "headers": headers,
             "auth": {"openapi": auth},
-            "checks": {"positive_data_acceptance": {"expected-statuses": ACCEPTED}},
             # Every phase of `st run` for the key. For a person, the coverage phase (each parameter's
             # boundaries and wrong types, undeclared methods: input handling, the same for every
             # caller) runs on what only people may call, the calibrations, and the stateful phase
             # (chains of calls through the links schemathesis infers) not again.
             "phases": {"stateful": {"enabled": role == "key"}},
-            "operations": []
-            if role == "key"
-            else [{"exclude-path-regex": "^/api/calibrations/", "phases": {"coverage": {"enabled": False}}}],
+            "operations": [
+                {"include-name": BUSINESS_RULES, "checks": {"positive_data_acceptance": {"expected-statuses": ACCEPTED}}},
+                *(
+                    []
+                    if role == "key"
+                    else [{"exclude-path-regex": "^/api/calibrations/", "phases": {"coverage": {"enabled": False}}}]
+                ),
+            ],
             "generation": {
                 "max-examples": MAX_EXAMPLES,
                 "deterministic": True,
