@@ -40,4 +40,6 @@ urlpatterns = [
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).
     path("recordings/<int:pk>/review", RecordingReviewView.as_view(), name="recording-review-alias"),
+    # Any other id there (not a number) gets the API's JSON 404, as under /api/, not the site's HTML page.
+    re_path(r"^recordings/[^/]+/review$", api_not_found),
 ]

@@ -80,7 +80,7 @@ class RubricsView(GenericAPIView):
     session_permissions = {"GET": "rubrics.view_rubric"}
 
     @extend_schema(
-        responses={200: RubricSummarySerializer(many=True), 404: NO_PAGE},
+        responses={200: RubricSummarySerializer(many=True), 400: BAD_REQUEST, 404: NO_PAGE},
         summary=_("The latest published version of each rubric"),
     )
     def get(self, request: Request) -> Response:

@@ -4,9 +4,13 @@ the right password; another address or user is not."""
 
 from __future__ import annotations
 
+import logging
+import os
 import re
-from io import StringIO
+import subprocess
+import sys
 from datetime import timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -45,6 +49,29 @@ def test_five_wrong_passwords_lock_the_user_out_even_with_the_right_one(settings
     # An admin lifts the lock before its time.
     call_command("axes_reset_username", "sup", stdout=StringIO())
     assert log_in(attacker, "sup", PASSWORD).status_code == 302
+
+
+def test_a_lockout_is_still_logged_as_a_warning(settings, caplog):
+    """Not verbose (no start-up banner) keeps the lockout warning; axes masks the username and
+    address in it (AXES_SENSITIVE_PARAMETERS), and keeps each attempt in the database."""
+    UserFactory(username="sup", password=PASSWORD, groups=["Supervisors"])
+    attacker = Client(REMOTE_ADDR="203.0.113.9")
+    with caplog.at_level(logging.WARNING, logger="axes"):
+        for _ in range(settings.AXES_FAILURE_LIMIT):
+            log_in(attacker, "sup", "wrong")
+    lockouts = [record.getMessage() for record in caplog.records if "Locking out" in record.getMessage()]
+    assert len(lockouts) == 1 and 'path_info: "/accounts/login/"' in lockouts[0]
+
+
+def test_management_commands_do_not_print_the_axes_banner():
+    """Not on every command (scripts/demo runs several): the lockouts above are what is worth logging."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "System check identified no issues" in done.stdout
+    assert "AXES" not in done.stdout + done.stderr
 
 
 def test_the_admin_login_is_throttled_too(settings):

@@ -86,6 +86,9 @@ AXES_COOLOFF_MESSAGE = ""  # the template says it, translated
 AXES_ENABLE_ACCESS_FAILURE_LOG = True  # each failed login kept for the audit, beside the attempts
 # Behind a proxy, the client address comes from X-Forwarded-For (set AXES_IPWARE_PROXY_COUNT there).
 AXES_IPWARE_PROXY_COUNT = env.int("AXES_IPWARE_PROXY_COUNT", default=0) or None
+# Not verbose: no "AXES: BEGIN ..." banner from every manage.py command. Failed logins and lockouts
+# are still logged as warnings naming the username, address and path; only the user agent drops out.
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -217,6 +220,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "qa.api.schema.add_common_errors",
+        "qa.api.schema.allow_empty_optional_query_parameters",
     ],
 }
 # --- end REST API ---

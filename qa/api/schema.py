@@ -77,3 +77,17 @@ def add_common_errors(result: dict[str, Any], generator: Any, request: Any, publ
                     code, {"description": description, "content": {"application/json": {"schema": reference}}}
                 )
     return result
+
+
+def allow_empty_optional_query_parameters(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """Say that an optional query parameter may be sent empty (`?team=`, `?date_from=`): the
+    serializers and forms that read them take an empty value as not given, so it filters nothing
+    rather than being a 400 (a date's format, say, does not apply to it)."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "query" and not parameter.get("required"):
+                    parameter["allowEmptyValue"] = True
+    return result

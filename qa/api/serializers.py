@@ -29,9 +29,19 @@ INT32_MAX = 2**31 - 1
 # --- Input -------------------------------------------------------------------
 
 
+class StringField(serializers.CharField):
+    """A string and only a string, as the schema's `type: string` says: DRF's CharField would
+    store a JSON number such as 0 or 1.5 as the text "0" or "1.5"."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AgentInputSerializer(serializers.Serializer):
-    id = serializers.CharField(max_length=100)
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    id = StringField(max_length=100)
+    name = StringField(max_length=200, required=False, allow_blank=True, default="")
 
 
 @extend_schema_field(
@@ -69,8 +79,8 @@ class AgentField(serializers.Field):
 
 
 class TurnSerializer(serializers.Serializer):
-    speaker = serializers.CharField(max_length=100)
-    text = serializers.CharField(trim_whitespace=False)
+    speaker = StringField(max_length=100)
+    text = StringField(trim_whitespace=False)
     start_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
     end_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True)
 
@@ -79,20 +89,20 @@ class TurnSerializer(serializers.Serializer):
 
 
 class RecordingIngestSerializer(serializers.Serializer):
-    external_id = serializers.CharField(max_length=200, help_text=_("Your id for the call; unique per source."))
-    source = serializers.CharField(
+    external_id = StringField(max_length=200, help_text=_("Your id for the call; unique per source."))
+    source = StringField(
         max_length=100,
         required=False,
         help_text=_("The sending system. Defaults to the API key's name ('web' for a browser session)."),
     )
     rubric = serializers.SlugField(max_length=100, help_text=_("Rubric slug; its latest published version is used."))
     agent = AgentField(required=False)
-    team = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    team = StringField(max_length=100, required=False, allow_blank=True)
     channel = serializers.ChoiceField(choices=Recording.Channel.choices, required=False)
-    language = serializers.CharField(max_length=10, required=False, allow_blank=True)
+    language = StringField(max_length=10, required=False, allow_blank=True)
     occurred_at = serializers.DateTimeField(required=False, allow_null=True)
     duration_seconds = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True)
-    transcript = serializers.CharField(
+    transcript = StringField(
         required=False,
         allow_blank=True,
         trim_whitespace=False,  # verbatim: evidence offsets point into this exact text

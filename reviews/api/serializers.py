@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from qa.api.serializers import RecordingDetailSerializer
+from qa.api.serializers import RecordingDetailSerializer, StringField
 from reviews.models import CriterionReview, Review
 from reviews.services import CriterionAdjustment
 
@@ -16,9 +16,9 @@ from reviews.services import CriterionAdjustment
 
 
 class ReviewCriterionSerializer(serializers.Serializer):
-    criterion_key = serializers.CharField(max_length=64)
+    criterion_key = StringField(max_length=64)
     adjusted_value = serializers.IntegerField(required=False, allow_null=True)
-    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    comment = StringField(required=False, allow_blank=True, default="")
     rejected = serializers.BooleanField(
         required=False, default=False, help_text=_("The judge got this criterion wrong.")
     )
@@ -36,7 +36,7 @@ class ReviewCriterionSerializer(serializers.Serializer):
 
 
 class ReviewInputSerializer(serializers.Serializer):
-    reviewer = serializers.CharField(
+    reviewer = StringField(
         max_length=150,
         required=False,
         help_text=_("Who reviewed. Required with an API key; with a session, the logged-in user is the reviewer."),
@@ -53,7 +53,7 @@ class ReviewInputSerializer(serializers.Serializer):
         ),
     )
     adjusted_mean = serializers.FloatField(required=False, allow_null=True)
-    comment = serializers.CharField(required=False, allow_blank=True, default="")
+    comment = StringField(required=False, allow_blank=True, default="")
     criteria = ReviewCriterionSerializer(many=True, required=False, default=list)
 
     def validate(self, values: dict[str, Any]) -> dict[str, Any]:

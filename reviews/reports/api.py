@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -142,8 +141,19 @@ class EvidenceReportSerializer(serializers.Serializer):
 
 
 def _parameter(name: str, field: forms.Field) -> OpenApiParameter:
-    kind = {forms.DateField: OpenApiTypes.DATE, forms.IntegerField: OpenApiTypes.INT}.get(type(field), OpenApiTypes.STR)
-    return OpenApiParameter(name, kind, required=field.required, description=field.help_text or field.label)
+    """The query parameter a form field reads, with the bounds the form enforces: a required one is
+    not empty, a fixed set of choices is an enum, a text has its maximum length."""
+    integer = isinstance(field, forms.IntegerField) or getattr(field, "coerce", None) is int
+    schema = {"type": "integer"} if integer else {"type": "string"}
+    if isinstance(field, forms.DateField):
+        schema["format"] = "date"
+    if isinstance(field, forms.CharField) and field.max_length:
+        schema["maxLength"] = field.max_length
+    if isinstance(field, forms.ChoiceField) and field.choices:  # the rubrics' and versions' are filled per request
+        schema["enum"] = [value for value, _label in field.choices if value != ""]
+    if field.required and schema["type"] == "string":
+        schema["minLength"] = 1
+    return OpenApiParameter(name, schema, required=field.required, description=field.help_text or field.label)
 
 
 FILTER_PARAMETERS = [_parameter(name, field) for name, field in ReportFilterForm.base_fields.items()]

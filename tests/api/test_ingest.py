@@ -106,6 +106,8 @@ BAD_BODIES = {
     "missing external_id": (lambda data: data.pop("external_id"), "external_id"),
     "blank external_id": (lambda data: data.update(external_id=" "), "external_id"),
     "external_id of the wrong type": (lambda data: data.update(external_id={"a": 1}), "external_id"),
+    "external_id a number, not a string": (lambda data: data.update(external_id=42), "external_id"),
+    "a transcript that is a number": (lambda data: data.update(transcript=1.5), "transcript"),
     "neither transcript nor turns": (lambda data: data.pop("transcript"), "transcript"),
     "both transcript and turns": (
         lambda data: data.update(turns=[{"speaker": "A", "text": "hola"}]),
@@ -149,7 +151,8 @@ def test_each_bad_turn_is_named_by_its_position(api, rubric):
     del data["transcript"]
     response = api.post(URL, data, format="json")
     assert response.status_code == 400
-    assert response.json() == {"turns": {"1": {"text": "This field is required."}}}  # only the bad turn
+    # Only the bad turns; a number is not a text (the schema says string).
+    assert response.json() == {"turns": {"1": {"text": "This field is required."}, "2": {"text": "Not a valid string."}}}
 
 
 @pytest.mark.django_db

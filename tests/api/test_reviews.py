@@ -230,3 +230,15 @@ def test_a_reject_with_nothing_marked_is_a_400_and_a_marked_one_keeps_its_reason
     response = review_api.post(url(recording), body, format="json")
     assert response.status_code == 201, response.json()
     assert response.json()["reject_reason"] == "transcript_problem"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("field", ["reviewer", "comment"])
+def test_a_number_where_the_schema_says_string_is_a_400_on_its_field(review_api, field):
+    """DRF's CharField would store 0 as "0"; the schema says string, so a number is refused."""
+    recording = judged_recording()
+    body = {"reviewer": "supervisor-1", "decision": "approve", field: 0}
+    response = review_api.post(url(recording), body, format="json")
+    assert response.status_code == 400
+    assert list(response.json()) == [field]
+    assert not Review.objects.exists()
