@@ -772,10 +772,12 @@ def _turn_bounds(position: int, prepared: _Prepared) -> tuple[int, int]:
 def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
     """Nearest passage to ``words``: windows voted for by the quote's rarer words, scored by difflib."""
     words = words[:_CLOSEST_MAX_WORDS]
-    votes: Counter[int] = Counter()
+    starts: list[int] = []
     for offset, word in _seeds(words, prepared):
-        votes.update(map((-offset).__add__, prepared.index[word]))  # window start = position - offset
+        starts += map((-offset).__add__, prepared.index[word])  # window start = position - offset
+    votes = Counter(starts)
     slack = len(words) // 2 + 2  # room for words the quote dropped or added
+    quoted = Counter(words)
     best: tuple[float, int, int] | None = None
     tried: list[int] = []
     for start, _ in votes.most_common():
@@ -784,7 +786,14 @@ def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
         if any(abs(start - other) <= slack for other in tried):
             continue  # nearly the same window as one already scored
         tried.append(start)
-        scored = _score_window(words, prepared, max(0, start - slack), start + len(words) + slack)
+        low, high = max(0, start - slack), start + len(words) + slack
+        if best is not None:
+            # difflib is the cost here: skip a window that cannot score better. At most ``shared`` words
+            # match, and the passage spans at least the matched words, so the ratio is at most this.
+            shared = (quoted & Counter(prepared.words[low:high])).total()
+            if round(2 * shared / (len(words) + shared), 3) <= best[0]:
+                continue
+        scored = _score_window(words, prepared, low, high)
         if best is None or scored[0] > best[0]:
             best = scored
     if best is None:
