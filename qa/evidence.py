@@ -60,7 +60,7 @@ import functools
 import itertools
 import re
 import unicodedata
-from collections import Counter, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator
 from operator import add, methodcaller
 from dataclasses import dataclass
@@ -257,10 +257,10 @@ class _Prepared:
     @functools.cached_property
     def index(self) -> dict[str, list[int]]:
         """word -> ascending positions; only an unverified quote's closest passage needs it."""
-        index: dict[str, list[int]] = {}
-        for position, word in enumerate(self.words):
-            index.setdefault(word, []).append(position)
-        return index
+        index: defaultdict[str, list[int]] = defaultdict(list)
+        # Appending each position to its word's list through map: no Python bytecode per word.
+        deque(map(list.append, map(index.__getitem__, self.words), itertools.count()), maxlen=0)
+        return dict(index)
 
     @functools.cached_property
     def word_offsets(self) -> list[int]:
@@ -435,9 +435,11 @@ def _normalized(bodies: list[str]) -> tuple[str, list[str]]:
     """The words of all bodies, normalised: as ``_Prepared.plain``, and per body framed by separators
     ("\\nw1\\nw2\\n", or "\\n" for a body without words)."""
     # Newlines around the break: an ASR tag never spans a line, so it must not span two bodies.
-    joined = _TAG.sub(" ", f"\n{_BODY_BREAK}\n".join(bodies))
+    joined = f"\n{_BODY_BREAK}\n".join(bodies)
     if joined.count(_BODY_BREAK) != len(bodies) - 1:  # the transcript has its own (a separator, not a word)
-        joined = _TAG.sub(" ", f"\n{_BODY_BREAK}\n".join(body.replace(_BODY_BREAK, " ") for body in bodies))
+        joined = f"\n{_BODY_BREAK}\n".join(body.replace(_BODY_BREAK, " ") for body in bodies)
+    if "[" in joined or "<" in joined:
+        joined = _TAG.sub(" ", joined)
     try:
         table = joined.encode("latin-1", _LATIN1_ERRORS).translate(_LATIN1_TABLE)
     except _NotLatin1:
