@@ -21,6 +21,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from bench.verifier import baseline, corpus
 from qa import evidence
@@ -60,7 +61,7 @@ def accuracy(cases: list[corpus.Case]) -> None:
         print(f"  verifier wrong on {case.kind} ({case.source}): {case.evidence!r}")
 
 
-def measure(recordings: list[corpus.Recording], extra: dict[str, Verifier]) -> dict[str, list[float]]:
+def measure(recordings: list[corpus.Recording], previous: tuple[str, ModuleType] | None) -> dict[str, list[float]]:
     """CPU seconds per recording for each verifier; the order alternates so neither always runs first.
 
     Run before anything else has seen these transcripts, so each is prepared from scratch. CPU time
@@ -72,11 +73,14 @@ def measure(recordings: list[corpus.Recording], extra: dict[str, Verifier]) -> d
         for name in order:
             times[name].append(_time_recording(VERIFIERS[name], recording))
         times["baseline, normalising once"].append(_time_baseline_normalized_once(recording))
-        times["verifier, preparation alone"].append(_time_preparation(recording))
+        times["verifier, preparation alone"].append(_time_preparation(evidence, recording))
         for verified, seconds in _time_quotes(recording):
             times["verifier, a quote that verifies" if verified else "verifier, a quote that does not"].append(seconds)
-        for name, verify in extra.items():
-            times[name].append(_time_recording(verify, recording))
+        if previous:
+            revision, module = previous
+            verify = lambda quote, transcript: module.verify_evidence(quote, transcript).verified  # noqa: E731
+            times[f"verifier at {revision}"].append(_time_recording(verify, recording))
+            times[f"verifier at {revision}, preparation"].append(_time_preparation(module, recording))
     return times
 
 
@@ -110,11 +114,11 @@ def _time_recording(verify: Verifier, recording: corpus.Recording) -> float:
     return time.process_time() - start
 
 
-def _time_preparation(recording: corpus.Recording) -> float:
-    """The verifier's per-transcript work alone (turns, normalised words), uncached."""
+def _time_preparation(module: ModuleType, recording: corpus.Recording) -> float:
+    """A verifier's per-transcript work alone (turns, normalised words), uncached."""
     gc.collect()
     start = time.process_time()
-    evidence._prepare.__wrapped__(recording.transcript)
+    module._prepare.__wrapped__(recording.transcript)
     return time.process_time() - start
 
 
@@ -128,8 +132,8 @@ def _time_quotes(recording: corpus.Recording) -> list[tuple[bool, float]]:
     return timed
 
 
-def previous_verifier(revision: str) -> Verifier:
-    """``verify_evidence`` as qa/evidence.py was at a git revision, to time before and after in one run."""
+def previous_module(revision: str) -> ModuleType:
+    """qa/evidence.py as it was at a git revision, to time before and after in one run."""
     source = subprocess.run(["git", "show", f"{revision}:qa/evidence.py"], capture_output=True, text=True, check=True).stdout
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "previous_evidence.py"
@@ -138,7 +142,7 @@ def previous_verifier(revision: str) -> Verifier:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
         spec.loader.exec_module(module)
-    return lambda quote, transcript: module.verify_evidence(quote, transcript).verified
+    return module
 
 
 def _time_baseline_normalized_once(recording: corpus.Recording) -> float:
@@ -156,7 +160,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026, help="corpus seed (default 2026)")
     parser.add_argument("--previous", metavar="REV", help="also time qa/evidence.py as it was at this git revision")
     args = parser.parse_args()
-    extra = {f"verifier at {args.previous}": previous_verifier(args.previous)} if args.previous else {}
+    previous = (args.previous, previous_module(args.previous)) if args.previous else None
 
     calls = corpus.call_corpus(seed=args.seed)
     recordings = corpus.recordings(args.recordings, seed=args.seed + 1)
@@ -164,7 +168,7 @@ def main() -> None:
     print(f"verifier {VERIFIER_VERSION}, Python {platform.python_version()}")
     print(f"corpus: {len(calls)} quotes on {len(corpus.CALLS)} hand-written calls (clean and ASR-style), ", end="")
     print(f"{len(long_cases)} quotes on {len(recordings)} 60-minute recordings\n")
-    times = measure(recordings, extra)
+    times = measure(recordings, previous)
     accuracy(calls + long_cases)
     report_timing(recordings, times)
 
