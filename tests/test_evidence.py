@@ -365,6 +365,13 @@ def test_labels_are_the_transcripts_own_in_any_case() -> None:
     assert verify_evidence("full amount Speaker 2: thanks a lot", transcript).verified
 
 
+def test_transcript_without_words_and_a_word_that_normalises_to_nothing() -> None:
+    # "ʼ" alone is a word that normalises to "": the previous verifier gave a wordless transcript one
+    # phantom empty word, voted a window for it and failed with IndexError.
+    check = verify_evidence("a ʼ b", "CLIENTE: [noise]\nAGENTE: \n")
+    assert check.status == Status.NOT_FOUND and check.closest is None
+
+
 def test_decomposed_accents_in_transcript() -> None:
     transcript = "AGENTE: el reintegro se acredita en cinco di\u0301as ha\u0301biles\n"
     check = verify_evidence("cinco días hábiles", transcript)
