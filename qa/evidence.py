@@ -559,13 +559,17 @@ def _too_short(fragments: list[_Fragment]) -> bool:
 #    the transcript in all, plus each needle once (the quote).
 # 2. An occurrence whose labels do not hold is not retried one word later: ``_next_possible`` says
 #    where the next candidate can start at the earliest (past the run of the wrong or too-short speaker,
-#    or at the next turn for an inner label), so each retry crosses a run or turn boundary.
+#    or at the next turn for an inner label), so each retry crosses a run or turn boundary and costs a
+#    search of the fragment. The one case beyond a pass is a long fragment whose labels fail at each
+#    of many tiny turns (turns x fragment length); a judge's quote is bounded by the answer schema
+#    (``qa.answer.EVIDENCE_MAX_CHARS``), which makes that a constant factor in practice.
 # 3. An unverified quote needs, per distinct fragment, its first occurrence and its first attributed
 #    one. Up to ``_SCANNED_FRAGMENTS`` distinct fragments, that is one scan each (a constant number of
 #    passes). Beyond, with many distinct fragments, one Aho-Corasick pass over the words finds the first
 #    occurrence of every fragment at once, and one over the speaker-tagged symbols the first attributed
 #    occurrence of every fragment that starts with its label: O(n + m). Only a fragment that puts a
-#    label after unlabelled words, or repeats one label, is still searched by itself (item 2).
+#    label after unlabelled words, or repeats one label, is still searched by itself (item 2), about
+#    one pass each.
 # 4. The closest passage (unverified quotes only) looks at a bounded number of seed occurrences and
 #    windows of the first missing fragment's first 100 words.
 
