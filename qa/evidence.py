@@ -62,9 +62,9 @@ import re
 import unicodedata
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator
-from operator import add, methodcaller
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import add, methodcaller
 from typing import Any
 
 VERIFIER_VERSION = "2026.11.1"
