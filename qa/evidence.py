@@ -44,22 +44,27 @@ Spans and closest
     fragment's unmatched ends within the same turns, and scored with difflib's ratio on words. It is
     None when the fragment shares no word with the transcript.
 
-A transcript is prepared (turns, normalised words, speakers, word index) once and kept in a bounded
-LRU cache keyed by the transcript string, so the quotes of one call share that work.
+Cost
+    A transcript is prepared once (kept in a bounded LRU cache keyed by the transcript string, so the
+    quotes of one call share it) in about one pass of C-level string operations: see ``_prepare``.
+    Checking a quote is near-linear in quote plus transcript length whatever the text repeats: see
+    ``_locate`` for the algorithm and why.
 """
 
 from __future__ import annotations
 
 import bisect
+import codecs
 import difflib
 import functools
 import itertools
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import add, methodcaller
 from typing import Any
 
 VERIFIER_VERSION = "2026.11.1"
@@ -75,24 +80,39 @@ _PREPARED_CACHE_SIZE = 64
 _SEED_BUDGET = 1000  # occurrences of the quote's rarest words that may vote for a window start
 _CANDIDATE_WINDOWS = 5  # best-voted windows compared word by word with difflib
 _CLOSEST_MAX_WORDS = 100  # difflib grows with the quote's length squared: longer quotes are judged by their head
-# Above this many words compared per transcript word, a fragment is searched by a linear scan instead of
-# from its rarest word's occurrences.
-_SEEDED_SEARCH_FACTOR = 4
+# Up to this many distinct fragments, an unverified quote looks each one up with its own scan of the
+# transcript; beyond it, one multi-pattern pass finds them all (see ``_first_occurrences``).
+_SCANNED_FRAGMENTS = 32
 
 # A turn label: 1-3 words, the first starting with a letter, before the line's first colon
 # ("AGENTE:", "Speaker 2:"); "10:30" is not a label.
-_LABEL = re.compile(r"^[ \t]*([^\W\d_][^\W_]*(?:[ \t]+[^\W_]+){0,2})[ \t]*:", re.MULTILINE)
+_LABEL_TEXT = r"([^\W\d_][^\W_]*(?:[ \t]+[^\W_]+){0,2})[ \t]*:"
+_FIRST_LABEL = re.compile(r"[ \t]*" + _LABEL_TEXT)  # on the transcript's first line
+# On the other lines. Starting with a literal newline lets the regex engine jump from line to line
+# instead of trying a match at every character, as a multiline "^" does.
+_LINE_LABEL = re.compile(r"\n[ \t]*" + _LABEL_TEXT)
+# The same, capturing the whole label and the label's text, for ``re.split``.
+_LINE_LABEL_PARTS = re.compile(r"(\n[ \t]*" + _LABEL_TEXT + ")")
 # Letters and digits, with the combining marks of decomposed (NFD) text; written as an unrolled loop
 # because a per-character alternation makes tokenizing a long transcript several times slower.
 _LETTERS = r"[^\W_]+(?:[\u0300-\u036f]+[^\W_]*)*"
 # Words are joined across inner apostrophes.
-_WORD = rf"{_LETTERS}(?:['’ʼ´]{_LETTERS})*"
+_APOSTROPHE_CHARS = "'’ʼ´"
+_WORD = rf"{_LETTERS}(?:[{_APOSTROPHE_CHARS}]{_LETTERS})*"
 _TOKEN = re.compile(_WORD)
 _QUOTE_TOKEN = re.compile(rf"({_WORD})|(:)")
 # Bracketed ASR tags ([noise], <unk>): not words, so they are blanked out before tokenizing.
 _TAG = re.compile(r"\[[^\]\n]*\]|<[^>\n]*>")
 _ELLIPSIS = re.compile(r"[\[(]\s*(?:\.{3,}|…)\s*[\])]|\.{3,}|…")
-_APOSTROPHES = str.maketrans("", "", "'’ʼ´")
+_APOSTROPHES = str.maketrans("", "", _APOSTROPHE_CHARS)
+
+# The prepared transcript's searchable form joins the normalised words with this separator, which no
+# word contains (it is not a word character, and normalising a word never produces it).
+_SEP = "\n"
+# In the speaker-tagged form (see ``_Tagged``): between a speaker's key and a word, and a symbol of
+# its own between two runs of different speakers.
+_TAG_JOIN = "\x1f"
+_RUN_BREAK = "\x1e"
 
 
 class Status(StrEnum):
@@ -159,6 +179,16 @@ class _Segment:
 
 
 @dataclass(frozen=True)
+class _Check:
+    """A labelled segment's condition, in characters from the start of the fragment's first word."""
+
+    label: str
+    start: int
+    end: int
+    opens_turn: bool  # a label inside a fragment must stand where a turn opens
+
+
+@dataclass(frozen=True)
 class _Fragment:
     segments: tuple[_Segment, ...]
 
@@ -166,22 +196,111 @@ class _Fragment:
     def words(self) -> tuple[str, ...]:
         return tuple(word for segment in self.segments for word in segment.words)
 
+    @functools.cached_property
+    def needle(self) -> str:
+        """The words as they stand in ``_Prepared.plain``, separators around them included."""
+        return _SEP + _SEP.join(self.words) + _SEP
 
-@dataclass(frozen=True)
+    @functools.cached_property
+    def checks(self) -> tuple[_Check, ...]:
+        checks = []
+        start = 0
+        for number, segment in enumerate(self.segments):
+            end = start + len(_SEP.join(segment.words))
+            if segment.label is not None:
+                checks.append(_Check(segment.label, start, end, opens_turn=number > 0))
+            start = end + len(_SEP)
+        return tuple(checks)
+
+    @functools.cached_property
+    def tagged(self) -> tuple[str, ...] | None:
+        """The fragment as symbols of the speaker-tagged transcript, when its labels can be matched that
+        way: it starts with a label and each inner label names another speaker than the one before, so
+        every inner label stands exactly where the tagged transcript has a run break. None otherwise
+        (unlabelled words before a label, or one label repeated: those are checked occurrence by occurrence)."""
+        labels = [segment.label for segment in self.segments]
+        if labels[0] is None or any(before == after for before, after in itertools.pairwise(labels)):
+            return None
+        symbols: list[str] = []
+        for number, segment in enumerate(self.segments):
+            if number:
+                symbols.append(_RUN_BREAK)
+            symbols += [segment.label + _TAG_JOIN + word for word in segment.words]
+        return tuple(symbols)
+
+
+@dataclass(frozen=True, eq=False)
 class _Prepared:
-    """A transcript ready for searching. Character offsets of words are not kept: only the few
-    words that end up in a span are located again, by re-tokenizing their turn."""
+    """A transcript ready for searching.
+
+    Its words, normalised, stand in one string ``plain`` ("\\n" + words joined by "\\n" + "\\n"), so
+    that a fragment is found by ``str.find`` of its own "\\nw1\\nw2\\n" (C speed, and CPython's search is
+    linear in the text scanned for long needles, at most proportional to it for short ones). Positions
+    are character offsets into ``plain``; what is needed about a position (its turn, speaker, run) is
+    kept per turn, not per word, and looked up by bisection. Character offsets in the transcript are
+    found again only for the few words that end up in a span, by re-tokenizing their turn.
+    """
 
     transcript: str
-    searchable: str  # the transcript with ASR tags blanked out; same length, same offsets
-    words: tuple[str, ...]  # normalised, by position
-    speakers: tuple[str | None, ...]  # normalised label, by position
-    turn_starts: tuple[int, ...]  # ascending position of the first word of each turn that has words
-    turn_ranges: tuple[tuple[int, int], ...]  # character range of each of those turns
-    index: dict[str, list[int]]  # word -> ascending positions
+    plain: str
+    turn_offsets: list[int]  # offset in ``plain`` of the first word of each turn that has words
+    turn_starts: list[int]  # position (word number) of the same words
+    turn_ranges: list[tuple[int, int]]  # character range of each of those turns in the transcript
+    speakers: list[str | None]  # normalised label of each of those turns
+    run_ends: list[int]  # per turn: offset in ``plain`` where its speaker's run of words ends
     labels: frozenset[str]  # normalised speaker labels
-    turn_start_set: frozenset[int]  # turn_starts, for a constant-time "does a turn open here?"
-    run_ends: tuple[int, ...]  # by position: where the run of words of that position's speaker ends
+
+    @functools.cached_property
+    def words(self) -> list[str]:
+        return self.plain[1:-1].split(_SEP) if len(self.plain) > 1 else []
+
+    @functools.cached_property
+    def index(self) -> dict[str, list[int]]:
+        """word -> ascending positions; only an unverified quote's closest passage needs it."""
+        index: defaultdict[str, list[int]] = defaultdict(list)
+        # Appending each position to its word's list through map: no Python bytecode per word.
+        deque(map(list.append, map(index.__getitem__, self.words), itertools.count()), maxlen=0)
+        return dict(index)
+
+    @functools.cached_property
+    def word_offsets(self) -> list[int]:
+        """Offset in ``plain`` of each word, and of the final separator; only the multi-pattern search needs it."""
+        return list(itertools.accumulate((len(word) + 1 for word in self.words), initial=1))
+
+    @functools.cached_property
+    def tagged(self) -> _Tagged:
+        return _Tagged.build(self)
+
+    def turn_at(self, offset: int) -> int:
+        return bisect.bisect_right(self.turn_offsets, offset) - 1
+
+
+@dataclass(frozen=True)
+class _Tagged:
+    """The transcript as symbols "speaker\\x1fword", with a run-break symbol wherever the speaker changes.
+
+    A fragment whose labels allow it (``_Fragment.tagged``) occurs here exactly where it occurs with its
+    labels holding, which turns "the first attributed occurrence" into plain pattern matching.
+    Built only for the multi-pattern search of quotes with many fragments.
+    """
+
+    symbols: list[str]
+    positions: list[int | None]  # word position of each symbol (None for run breaks)
+
+    @classmethod
+    def build(cls, prepared: _Prepared) -> _Tagged:
+        symbols: list[str] = []
+        positions: list[int | None] = []
+        words = prepared.words
+        bounds = prepared.turn_starts + [len(words)]
+        for turn, speaker in enumerate(prepared.speakers):
+            if turn and speaker != prepared.speakers[turn - 1]:
+                symbols.append(_RUN_BREAK)
+                positions.append(None)
+            prefix = (speaker or "") + _TAG_JOIN
+            symbols += [prefix + word for word in words[bounds[turn] : bounds[turn + 1]]]
+            positions += range(bounds[turn], bounds[turn + 1])
+        return cls(symbols, positions)
 
 
 def verify_evidence(evidence: str | None, transcript: str) -> EvidenceCheck:
@@ -211,21 +330,27 @@ def parse_turns(transcript: str) -> list[Turn]:
 def _turn_ranges(transcript: str) -> list[tuple[str | None, int, int]]:
     """(label as written, start, end) of each non-blank turn's text, label excluded."""
     ranges: list[tuple[str | None, int, int]] = []
-    speaker: str | None = None
-    body = 0
-    for label in _LABEL.finditer(transcript):
-        _add_range(ranges, transcript, speaker, body, label.start())
-        speaker, body = " ".join(label.group(1).split()), label.end()
-    _add_range(ranges, transcript, speaker, body, len(transcript))
+    for speaker, start, end in _bodies(transcript):
+        text = transcript[start:end]
+        stripped = text.strip()
+        if stripped:
+            first = start + len(text) - len(text.lstrip())
+            ranges.append((" ".join(speaker.split()) if speaker else None, first, first + len(stripped)))
     return ranges
 
 
-def _add_range(ranges: list[tuple[str | None, int, int]], transcript: str, speaker: str | None, start: int, end: int) -> None:
-    text = transcript[start:end]
-    stripped = text.strip()
-    if stripped:
-        first = start + len(text) - len(text.lstrip())
-        ranges.append((speaker, first, first + len(stripped)))
+def _bodies(transcript: str) -> Iterator[tuple[str | None, int, int]]:
+    """(label as written, start, end) of the text after each label up to the next one, blank or not;
+    the text before the first label comes first, without label."""
+    speaker: str | None = None
+    body = 0
+    first = _FIRST_LABEL.match(transcript)
+    if first:
+        speaker, body = first.group(1), first.end()
+    for label in _LINE_LABEL.finditer(transcript, body):
+        yield speaker, body, label.start()
+        speaker, body = label.group(1), label.end()
+    yield speaker, body, len(transcript)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -249,49 +374,130 @@ def _label_key(label: str) -> str:
     return " ".join(_normalize_word(word) for word in _TOKEN.findall(label))
 
 
+# --- Normalising a whole transcript at C speed
+#
+# ``_normalize_word`` (casefold, NFKD, drop combining marks and apostrophes) works character by
+# character, so for a text in Latin-1 (Spanish, English, most Western European text, once typographic
+# punctuation is set aside) it is a 256-entry byte table: each letter or digit to its normalised byte,
+# every other character to a space, the apostrophe kept. ``bytes.translate`` applies it to the whole
+# transcript; deleting apostrophes and splitting on spaces then gives exactly ``_TOKEN``'s words,
+# normalised. The few characters for which this would not hold send the transcript down the general
+# path (``_TOKEN`` plus ``_normalize_word`` per word): a Latin-1 letter that normalises to something
+# else than one Latin-1 character ("ß" -> "ss", "µ" -> "μ", "½"), the acute accent used as an
+# apostrophe (NFKD turns it into a space and a mark), two apostrophes in a row (``_TOKEN`` joins words
+# across one only), and outside Latin-1 any letter, digit or combining mark.
+
+_BODY_BREAK = "\x1d"  # joins the turns' texts to normalise them in one go; kept by the table
+_SLOW = 1  # table value: this byte needs the general path (an input \x01 is not a word and maps to a space)
+
+
+def _latin1_table() -> bytes:
+    table = bytearray(b" " * 256)
+    for code in range(256):
+        char = chr(code)
+        if char in ("'", _BODY_BREAK):
+            table[code] = code
+        elif char.isalnum():
+            folded = _normalize_word(char)
+            table[code] = ord(folded) if len(folded) == 1 and ord(folded) < 256 else _SLOW
+        elif char in _APOSTROPHE_CHARS:
+            table[code] = _SLOW
+    return bytes(table)
+
+
+_LATIN1_TABLE = _latin1_table()
+
+
+class _NotLatin1(ValueError):
+    pass
+
+
+def _latin1_replacement(error: UnicodeError) -> tuple[str, int]:
+    """Encoding error handler: typographic punctuation outside Latin-1 stands for what it separates."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    replacement = []
+    for char in error.object[error.start : error.end]:
+        if char == "’":
+            replacement.append("'")
+        elif char.isalnum() or unicodedata.combining(char) or char in _APOSTROPHE_CHARS:
+            raise _NotLatin1(char)
+        else:
+            replacement.append(" ")
+    return "".join(replacement), error.end
+
+
+_LATIN1_ERRORS = "qa.evidence.latin1"
+codecs.register_error(_LATIN1_ERRORS, _latin1_replacement)
+
+
+def _normalized(bodies: list[str]) -> tuple[str, list[str]]:
+    """The words of all bodies, normalised: as ``_Prepared.plain``, and per body framed by separators
+    ("\\nw1\\nw2\\n", or "\\n" for a body without words)."""
+    # Newlines around the break: an ASR tag never spans a line, so it must not span two bodies.
+    joined = f"\n{_BODY_BREAK}\n".join(bodies)
+    if joined.count(_BODY_BREAK) != len(bodies) - 1:  # the transcript has its own (a separator, not a word)
+        joined = f"\n{_BODY_BREAK}\n".join(body.replace(_BODY_BREAK, " ") for body in bodies)
+    if "[" in joined or "<" in joined:
+        joined = _TAG.sub(" ", joined)
+    try:
+        table = joined.encode("latin-1", _LATIN1_ERRORS).translate(_LATIN1_TABLE)
+    except _NotLatin1:
+        table = None
+    if table is not None and _SLOW not in table and b"''" not in table:
+        # The breaks stand alone between spaces, so they come out of split() as words of their own.
+        tokens = table.replace(b"'", b"").split()
+        stream = _SEP + b"\n".join(tokens).decode("latin-1") + _SEP if tokens else _SEP
+    else:
+        words: list[str] = []
+        for body in joined.split(_BODY_BREAK):
+            words += map(_normalize_word, _TOKEN.findall(body))
+            words.append(_BODY_BREAK)
+        del words[-1]
+        stream = _SEP + _SEP.join(words) + _SEP if words else _SEP  # a word may normalise to "" ("ʼ")
+    return stream.replace(_SEP + _BODY_BREAK, ""), stream.split(_BODY_BREAK)
+
+
 @functools.lru_cache(maxsize=_PREPARED_CACHE_SIZE)
 def _prepare(transcript: str) -> _Prepared:
-    # Hot path for long transcripts: the work per word is kept to C-level calls where possible.
-    searchable = _blank_tags(transcript)
-    raw: list[str] = []
-    speakers: list[str | None] = []
-    turn_starts: list[int] = []
-    turn_ranges: list[tuple[int, int]] = []
-    labels: set[str] = set()
-    for speaker, start, end in _turn_ranges(transcript):
-        key = _label_key(speaker) if speaker else None
-        if key:
-            labels.add(key)
-        found = _TOKEN.findall(searchable, start, end)
-        if found:
-            turn_starts.append(len(raw))
-            turn_ranges.append((start, end))
-            raw += found
-            speakers += [key] * len(found)
-    # Lower-casing once for all words leaves plain ASCII words normalised; only the others (accents,
-    # apostrophes) go through the full normalisation.
-    lowered = "\n".join(raw).lower().split("\n")
-    words = tuple(word if word.isascii() and "'" not in word else _normalize_word(word) for word in lowered)
-    index: dict[str, list[int]] = {}
-    for position, word in enumerate(words):
-        index.setdefault(word, []).append(position)
-    run_ends = [len(speakers)] * len(speakers)
-    for position in range(len(speakers) - 2, -1, -1):
-        if speakers[position] == speakers[position + 1]:
-            run_ends[position] = run_ends[position + 1]
-        else:
-            run_ends[position] = position + 1
+    # Hot path. Per character, only C-level string operations (re.split, bytes.translate, split, join);
+    # per turn, C-level iteration (map, accumulate, compress) and one short loop; per word, nothing in
+    # Python (the word list and its index are built later, only if a quote needs them).
+    first = _FIRST_LABEL.match(transcript)
+    body = first.end() if first else 0
+    parts = _LINE_LABEL_PARTS.split(transcript[body:]) if body else _LINE_LABEL_PARTS.split(transcript)
+    bodies = parts[0::3]  # re.split gives: body, whole label, label text, body, ...
+    labels = [first.group(1) if first else None, *parts[2::3]]
+    del parts[2::3]
+    starts = list(itertools.accumulate(map(len, parts), initial=body))[0::2]
+    plain, pieces = _normalized(bodies)
+
+    has_words = [len(piece) > 1 for piece in pieces]
+    keys_by_label = {label: _label_key(label) for label in set(labels) if label}
+    keys = list(map(keys_by_label.get, labels))
+    speakers = list(itertools.compress(keys, has_words))
+    turn_ranges = list(itertools.compress(zip(starts, map(add, starts, map(len, bodies))), has_words))
+    # A label counts when it has a non-blank turn, with words or not ("CLIENTE: [noise]").
+    known = set(filter(None, speakers))
+    if unseen := set(filter(None, keys_by_label.values())) - known:
+        known.update(key for key, text in zip(keys, bodies) if key in unseen and not text.isspace() and text)
+
+    kept = list(itertools.compress(pieces, has_words))
+    turn_offsets = list(itertools.accumulate(map(add, map(len, kept), itertools.repeat(-1)), initial=1))
+    turn_starts = list(itertools.accumulate(map(add, map(methodcaller("count", _SEP), kept), itertools.repeat(-1)), initial=0))
+    run_ends = [offset - 1 for offset in turn_offsets[1:]]  # the separator after each turn's last word...
+    for turn in range(len(kept) - 2, -1, -1):  # ... or after its run's, the turns of one speaker in a row
+        if speakers[turn] == speakers[turn + 1]:
+            run_ends[turn] = run_ends[turn + 1]
     return _Prepared(
         transcript=transcript,
-        searchable=searchable,
-        words=words,
-        speakers=tuple(speakers),
-        turn_starts=tuple(turn_starts),
-        turn_ranges=tuple(turn_ranges),
-        index=index,
-        labels=frozenset(labels),
-        turn_start_set=frozenset(turn_starts),
-        run_ends=tuple(run_ends),
+        plain=plain,
+        turn_offsets=turn_offsets[:-1],
+        turn_starts=turn_starts[:-1],
+        turn_ranges=turn_ranges,
+        speakers=speakers,
+        run_ends=run_ends,
+        labels=frozenset(known),
     )
 
 
@@ -343,49 +549,59 @@ def _too_short(fragments: list[_Fragment]) -> bool:
     return total < MIN_WORDS or any(len(fragment.words) < MIN_FRAGMENT_WORDS for fragment in fragments)
 
 
+# --- Locating a quote
+#
+# Why this is near-linear in the quote (m words) plus the transcript (n words), whatever repeats:
+#
+# 1. A verified quote is an ordered chain: each fragment at its first attributed occurrence at or after
+#    the end of the previous one (greedy is enough for existence). Fragment k is searched from where
+#    fragment k-1 ended, so the stretches of ``plain`` that the chain scans are disjoint: one pass over
+#    the transcript in all, plus each needle once (the quote).
+# 2. An occurrence whose labels do not hold is not retried one word later: ``_next_possible`` says
+#    where the next candidate can start at the earliest (past the run of the wrong or too-short speaker,
+#    or at the next turn for an inner label), so each retry crosses a run or turn boundary and costs a
+#    search of the fragment. The one case beyond a pass is a long fragment whose labels fail at each
+#    of many tiny turns (turns x fragment length); a judge's quote is bounded by the answer schema
+#    (``qa.answer.EVIDENCE_MAX_CHARS``), which makes that a constant factor in practice.
+# 3. An unverified quote needs, per distinct fragment, its first occurrence and its first attributed
+#    one. Up to ``_SCANNED_FRAGMENTS`` distinct fragments, that is one scan each (a constant number of
+#    passes). Beyond, with many distinct fragments, one Aho-Corasick pass over the words finds the first
+#    occurrence of every fragment at once, and one over the speaker-tagged symbols the first attributed
+#    occurrence of every fragment that starts with its label: O(n + m). Only a fragment that puts a
+#    label after unlabelled words, or repeats one label, is still searched by itself (item 2), about
+#    one pass each.
+# 4. The closest passage (unverified quotes only) looks at a bounded number of seed occurrences and
+#    windows of the first missing fragment's first 100 words.
+
+
 def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
-    # Identical fragments share their search, and each (fragment, occurrence) is checked for its
-    # speakers at most once: with repetitive text and quotes, that is what keeps the cost near-linear.
-    occurrences: dict[tuple[str, ...], list[int]] = {}
+    chain: list[int] = []
+    position = 1  # offset in ``plain`` of the first word
     for fragment in fragments:
-        if fragment.words not in occurrences:
-            occurrences[fragment.words] = _occurrences(fragment.words, prepared)
-    literal = [occurrences[fragment.words] for fragment in fragments]
-    # Equal fragments get one key; a fragment is hashed once here, never per occurrence.
-    distinct: dict[_Fragment, int] = {}
-    keys = [distinct.setdefault(fragment, len(distinct)) for fragment in fragments]
-    verdicts: dict[tuple[int, int], bool] = {}
+        found = _first_attributed(fragment, prepared, position)
+        if found is None:
+            break
+        chain.append(found)
+        position = found + len(fragment.needle) - 1
+    else:
+        return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, chain)), prepared))
 
-    def holds(number: int, start: int) -> bool:
-        key = (keys[number], start)
-        if key not in verdicts:
-            verdicts[key] = _speakers_hold(fragments[number], start, prepared)
-        return verdicts[key]
-
-    chain = _ordered_chain(fragments, literal, holds)
-    if chain is not None:
-        return EvidenceCheck(Status.VERIFIED, _spans(fragments, chain, prepared))
-
-    first_attributed: dict[int, int | None] = {}
-    for number, starts in enumerate(literal):
-        if keys[number] not in first_attributed:
-            first_attributed[keys[number]] = next((start for start in starts if holds(number, start)), None)
-    attributed = [first_attributed[key] for key in keys]
+    literal, attributed = _first_occurrences(list(dict.fromkeys(fragments)), prepared)
     # Show what exists (preferring a correctly attributed occurrence) for the reviewer.
-    found = [
-        (fragment, starts[0] if good is None else good)
-        for fragment, starts, good in zip(fragments, literal, attributed)
-        if starts
+    found_at = [
+        (fragment, literal[fragment] if attributed[fragment] is None else attributed[fragment])
+        for fragment in fragments
+        if literal[fragment] is not None
     ]
-    spans = _spans([fragment for fragment, _ in found], [start for _, start in found], prepared)
-    missing = next((fragment for fragment, starts in zip(fragments, literal) if not starts), None)
+    spans = _spans(found_at, prepared)
+    missing = next((fragment for fragment in fragments if literal[fragment] is None), None)
     closest = _closest(missing.words, prepared) if missing else None
 
-    if any(starts and good is None for starts, good in zip(literal, attributed)):
+    if any(literal[fragment] is not None and attributed[fragment] is None for fragment in fragments):
         status = Status.WRONG_SPEAKER
-    elif all(good is not None for good in attributed):
+    elif all(attributed[fragment] is not None for fragment in fragments):
         status = Status.OUT_OF_ORDER
-    elif any(good is not None for good in attributed):
+    elif any(attributed[fragment] is not None for fragment in fragments):
         status = Status.PARTIAL
     elif closest and closest.similarity >= PARAPHRASE_THRESHOLD:
         status = Status.PARAPHRASE
@@ -394,58 +610,162 @@ def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
     return EvidenceCheck(status, spans, closest)
 
 
-def _occurrences(words: tuple[str, ...], prepared: _Prepared) -> list[int]:
-    """Ascending start positions where the words occur contiguously.
+def _first_attributed(fragment: _Fragment, prepared: _Prepared, start: int) -> int | None:
+    """Offset of the first occurrence at or after ``start`` whose labels hold, or None."""
+    needle, plain = fragment.needle, prepared.plain
+    found = plain.find(needle, start - 1)
+    while found >= 0:
+        offset = found + 1
+        later = _next_possible(fragment, offset, prepared)
+        if later is None:
+            return offset
+        found = plain.find(needle, max(offset + 1, later) - 1)
+    return None
 
-    Seeded by the quote's rarest word while checking its occurrences costs at most a few passes
-    over the transcript; otherwise (repetitive text: the rarest word is everywhere) a
-    Knuth-Morris-Pratt scan, linear in the transcript plus the fragment.
+
+def _next_possible(fragment: _Fragment, offset: int, prepared: _Prepared) -> int | None:
+    """None if the fragment's labels hold for its occurrence at ``offset``; otherwise the earliest
+    offset where an occurrence could hold them. Constant time per label (bisection over turns)."""
+    for check in fragment.checks:
+        start = offset + check.start
+        turn = prepared.turn_at(start)
+        run_end = prepared.run_ends[turn]
+        if prepared.speakers[turn] != check.label or run_end < offset + check.end:
+            # Any later start in this run has the same wrong speaker or even less room: skip the run.
+            return run_end + 1 - check.start
+        if check.opens_turn and prepared.turn_offsets[turn] != start:
+            following = turn + 1
+            next_turn = prepared.turn_offsets[following] if following < len(prepared.turn_offsets) else len(prepared.plain)
+            return next_turn - check.start
+    return None
+
+
+def _first_occurrences(
+    fragments: list[_Fragment], prepared: _Prepared
+) -> tuple[dict[_Fragment, int | None], dict[_Fragment, int | None]]:
+    """Per distinct fragment: offset of its first occurrence, and of its first attributed one (None: none)."""
+    literal: dict[_Fragment, int | None] = {}
+    attributed: dict[_Fragment, int | None] = {}
+    if len(fragments) <= _SCANNED_FRAGMENTS:
+        for fragment in fragments:
+            found = prepared.plain.find(fragment.needle)
+            literal[fragment] = None if found < 0 else found + 1
+    else:
+        ends = _first_ends([fragment.words for fragment in fragments], prepared.words)
+        for fragment, end in zip(fragments, ends):
+            literal[fragment] = None if end is None else prepared.word_offsets[end - len(fragment.words)]
+        tagged = [fragment for fragment in fragments if fragment.tagged and literal[fragment] is not None]
+        if tagged:
+            symbols = prepared.tagged
+            ends = _first_ends([fragment.tagged for fragment in tagged], symbols.symbols)
+            for fragment, end in zip(tagged, ends):
+                position = None if end is None else symbols.positions[end - len(fragment.tagged)]
+                attributed[fragment] = None if position is None else prepared.word_offsets[position]
+    for fragment in fragments:
+        if fragment not in attributed:
+            first = literal[fragment]
+            attributed[fragment] = first if first is None or not fragment.checks else _first_attributed(fragment, prepared, first)
+    return literal, attributed
+
+
+def _first_ends(patterns: list[tuple[str, ...]], text: Iterable[str]) -> list[int | None]:
+    """For each pattern, where its first occurrence in ``text`` ends (index past its last symbol).
+
+    Aho-Corasick: a trie of the patterns with failure links, one pass over the text. A pattern's node
+    is reported at most once: walking the chain of pattern nodes that end at a position stops at the
+    first one already reported, since everything after it on its chain was reported with it. So the
+    cost is O(len(text) + total pattern length), however often the patterns occur.
     """
-    count, offset = min((len(prepared.index.get(word, ())), offset) for offset, word in enumerate(words))
-    if count == 0:
-        return []
-    size = len(words)
-    if count * size > _SEEDED_SEARCH_FACTOR * (len(prepared.words) + size):
-        return _kmp_search(words, prepared.words)
-    candidates = (position - offset for position in prepared.index[words[offset]])
-    return [start for start in candidates if start >= 0 and prepared.words[start : start + size] == words]
+    children: list[dict[str, int]] = [{}]
+    ending: list[list[int]] = [[]]
+    for number, pattern in enumerate(patterns):
+        node = 0
+        for symbol in pattern:
+            child = children[node].get(symbol)
+            if child is None:
+                child = len(children)
+                children[node][symbol] = child
+                children.append({})
+                ending.append([])
+            node = child
+        ending[node].append(number)
+    failure = [0] * len(children)
+    output = [0] * len(children)  # nearest node on the failure chain where a pattern ends (0: none)
+    queue = deque(children[0].values())
+    while queue:
+        node = queue.popleft()
+        for symbol, child in children[node].items():
+            fallback = failure[node]
+            while fallback and symbol not in children[fallback]:
+                fallback = failure[fallback]
+            target = children[fallback].get(symbol, 0) if node else 0
+            failure[child] = target if target != child else 0
+            output[child] = failure[child] if ending[failure[child]] else output[failure[child]]
+            queue.append(child)
+    ends: list[int | None] = [None] * len(patterns)
+    reported = bytearray(len(children))
+    node = 0
+    for position, symbol in enumerate(text, 1):
+        while node and symbol not in children[node]:
+            node = failure[node]
+        node = children[node].get(symbol, 0)
+        report = node if ending[node] else output[node]
+        while report and not reported[report]:
+            reported[report] = 1
+            for number in ending[report]:
+                ends[number] = position
+            report = output[report]
+    return ends
 
 
-def _kmp_search(pattern: tuple[str, ...], text: tuple[str, ...]) -> list[int]:
-    """Every start of `pattern` in `text` (overlapping ones included), in O(len(text) + len(pattern))."""
-    failure = [0] * len(pattern)
-    matched = 0
-    for position in range(1, len(pattern)):
-        while matched and pattern[position] != pattern[matched]:
-            matched = failure[matched - 1]
-        if pattern[position] == pattern[matched]:
-            matched += 1
-        failure[position] = matched
-    starts = []
-    matched = 0
-    for position, word in enumerate(text):
-        while matched and word != pattern[matched]:
-            matched = failure[matched - 1]
-        if word == pattern[matched]:
-            matched += 1
-            if matched == len(pattern):
-                starts.append(position - matched + 1)
-                matched = failure[matched - 1]
-    return starts
+def _spans(found: list[tuple[_Fragment, int]], prepared: _Prepared) -> tuple[tuple[int, int], ...]:
+    """Transcript character ranges of fragments found at the given offsets in ``plain``."""
+    firsts = [offset for _, offset in found]
+    lasts = [prepared.plain.rfind(_SEP, offset, offset + len(fragment.needle) - 2) + 1 for fragment, offset in found]
+    places = _places(firsts + lasts, prepared)
+    characters = _characters(set(places.values()), prepared)
+    return tuple((characters[places[first]][0], characters[places[last]][1]) for first, last in zip(firsts, lasts))
 
 
-def _speakers_hold(fragment: _Fragment, start: int, prepared: _Prepared) -> bool:
-    """Does the occurrence at ``start`` satisfy the fragment's labels? Constant time per label."""
-    position = start
-    for number, segment in enumerate(fragment.segments):
-        end = position + len(segment.words)
-        if segment.label is not None:
-            if number > 0 and position not in prepared.turn_start_set:  # an inner label marks a turn change
-                return False
-            if prepared.speakers[position] != segment.label or prepared.run_ends[position] < end:
-                return False
-        position = end
-    return True
+def _places(offsets: list[int], prepared: _Prepared) -> dict[int, tuple[int, int]]:
+    """(turn, word number within the turn) of words given by offset in ``plain``; the separators are
+    counted once per turn in ascending order, so many offsets in one long turn cost one pass over it."""
+    places: dict[int, tuple[int, int]] = {}
+    previous_turn, previous_offset, words_before = -1, 0, 0
+    for offset in sorted(set(offsets)):
+        turn = prepared.turn_at(offset)
+        if turn != previous_turn:
+            previous_turn, previous_offset, words_before = turn, prepared.turn_offsets[turn], 0
+        words_before += prepared.plain.count(_SEP, previous_offset, offset)
+        previous_offset = offset
+        places[offset] = (turn, words_before)
+    return places
+
+
+def _characters(places: Iterable[tuple[int, int]], prepared: _Prepared) -> dict[tuple[int, int], tuple[int, int]]:
+    """Transcript character range of each (turn, word number) word, re-tokenizing each turn involved once
+    (a quote of many fragments in one long turn must not re-read the turn per fragment)."""
+    by_turn: dict[int, set[int]] = {}
+    for turn, number in places:
+        by_turn.setdefault(turn, set()).add(number)
+    characters: dict[tuple[int, int], tuple[int, int]] = {}
+    for turn, wanted in by_turn.items():
+        start, end = prepared.turn_ranges[turn]
+        tokens = itertools.islice(_TOKEN.finditer(_blank_tags(prepared.transcript[start:end])), max(wanted) + 1)
+        for number, match in enumerate(tokens):
+            if number in wanted:
+                characters[(turn, number)] = (start + match.start(), start + match.end())
+    return characters
+
+
+def _char_range(first: int, last: int, prepared: _Prepared) -> tuple[int, int]:
+    """Characters from the start of the word at position ``first`` to the end of the word at ``last``."""
+    places = []
+    for position in (first, last):
+        turn = bisect.bisect_right(prepared.turn_starts, position) - 1
+        places.append((turn, position - prepared.turn_starts[turn]))
+    characters = _characters(places, prepared)
+    return characters[places[0]][0], characters[places[1]][1]
 
 
 def _turn_bounds(position: int, prepared: _Prepared) -> tuple[int, int]:
@@ -455,61 +775,15 @@ def _turn_bounds(position: int, prepared: _Prepared) -> tuple[int, int]:
     return prepared.turn_starts[at - 1], end
 
 
-def _ordered_chain(
-    fragments: list[_Fragment], literal: list[list[int]], holds: Callable[[int, int], bool]
-) -> list[int] | None:
-    """Earliest non-overlapping attributed occurrence of each fragment in order; greedy is enough for
-    existence. Each fragment's scan starts where the previous fragment's match ended, so the scans
-    cover disjoint stretches of the transcript."""
-    chain: list[int] = []
-    position = 0
-    for number, (fragment, starts) in enumerate(zip(fragments, literal)):
-        at = bisect.bisect_left(starts, position)
-        while at < len(starts) and not holds(number, starts[at]):
-            at += 1
-        if at == len(starts):
-            return None
-        chain.append(starts[at])
-        position = starts[at] + len(fragment.words)
-    return chain
-
-
-def _spans(fragments: list[_Fragment], starts: list[int], prepared: _Prepared) -> tuple[tuple[int, int], ...]:
-    ends = [start + len(fragment.words) - 1 for fragment, start in zip(fragments, starts)]
-    offsets = _word_offsets(starts + ends, prepared)
-    return tuple((offsets[first][0], offsets[last][1]) for first, last in zip(starts, ends))
-
-
-def _char_range(first: int, last: int, prepared: _Prepared) -> tuple[int, int]:
-    """Characters from the start of word ``first`` to the end of word ``last``."""
-    offsets = _word_offsets([first, last], prepared)
-    return offsets[first][0], offsets[last][1]
-
-
-def _word_offsets(positions: list[int], prepared: _Prepared) -> dict[int, tuple[int, int]]:
-    """Character offsets of the words at ``positions``, re-tokenizing each turn involved once
-    (a quote of many fragments in one long turn must not re-read the turn per fragment)."""
-    by_turn: dict[int, set[int]] = {}
-    for position in positions:
-        by_turn.setdefault(bisect.bisect_right(prepared.turn_starts, position) - 1, set()).add(position)
-    offsets: dict[int, tuple[int, int]] = {}
-    for turn, wanted in by_turn.items():
-        start, end = prepared.turn_ranges[turn]
-        first, last = prepared.turn_starts[turn], max(wanted)
-        words = itertools.islice(_TOKEN.finditer(prepared.searchable, start, end), last - first + 1)
-        for position, match in enumerate(words, first):
-            if position in wanted:
-                offsets[position] = match.span()
-    return offsets
-
-
 def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
     """Nearest passage to ``words``: windows voted for by the quote's rarer words, scored by difflib."""
     words = words[:_CLOSEST_MAX_WORDS]
-    votes: Counter[int] = Counter()
+    starts: list[int] = []
     for offset, word in _seeds(words, prepared):
-        votes.update(map((-offset).__add__, prepared.index[word]))  # window start = position - offset
+        starts += map((-offset).__add__, prepared.index[word])  # window start = position - offset
+    votes = Counter(starts)
     slack = len(words) // 2 + 2  # room for words the quote dropped or added
+    quoted = Counter(words)
     best: tuple[float, int, int] | None = None
     tried: list[int] = []
     for start, _ in votes.most_common():
@@ -518,7 +792,14 @@ def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
         if any(abs(start - other) <= slack for other in tried):
             continue  # nearly the same window as one already scored
         tried.append(start)
-        scored = _score_window(words, prepared, max(0, start - slack), start + len(words) + slack)
+        low, high = max(0, start - slack), start + len(words) + slack
+        if best is not None:
+            # difflib is the cost here: skip a window that cannot score better. At most ``shared`` words
+            # match, and the passage spans at least the matched words, so the ratio is at most this.
+            shared = (quoted & Counter(prepared.words[low:high])).total()
+            if round(2 * shared / (len(words) + shared), 3) <= best[0]:
+                continue
+        scored = _score_window(words, prepared, low, high)
         if best is None or scored[0] > best[0]:
             best = scored
     if best is None:
@@ -530,9 +811,8 @@ def _closest(words: tuple[str, ...], prepared: _Prepared) -> Closest | None:
 
 def _seeds(words: tuple[str, ...], prepared: _Prepared) -> list[tuple[int, str]]:
     """(offset, word) pairs of the quote's rarest words, up to ``_SEED_BUDGET`` transcript occurrences."""
-    present = sorted(
-        (len(prepared.index[word]), offset, word) for offset, word in enumerate(words) if word in prepared.index
-    )
+    index = prepared.index
+    present = sorted((len(index[word]), offset, word) for offset, word in enumerate(words) if word in index)
     seeds: list[tuple[int, str]] = []
     spent = 0
     for count, offset, word in present:

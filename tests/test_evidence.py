@@ -203,6 +203,36 @@ def test_status_table(name: str, evidence: str | None, expected: Status) -> None
     assert check.verified is (expected == Status.VERIFIED)
 
 
+# Quotes of several fragments, labelled, unlabelled and mixed, found and not, for the two searches below.
+MANY_FRAGMENTS = [
+    ("es", "AGENTE: te lo mando hoy ... CLIENTE: y cuándo me devuelven la plata ... cinco días hábiles"),
+    ("es", "cinco días hábiles ... AGENTE: te lo mando hoy"),
+    ("es", "CLIENTE: te lo mando hoy ... AGENTE: el reintegro se acredita"),
+    ("es", "me cobraron dos veces ... nadie me respondió CLIENTE: ya hice el reclamo ... las 17 por correo"),
+    ("es_asr", "doble cobro de 4500 pesos ... AGENTE: si te lo mando hoy ... cinco dias habiles si no lo ve"),
+    ("en", "AGENT: I've opened a dispute ... CUSTOMER: Great. I don't want ... AGENT: I won't let that happen"),
+    ("en", "four digits of your card CUSTOMER: It's 4821 ... a new card ships tomorrow"),
+    ("en_asr", "hi id like to dispute ... youll get an e mail ... within 48 hours"),
+]
+
+
+@pytest.mark.parametrize(("name", "evidence"), [case[:2] for case in CASES if case[1]] + MANY_FRAGMENTS)
+def test_one_pass_for_many_fragments_agrees_with_one_scan_per_fragment(monkeypatch, name: str, evidence: str) -> None:
+    """A quote with many distinct fragments is searched in one multi-pattern pass (near-linear); forced
+    on every quote, it must give exactly what one scan per fragment gives."""
+    scanned = verify_evidence(evidence, TRANSCRIPTS[name])
+    monkeypatch.setattr(evidence_module, "_SCANNED_FRAGMENTS", 0)
+    assert verify_evidence(evidence, TRANSCRIPTS[name]) == scanned
+
+
+@pytest.mark.parametrize(("name", "evidence"), [case[:2] for case in CASES if case[1]] + MANY_FRAGMENTS)
+def test_latin1_table_gives_the_words_of_the_general_path(name: str, evidence: str) -> None:
+    """A word outside Latin-1 (here Greek, in an added last turn) sends the whole transcript down the
+    per-word path; the checks of every quote must not change (offsets included: the turn is appended)."""
+    transcript = TRANSCRIPTS[name]
+    assert verify_evidence(evidence, transcript + "AGENTE: λόγος\n") == verify_evidence(evidence, transcript)
+
+
 def _words(text: str) -> list[str]:
     """A reference normalisation kept independent of the module: accents off, lower-case, words."""
     plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
@@ -333,6 +363,13 @@ def test_labels_are_the_transcripts_own_in_any_case() -> None:
     assert verify_evidence("SPEAKER 1: we will refund the full amount", transcript).verified
     assert verify_evidence("speaker 2: we will refund the full amount", transcript).status == Status.WRONG_SPEAKER
     assert verify_evidence("full amount Speaker 2: thanks a lot", transcript).verified
+
+
+def test_transcript_without_words_and_a_word_that_normalises_to_nothing() -> None:
+    # "ʼ" alone is a word that normalises to "": the previous verifier gave a wordless transcript one
+    # phantom empty word, voted a window for it and failed with IndexError.
+    check = verify_evidence("a ʼ b", "CLIENTE: [noise]\nAGENTE: \n")
+    assert check.status == Status.NOT_FOUND and check.closest is None
 
 
 def test_decomposed_accents_in_transcript() -> None:

@@ -5,17 +5,22 @@ transcript took 4.95 s, a 1.9 MB quote over 7 minutes; before this change these 
 11 s to nearly 5 minutes each on the shared test machine.
 
 The bounds are generous (measured well under a second each with other work on the 2 cores):
-they catch a return to quadratic time, not a slow machine. Plain pytest, no Django.
+they catch a return to quadratic time, not a slow machine. Many distinct frequent fragments, which
+each cost the previous verifier a pass over the transcript (n x fragments), are also timed at two
+sizes: four times the quote and the transcript must cost about four times as much (measured 3-5x),
+not sixteen (the previous verifier: 4.2 s at the larger size, about 16x). Plain pytest, no Django.
 """
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from qa import evidence
 from qa.evidence import Status, verify_evidence
 
 BOUND_SECONDS = 5.0
@@ -87,3 +92,38 @@ def test_adversarial_repetitive_text_stays_within_the_bound(
     assert seconds < BOUND_SECONDS, f"{seconds:.1f} s for {len(quote.split())} quote words"
     if fragments == 1 and not labelled:
         assert check.status is Status.VERIFIED  # a slice of the transcript, word for word
+
+
+def distinct_fragments(transcript_words: int, fragments: int, *, labelled: bool, seed: int = 3) -> tuple[str, str]:
+    """A transcript of two words in random order (turns of 50 words, alternating speakers), and a quote
+    of that many distinct 12-word fragments cut from it: every fragment occurs, most many times."""
+    rng = random.Random(seed)
+    words = [rng.choice(("sí", "no")) for _ in range(transcript_words)]
+    transcript = "".join(
+        f"{SPEAKERS[(start // 50) % 2]}: {' '.join(words[start : start + 50])}\n" for start in range(0, transcript_words, 50)
+    )
+    chosen: dict[str, str] = {}
+    while len(chosen) < fragments:
+        start = rng.randrange(transcript_words - 12)
+        label = f"{SPEAKERS[(start // 50) % 2]}: " if labelled else ""
+        chosen.setdefault(" ".join(words[start : start + 12]), label)
+    return " ... ".join(label + fragment for fragment, label in chosen.items()), transcript
+
+
+def cpu_seconds(quote: str, transcript: str) -> float:
+    """Best of two runs, CPU time (other sessions' load counts less), the transcript's preparation included."""
+    best = float("inf")
+    for _ in range(2):
+        evidence._prepare.cache_clear()
+        started = time.process_time()
+        verify_evidence(quote, transcript)
+        best = min(best, time.process_time() - started)
+    return best
+
+
+@pytest.mark.parametrize("labelled", [False, True], ids=["unlabelled", "labelled"])
+def test_many_distinct_frequent_fragments_scale_linearly(labelled):
+    small = cpu_seconds(*distinct_fragments(10_000, 250, labelled=labelled))
+    large = cpu_seconds(*distinct_fragments(40_000, 1_000, labelled=labelled))
+    assert large < BOUND_SECONDS, f"{large:.1f} s"
+    assert large < 8 * max(small, 0.005), f"4x the input cost {large / small:.1f}x the time ({small:.3f} s -> {large:.3f} s)"

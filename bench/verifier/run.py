@@ -1,6 +1,6 @@
 """Benchmark: qa.evidence.verify_evidence against the plain substring baseline, side by side.
 
-Run from the repository root:  python -m bench.verifier.run [--recordings 40] [--seed 2026]
+Run from the repository root:  python -m bench.verifier.run [--recordings 40] [--seed 2026] [--previous REV]
 
 Prints, for both verifiers on the same labelled corpus, what each kind of quote got, the
 false-accept and false-reject rates, and the time per recording: a 60-minute transcript
@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 
 from bench.verifier import baseline, corpus
+from qa import evidence
 from qa.evidence import VERIFIER_VERSION, verify_evidence
 
 Verifier = Callable[[str, str], bool]
@@ -54,7 +61,7 @@ def accuracy(cases: list[corpus.Case]) -> None:
         print(f"  verifier wrong on {case.kind} ({case.source}): {case.evidence!r}")
 
 
-def measure(recordings: list[corpus.Recording]) -> dict[str, list[float]]:
+def measure(recordings: list[corpus.Recording], previous: tuple[str, ModuleType] | None) -> dict[str, list[float]]:
     """CPU seconds per recording for each verifier; the order alternates so neither always runs first.
 
     Run before anything else has seen these transcripts, so each is prepared from scratch. CPU time
@@ -66,6 +73,14 @@ def measure(recordings: list[corpus.Recording]) -> dict[str, list[float]]:
         for name in order:
             times[name].append(_time_recording(VERIFIERS[name], recording))
         times["baseline, normalising once"].append(_time_baseline_normalized_once(recording))
+        times["verifier, preparation alone"].append(_time_preparation(evidence, recording))
+        for verified, seconds in _time_quotes(recording):
+            times["verifier, a quote that verifies" if verified else "verifier, a quote that does not"].append(seconds)
+        if previous:
+            revision, module = previous
+            verify = lambda quote, transcript: module.verify_evidence(quote, transcript).verified  # noqa: E731
+            times[f"verifier at {revision}"].append(_time_recording(verify, recording))
+            times[f"verifier at {revision}, preparation"].append(_time_preparation(module, recording))
     return times
 
 
@@ -79,6 +94,14 @@ def report_timing(recordings: list[corpus.Recording], times: dict[str, list[floa
         print(f"{name:<30}{1000 * statistics.median(values):>12.2f}{1000 * statistics.mean(values):>12.2f}")
     ratio = statistics.median(times["verifier"]) / statistics.median(times["baseline"])
     print(f"verifier / baseline (medians): {ratio:.3f}  (target <= 0.5)")
+    normalising_once = statistics.median(times["baseline, normalising once"])
+    print(f"verifier / baseline normalising once (medians): {statistics.median(times['verifier']) / normalising_once:.3f}")
+    # A call whose quotes all verify (what a good judge writes): the preparation and 12 such quotes.
+    all_verified = statistics.median(times["verifier, preparation alone"]) + 12 * statistics.median(
+        times["verifier, a quote that verifies"]
+    )
+    print(f"a call whose 12 quotes verify, estimated from the medians: {1000 * all_verified:.2f} ms", end="")
+    print(f" = {all_verified / normalising_once:.3f} x baseline normalising once")
     print("(baseline, normalising once: the same substring test with the transcript normalised once per")
     print(" recording instead of once per quote; not a drop-in verify(evidence, transcript), shown for reference)")
 
@@ -89,6 +112,37 @@ def _time_recording(verify: Verifier, recording: corpus.Recording) -> float:
     for case in recording.cases:
         verify(case.evidence, recording.transcript)
     return time.process_time() - start
+
+
+def _time_preparation(module: ModuleType, recording: corpus.Recording) -> float:
+    """A verifier's per-transcript work alone (turns, normalised words), uncached."""
+    gc.collect()
+    start = time.process_time()
+    module._prepare.__wrapped__(recording.transcript)
+    return time.process_time() - start
+
+
+def _time_quotes(recording: corpus.Recording) -> list[tuple[bool, float]]:
+    """Each quote alone on the already prepared transcript: (verified, CPU seconds)."""
+    timed = []
+    for case in recording.cases:
+        start = time.process_time()
+        verified = verify_evidence(case.evidence, recording.transcript).verified
+        timed.append((verified, time.process_time() - start))
+    return timed
+
+
+def previous_module(revision: str) -> ModuleType:
+    """qa/evidence.py as it was at a git revision, to time before and after in one run."""
+    source = subprocess.run(["git", "show", f"{revision}:qa/evidence.py"], capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "previous_evidence.py"
+        path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location("previous_evidence", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+        spec.loader.exec_module(module)
+    return module
 
 
 def _time_baseline_normalized_once(recording: corpus.Recording) -> float:
@@ -104,7 +158,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recordings", type=int, default=40, help="60-minute recordings to time (default 40)")
     parser.add_argument("--seed", type=int, default=2026, help="corpus seed (default 2026)")
+    parser.add_argument("--previous", metavar="REV", help="also time qa/evidence.py as it was at this git revision")
     args = parser.parse_args()
+    previous = (args.previous, previous_module(args.previous)) if args.previous else None
 
     calls = corpus.call_corpus(seed=args.seed)
     recordings = corpus.recordings(args.recordings, seed=args.seed + 1)
@@ -112,7 +168,7 @@ def main() -> None:
     print(f"verifier {VERIFIER_VERSION}, Python {platform.python_version()}")
     print(f"corpus: {len(calls)} quotes on {len(corpus.CALLS)} hand-written calls (clean and ASR-style), ", end="")
     print(f"{len(long_cases)} quotes on {len(recordings)} 60-minute recordings\n")
-    times = measure(recordings)
+    times = measure(recordings, previous)
     accuracy(calls + long_cases)
     report_timing(recordings, times)
 
