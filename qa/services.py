@@ -278,6 +278,11 @@ def _same_or_conflict(existing: Recording, content_hash: str) -> Recording:
     return existing
 
 
+# bulk_update writes one CASE with a branch per row, which every row of the batch runs through:
+# batches of thousands cost quadratic time (the benchmark's 100,000 recordings took minutes).
+UPDATE_BATCH = 100
+
+
 def recordings_current_values_store(*, recordings: QuerySet[Recording], batch_size: int = 2000) -> int:
     """Set `current_values` from each judged recording's current run, for recordings the judging did
     not set them on: those judged before the field existed (its migration) and those written by SQL
@@ -293,7 +298,9 @@ def recordings_current_values_store(*, recordings: QuerySet[Recording], batch_si
         ):
             values[run_id][key] = value  # as values_by_key keeps them
         Recording.objects.bulk_update(
-            [Recording(pk=runs[run_id], current_values=values[run_id]) for run_id in batch], ["current_values"]
+            [Recording(pk=runs[run_id], current_values=values[run_id]) for run_id in batch],
+            ["current_values"],
+            batch_size=UPDATE_BATCH,
         )
         stored += len(batch)
     return stored

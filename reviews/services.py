@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
+from qa.services import UPDATE_BATCH
 from reviews.models import CriterionReview, Review, ReviewClaim
 from reviews.selectors import review_values
 from rubrics.models import Criterion
@@ -141,7 +142,9 @@ def reviews_human_values_store(*, reviews: QuerySet[Review], batch_size: int = 2
         for row in review_values(reviews=Review.objects.filter(pk__in=batch)):
             if row["human"] is not None:
                 values[row["review_id"]][row["key"]] = row["human"]
-        Review.objects.bulk_update([Review(pk=pk, human_values=values[pk]) for pk in batch], ["human_values"])
+        Review.objects.bulk_update(
+            [Review(pk=pk, human_values=values[pk]) for pk in batch], ["human_values"], batch_size=UPDATE_BATCH
+        )
     return len(ids)
 
 
