@@ -26,7 +26,7 @@ from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
 from django.utils import timezone
 
-from qa.models import JudgeRun, Recording, Score
+from qa.models import JudgeRun, Recording, Score, values_by_key
 from rubrics.models import Rubric
 
 Reason = Recording.ReviewReason
@@ -144,7 +144,8 @@ def review_reasons(
 def routing_fields(
     *, recording: Recording, rubric: Rubric, scores: Sequence[Score], warm_up: bool = False
 ) -> dict[str, object]:
-    """The recording's fields that routing sets, ready for an UPDATE."""
+    """The recording's fields that follow the scores of its current run, ready for an UPDATE:
+    how it is routed, and the values the scorecards sum (`Recording.current_values`)."""
     reasons = review_reasons(recording=recording, rubric=rubric, scores=scores, warm_up=warm_up)
     status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
     return {
@@ -152,6 +153,7 @@ def routing_fields(
         "review_reasons": reasons,
         "status": status,
         "lowest_confidence": min((score.confidence for score in scores), default=None),
+        "current_values": values_by_key(scores),
     }
 
 

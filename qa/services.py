@@ -11,6 +11,7 @@ from datetime import datetime
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -18,7 +19,7 @@ from qa.audio import audio_inspect
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
 from qa.judging import recording_enqueue_judging
-from qa.models import Recording
+from qa.models import Recording, Score
 from rubrics.models import Rubric
 
 
@@ -275,3 +276,31 @@ def _same_or_conflict(existing: Recording, content_hash: str) -> Recording:
     if existing.content_hash != content_hash:
         raise RecordingConflictError(existing)
     return existing
+
+
+# bulk_update writes one CASE with a branch per row, which every row of the batch runs through:
+# batches of thousands cost quadratic time (the benchmark's 100,000 recordings took minutes).
+UPDATE_BATCH = 100
+
+
+def recordings_current_values_store(*, recordings: QuerySet[Recording], batch_size: int = 2000) -> int:
+    """Set `current_values` from each judged recording's current run, for recordings the judging did
+    not set them on: those judged before the field existed (its migration) and those written by SQL
+    (the benchmarks). Returns how many were set."""
+    stored = 0
+    runs = dict(recordings.filter(current_run__isnull=False).values_list("current_run_id", "pk"))
+    run_ids = sorted(runs)
+    for start in range(0, len(run_ids), batch_size):
+        batch = run_ids[start : start + batch_size]
+        values: dict[int, dict[str, int | None]] = {run_id: {} for run_id in batch}
+        for run_id, key, value in Score.objects.filter(run_id__in=batch).values_list(
+            "run_id", "criterion__key", "value"
+        ):
+            values[run_id][key] = value  # as values_by_key keeps them
+        Recording.objects.bulk_update(
+            [Recording(pk=runs[run_id], current_values=values[run_id]) for run_id in batch],
+            ["current_values"],
+            batch_size=UPDATE_BATCH,
+        )
+        stored += len(batch)
+    return stored

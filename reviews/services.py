@@ -6,11 +6,14 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
+from qa.services import UPDATE_BATCH
 from reviews.models import CriterionReview, Review, ReviewClaim
+from reviews.selectors import review_values
 from rubrics.models import Criterion
 
 REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)
@@ -121,11 +124,28 @@ def review_create(
         )
         for item in criteria
     )
+    reviews_human_values_store(reviews=Review.objects.filter(pk=review.pk))
     # "Needs review" sends the recording on: it stays in the queue for someone else.
     recording.status = Recording.Status.IN_REVIEW if decision == Review.Decision.NEEDS_REVIEW else Recording.Status.REVIEWED
     recording.save(update_fields=["status", "updated_at"])
     ReviewClaim.objects.filter(recording=recording).delete()
     return review
+
+
+def reviews_human_values_store(*, reviews: QuerySet[Review], batch_size: int = 2000) -> int:
+    """Set `human_values` on `reviews` from what each says (`review_values`: the human reference's rule).
+    review_create calls it; its migration and the benchmarks, for reviews stored without. Returns how many."""
+    ids = sorted(reviews.values_list("pk", flat=True))
+    for start in range(0, len(ids), batch_size):
+        batch = ids[start : start + batch_size]
+        values: dict[int, dict[str, int]] = {review_id: {} for review_id in batch}
+        for row in review_values(reviews=Review.objects.filter(pk__in=batch)):
+            if row["human"] is not None:
+                values[row["review_id"]][row["key"]] = row["human"]
+        Review.objects.bulk_update(
+            [Review(pk=pk, human_values=values[pk]) for pk in batch], ["human_values"], batch_size=UPDATE_BATCH
+        )
+    return len(ids)
 
 
 def _criteria_errors(

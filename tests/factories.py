@@ -7,7 +7,7 @@ import factory
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
-from qa.models import JudgeRun, Recording, Score
+from qa.models import JudgeRun, Recording, Score, values_by_key
 from rubrics.models import Criterion, CriterionException, Rubric
 from rubrics.services import rubric_publish
 
@@ -114,7 +114,8 @@ def judged_recording(*, values: dict[str, int] | None = None, confidence: float 
         ScoreFactory(run=run, criterion=criterion, value=value, confidence=confidence, model_confidence=confidence)
     recording.current_run = run
     recording.lowest_confidence = confidence
-    recording.save(update_fields=["current_run", "lowest_confidence"])
+    recording.current_values = values_by_key(run.scores.select_related("criterion"))
+    recording.save(update_fields=["current_run", "lowest_confidence", "current_values"])
     return recording
 
 

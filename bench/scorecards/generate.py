@@ -8,7 +8,9 @@ Run from the repository root, on an empty, migrated database of its own:
 The calls are made by the reports benchmark's statements (`bench/reports/generate.py`):
 8 teams, 200 agents, 26 weeks, 20% random audit (plus 2% audit and low
 confidence), 20% flagged, a tenth re-judged, supervisors approving, rejecting
-and adjusting. Then `VACUUM ANALYZE`, as autovacuum would have by then.
+and adjusting; the values stored with each call and review (`current_values`,
+`human_values`) filled by their services. Then `VACUUM ANALYZE`, as autovacuum
+would have by then.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ def generate(*, recordings: int, criteria: int, seed: float) -> dict[str, int]:
     from django.db import connection, transaction
 
     from bench.reports.generate import COUNTS, STATEMENTS, build_rubric
+    from qa.models import Recording
+    from qa.services import recordings_current_values_store
+    from reviews.models import Review
+    from reviews.services import reviews_human_values_store
 
     with transaction.atomic():
         rubric = build_rubric(criteria)
@@ -36,6 +42,10 @@ def generate(*, recordings: int, criteria: int, seed: float) -> dict[str, int]:
             cursor.execute("SELECT setseed(%s)", [seed])
             for statement in STATEMENTS:
                 cursor.execute(statement, params)
+        # The statements write rows as SQL: the values the judging and review_create store with each
+        # call and review are filled by the same services the migrations use.
+        recordings_current_values_store(recordings=Recording.objects.filter(rubric=rubric))
+        reviews_human_values_store(reviews=Review.objects.filter(recording__rubric=rubric))
         user = User.objects.create_user(BENCH_USER)
         user.groups.add(Group.objects.get(name="Supervisors"))
     counts = {}

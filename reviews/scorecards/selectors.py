@@ -2,16 +2,19 @@
 judge's mean over every judged call corrected by the random audit
 (`reviews.reports.stats.scorecard_estimate`).
 
-Constant cost in the number of agents: five GROUP BY queries (the judge's
-values and the audited pairs, per criterion and per call overall) return
-additive moments per group, and teams and the rubric are sums of them.
+Constant cost in the number of agents: two GROUP BY queries (the judge's
+values, and the audited pairs) return additive moments per group, per
+criterion and overall, and teams and the rubric are sums of them. They read
+one row per call, the values stored with it (`Recording.current_values`, set
+by the judging, and the review's `human_values`), not the scores: 100,000
+calls of 12 criteria are 100,000 rows, not 1.2 million (bench/scorecards).
 
 Which calls count
     Judged: each recording's current run (its latest successful judgment),
     with a value (a criterion the judge found not applicable has none).
     Audited: those of them in the random-audit group whose latest review is
     final and judged that current run; the human value is the human reference's
-    rule (`HUMAN_VALUE`), a supervisor's N/A is no value. Flagged calls are
+    rule (`review_values`, stored on the review), a supervisor's N/A is no value. Flagged calls are
     not a random sample and never correct anything.
 
 Overall
@@ -26,7 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
@@ -36,24 +39,22 @@ from django.db.models import (
     Count,
     Expression,
     F,
-    FilteredRelation,
-    FloatField,
+    Func,
+    IntegerField,
     Max,
     Q,
     QuerySet,
-    Sum,
-    Value,
     When,
     Window,
 )
-from django.db.models.functions import Cast, NullIf, RowNumber, TruncWeek
+from django.db.models.functions import RowNumber, TruncWeek
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording, Score
 from reviews.reports.selectors import Group, ReportFilters, _group_q, _run_q
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
-from reviews.selectors import FINAL_DECISIONS, HUMAN_VALUE, HumanReference, day_start, human_references, latest_reviews
-from rubrics.models import Rubric
+from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_references, latest_reviews
+from rubrics.models import Criterion, Rubric
 
 OVERALL = "overall"
 COACHING_CALLS = 5  # per criterion, in each of the verified and unverified lists
@@ -171,69 +172,87 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
     return Score.objects.filter(_run_q(filters, "run__"), *conditions, run__in=current)
 
 
-def _audited_scores(filters: ReportFilters) -> QuerySet[Score]:
-    """Current scores of random-audit calls whose latest, final review judged that run, with the human value
-    (`HUMAN_VALUE`). One filter() call, so the join to the review is made once and reused."""
-    final_reviews = latest_reviews(decisions=FINAL_DECISIONS)
-    return _current_scores(
-        filters, _group_q(Group.RANDOM_AUDIT, "run__recording__review_reasons"), Q(run__reviews__in=final_reviews)
-    ).alias(
-        cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
-        review_decision=F("run__reviews__decision"),
-        cr_not_applicable=F("cr__not_applicable"),
-        cr_adjusted=F("cr__adjusted_value"),
-        cr_rejected=F("cr__rejected"),
-        human=HUMAN_VALUE,
+class StoredValue(Func):
+    """The integer at `key` in a JSON object column of values per criterion key (NULL where absent or null).
+    Not KeyTextTransform: on PostgreSQL it reads a key of digits, which a criterion's slug may be, as an
+    array index."""
+
+    output_field = IntegerField()
+
+    def __init__(self, column: str, key: str) -> None:
+        self.key = key
+        super().__init__(F(column))
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, tuple]:
+        column, params = compiler.compile(self.source_expressions[0])
+        return f"JSON_EXTRACT({column}, %s)", (*params, f'$."{self.key}"')
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, tuple]:
+        column, params = compiler.compile(self.source_expressions[0])
+        return f"(({column}) ->> %s)::integer", (*params, self.key)
+
+
+def _audited_recordings(filters: ReportFilters) -> QuerySet[Recording]:
+    """The judged calls of the random-audit group whose latest review is final and judged the current run.
+    One filter() call, so both conditions are on the same review."""
+    return _judged_recordings(filters).filter(
+        _group_q(Group.RANDOM_AUDIT, "review_reasons"),
+        reviews__in=latest_reviews(decisions=FINAL_DECISIONS),
+        reviews__run=F("current_run"),
     )
 
 
-def _grouped(rows: QuerySet, groups: dict[str, Expression], *fields: str) -> QuerySet:
-    """values() of `fields` and the group keys; a key that is the model's own field is named as such."""
+def _grouped(rows: QuerySet, groups: dict[str, Expression], **columns: Expression) -> QuerySet:
+    """values() of the group keys and `columns`; a key that is the model's own field is named as such."""
     own = [name for name, expression in groups.items() if isinstance(expression, F) and expression.name == name]
-    return rows.values(*fields, *own, **{name: groups[name] for name in groups if name not in own})
+    return rows.values(*own, **{name: groups[name] for name in groups if name not in own}, **columns)
 
 
-def _share_of_scale(value: Expression) -> Expression:
-    """A value as a weighted share (0–100) of its criterion's scale, for the overall."""
-    low, high = F("criterion__scale_min"), F("criterion__scale_max")
-    return Cast(value - low, FloatField()) * 100.0 * F("criterion__weight") / Cast(high - low, FloatField())
+def _real(number: float) -> str:
+    return f"CAST({float(number)!r} AS DOUBLE PRECISION)"
 
 
-def _call_mean(value: str) -> Expression:
-    """Per call: the weighted mean share over the criteria where `value` (an annotation) is not null."""
-    given = Q(**{f"{value}__isnull": False})
-    share = Case(When(given, then=_share_of_scale(F(value))), output_field=FloatField())
-    weight = Case(When(given, then=F("criterion__weight")), output_field=FloatField())
-    return Sum(share) / NullIf(Sum(weight), Value(0.0))
+def _overall(criteria: list[Criterion], columns: list[str]) -> str:
+    """SQL for a call's overall from its per-criterion columns: the weighted mean share (0–100) of each
+    value on its criterion's scale, over the criteria with a value. Constants in double precision: with
+    PostgreSQL's numeric (what a literal 1.0 is), the query cost half as much again."""
+    shares, weights = [], []
+    for criterion, column in zip(criteria, columns, strict=True):
+        per_point = 100.0 * criterion.weight / (criterion.scale_max - criterion.scale_min)
+        shares.append(f"COALESCE(({column} - {criterion.scale_min}) * {_real(per_point)}, {_real(0)})")
+        weights.append(f"CASE WHEN {column} IS NULL THEN {_real(0)} ELSE {_real(criterion.weight)} END")
+    return f"({' + '.join(shares)}) / NULLIF({' + '.join(weights)}, {_real(0)})"
 
 
 def _rows(sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # A million-row aggregate has a cost that switches JIT compilation on, and compiling
-            # a hundred sums took longer than running them; grouping a million scores per call
-            # spills to disk with the default 4 MB of work memory (bench/scorecards/README.md).
+            # A hundred sums over a hundred thousand rows have a cost that switches JIT compilation on,
+            # and compiling them takes longer than running them; the per-call rows are kept in memory
+            # (bench/scorecards/README.md).
             cursor.execute("SET LOCAL jit = off")
             cursor.execute("SET LOCAL work_mem = '64MB'")
         cursor.execute(sql, list(params))
-        names = [column.name for column in cursor.description]
+        names = [column[0] for column in cursor.description]  # DB-API: the name first, on every backend
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
-def _per_group(calls: QuerySet, keys: list[str], sums: dict[str, str], runs: QuerySet | None = None) -> list[dict]:
-    """Sum per-call figures (`calls`, one row per run) per group: a GROUP BY over a GROUP BY, which Django
-    cannot write. The group keys are columns of `calls`, or of `runs` (joined on the run id) when given.
-    `sums` are SQL over the per-call columns, which are plain identifiers."""
+def _per_group(calls: QuerySet, keys: list[str], overalls: dict[str, str], sums: dict[str, str]) -> list[dict]:
+    """Sum per-call figures per group. `calls` has one row per call, with the group keys and a value
+    column per criterion; `overalls` are SQL over those columns, `sums` SQL over both, all plain
+    identifiers. Each step is its own materialized CTE, so a value read from JSON or an overall is
+    computed once per call, not once per sum that uses it."""
     quote = connection.ops.quote_name
     calls_sql, params = calls.query.get_compiler(using=calls.db).as_sql()
-    source, table = f"({calls_sql}) AS calls", "calls"
-    if runs is not None:
-        runs_sql, runs_params = runs.query.get_compiler(using=runs.db).as_sql()
-        source, table = f"({runs_sql}) AS runs JOIN {source} ON calls.run_id = runs.current_run_id", "runs"
-        params = (*runs_params, *params)
-    grouped = ", ".join(f"{table}.{quote(key)}" for key in keys)
+    grouped = ", ".join(quote(key) for key in keys)
+    with_overalls = ", ".join(f"{expression} AS {quote(name)}" for name, expression in overalls.items())
     selected = ", ".join(f"{expression} AS {quote(name)}" for name, expression in sums.items())
-    return _rows(f"SELECT {grouped}, {selected} FROM {source} GROUP BY {grouped}", params)
+    return _rows(
+        f"WITH calls AS MATERIALIZED ({calls_sql}), "
+        f"figures AS MATERIALIZED (SELECT calls.*, {with_overalls} FROM calls) "
+        f"SELECT {grouped}, {selected} FROM figures GROUP BY {grouped}",
+        params,
+    )
 
 
 def _moment_sums(name: str, value: str) -> dict[str, str]:
@@ -251,49 +270,50 @@ def _moments(row: dict[str, Any], name: str) -> Moments:
 def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, str], CellSample]:
     """Each group's sample per column key, in two queries whatever the number of groups.
 
-    Each query reads the scores once, pivoted to one row per call (a column per criterion and
-    the call's overall), and sums those rows per group: the moments of every column at once.
+    Each query reads one row per call (the values stored with it: `Recording.current_values` and the
+    review's `human_values`), computes the call's overall and sums per group: the moments of every
+    column at once.
     """
-    columns = {f"k{pk}": (pk, key) for pk, key in filters.rubric.criteria.values_list("pk", "key")}
-    columns["overall"] = (None, OVERALL)
+    criteria = list(filters.rubric.criteria.all())
+    columns = {f"k{index}": criterion.key for index, criterion in enumerate(criteria)}
+    names = [*columns, "overall"]
     keys = list(grouping(""))
     samples: defaultdict[tuple[tuple, str], CellSample] = defaultdict(CellSample)
 
-    def per_criterion(value: str) -> dict[str, Expression]:
-        return {f"{value}_{name}": Max(value, filter=Q(criterion_id=pk)) for name, (pk, _) in columns.items() if pk}
+    def column_key(name: str) -> str:
+        return columns.get(name, OVERALL)
 
-    # Scores are grouped per run before any join: a million rows go through one aggregate, and
-    # only the hundred thousand per-call rows are joined to their recordings' group keys.
-    criteria = [pk for pk, _ in columns.values() if pk]
-    judged = Score.objects.filter(criterion__in=criteria, value__isnull=False).values("run_id")
-    judged = judged.annotate(value_overall=_call_mean("value"), **per_criterion("value")).order_by()
+    def stored(side: str, column: str) -> dict[str, Expression]:
+        return {f"{side}_{name}": StoredValue(column, key) for name, key in columns.items()}
+
+    def overall(side: str) -> dict[str, str]:
+        return {f"{side}_overall": _overall(criteria, [f"{side}_{name}" for name in columns])}
+
+    judged = _grouped(_judged_recordings(filters), grouping(""), **stored("judge", "current_values"))
     sums = {}
-    for name in columns:
-        sums |= _moment_sums(f"judged_{name}", f"value_{name}")
-    runs = _grouped(_judged_recordings(filters), grouping(""), "current_run_id")
-    for row in _per_group(judged, keys, sums, runs=runs):
+    for name in names:
+        sums |= _moment_sums(f"judged_{name}", f"judge_{name}")
+    for row in _per_group(judged, keys, overall("judge"), sums):
         group = tuple(row[key] for key in keys)
-        for name, (_, column) in columns.items():
-            samples[(group, column)] += CellSample(judged=_moments(row, f"judged_{name}"))
+        for name in names:
+            samples[(group, column_key(name))] += CellSample(judged=_moments(row, f"judged_{name}"))
 
-    # The audited calls are a fifth: their scores are joined to the review and the recording first.
-    audited = _grouped(_audited_scores(filters), grouping("run__recording__"), "run_id")
-    audited = audited.annotate(
-        value_overall=_call_mean("value"),
-        human_overall=_call_mean("human"),
-        **per_criterion("value"),
-        **per_criterion("human"),
-    ).order_by()
+    audited = _grouped(
+        _audited_recordings(filters),
+        grouping(""),
+        **stored("judge", "current_values"),
+        **stored("human", "reviews__human_values"),
+    )
     sums = {}
-    for name in columns:
-        human, judge = f"human_{name}", f"value_{name}"
+    for name in names:
+        human, judge = f"human_{name}", f"judge_{name}"
         sums |= _moment_sums(f"human_{name}", human)
         sums |= _moment_sums(f"difference_{name}", f"{human} - {judge}")
         sums |= _moment_sums(f"paired_{name}", f"{human} + 0 * {judge}")  # null unless the judge has a value
-    for row in _per_group(audited, keys, sums):
+    for row in _per_group(audited, keys, overall("judge") | overall("human"), sums):
         group = tuple(row[key] for key in keys)
-        for name, (_, column) in columns.items():
-            samples[(group, column)] += CellSample(
+        for name in names:
+            samples[(group, column_key(name))] += CellSample(
                 human=_moments(row, f"human_{name}"),
                 difference=_moments(row, f"difference_{name}"),
                 paired_human=_moments(row, f"paired_{name}"),
@@ -351,6 +371,11 @@ def _agent_names(filters: ReportFilters) -> dict[str, str]:
     return dict(_judged_recordings(filters).values_list("agent_id").annotate(name=Max("agent_name")))
 
 
+def _day(week: datetime | str) -> date:
+    """A week's start from a raw row: a datetime on PostgreSQL, text on SQLite (no converter runs)."""
+    return week.date() if isinstance(week, datetime) else date.fromisoformat(week[:10])
+
+
 def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
     """The agent's estimates against their team's, week by week, and what to coach; None without calls.
 
@@ -378,7 +403,7 @@ def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
         for scope in scopes:
             whole[(scope, column)] += sample
             if week is not None:
-                weekly[(scope, column, week.date())] += sample
+                weekly[(scope, column, _day(week))] += sample
     weeks = sorted({week for (_, _, week) in weekly})
 
     def estimates(sample: Callable[[str], CellSample], column: str) -> tuple[Estimate, Estimate]:

@@ -9,6 +9,7 @@ import pytest
 
 from qa.models import JudgeRun, Recording
 from reviews.models import CriterionReview, Review
+from reviews.services import reviews_human_values_store
 from rubrics.models import Rubric
 from rubrics.services import rubric_publish
 from tests.factories import CriterionFactory, JudgeRunFactory, RubricFactory, ScoreFactory, judged_recording
@@ -63,6 +64,7 @@ def add_review(
     criteria = {criterion.key: criterion for criterion in recording.rubric.criteria.all()}
     for key, fields in (entries or {}).items():
         CriterionReview.objects.create(review=review, criterion=criteria[key], **fields)
+    reviews_human_values_store(reviews=Review.objects.filter(pk=review.pk))  # as review_create does
     return review
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from qa.models import Recording
+from qa.services import recordings_current_values_store
 from rubrics.models import Criterion, Rubric
 from tests.factories import judged_recording, published_rubric
 from tests.reports.conftest import APPROVE, AUDIT, LOW, add_review, at
@@ -36,6 +37,7 @@ def call(
     recording.current_run.scores.filter(criterion__key__in=[k for k, v in values.items() if v is None]).update(
         value=None
     )
+    recordings_current_values_store(recordings=Recording.objects.filter(pk=recording.pk))
     if human is not None:
         entries = {
             key: {"not_applicable": True} if value == NA else {"adjusted_value": value}
