@@ -11,6 +11,7 @@ from django.conf import settings
 
 from qa.judging import Outcome, judge_run_execute, judge_run_publish, runs_sweep
 from qa.models import JudgeRun, Transcription
+from qa.services import audio_orphans_delete
 from qa.transcribing import transcription_execute, transcription_publish, transcriptions_sweep
 
 logger = logging.getLogger(__name__)
@@ -67,3 +68,8 @@ def transcribe_recording(self: Task, transcription_id: int) -> str:
 @shared_task(name="qa.transcription_sweep", ignore_result=True)
 def transcription_sweep() -> int:
     return transcriptions_sweep()
+
+
+@shared_task(name="qa.audio_orphans_sweep", ignore_result=True)
+def audio_orphans_sweep() -> int:
+    return len(audio_orphans_delete())
