@@ -177,3 +177,21 @@ def test_the_local_recognizer_transcribes_only_the_mapped_channels(four_channel_
     assert wer < WER_BOUND
     # Channel 2's voice speaks over the agent's first turn: none of its words are in the transcript.
     assert not {"importante", "nosotros", "espere"} & set(heard.lower().replace(",", " ").split())
+
+
+@pytest.mark.django_db
+def test_the_admin_asks_for_the_map_of_four_channels(client, django_user_model, rubric, sox_file, media_root):
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw"))
+    url = reverse("admin:qa_recording_add")
+    audio = sox_file("four.wav", 16000, 4, "synth", "2", "sine", "440").read_bytes()
+    form = {"external_id": "call-7", "source": "admin", "rubric": rubric.pk, "agent_channel": "3"}
+
+    refused = client.post(url, {**form, "customer_channel": "9", "audio": SimpleUploadedFile("four.wav", audio)})
+    assert refused.status_code == 200
+    assert "customer_channel is channel 9, but the audio has 4 channels." in refused.content.decode()
+    assert not Recording.objects.exists() and stored_files(media_root) == []
+
+    added = client.post(url, {**form, "customer_channel": "1", "audio": SimpleUploadedFile("four.wav", audio)})
+    assert added.status_code == 302
+    recording = Recording.objects.get()
+    assert (recording.audio_channels, recording.agent_channel, recording.customer_channel) == (4, "3", "1")
