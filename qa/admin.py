@@ -8,7 +8,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from qa.audio import AudioTooLargeError, audio_inspect
+from qa.audio import AudioTooLargeError, audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.models import Judge, JudgeRun, Recording, Score, Transcription
 from qa.services import recording_ingest
@@ -53,26 +53,40 @@ def evidence_display(score: Score) -> str:
 class AudioUploadForm(forms.ModelForm):
     """Adding a recording in the admin means uploading its audio; it goes through the same ingest as the API."""
 
-    audio = forms.FileField(label=_("audio"), help_text=_("WAV, FLAC, MP3, OGG/Opus or M4A; mono or two channels."))
+    audio = forms.FileField(
+        label=_("audio"),
+        help_text=_("WAV, FLAC, MP3, OGG/Opus or M4A; mono, two channels, or more with a channel map."),
+    )
 
     class Meta:
         model = Recording
-        fields = ["external_id", "source", "rubric", "agent_id", "agent_name", "team", "agent_channel", "audio"]
+        fields = [
+            "external_id", "source", "rubric", "agent_id", "agent_name", "team", "agent_channel", "customer_channel",
+            "audio",
+        ]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["rubric"].queryset = Rubric.objects.filter(status=Rubric.Status.PUBLISHED)
         self.fields["source"].initial = "admin"
 
-    def clean_audio(self):
-        audio = self.cleaned_data["audio"]
+    def clean(self):
+        cleaned = super().clean()
+        audio = cleaned.get("audio")
+        if audio is None:
+            return cleaned
+        agent_channel, customer_channel = cleaned.get("agent_channel", ""), cleaned.get("customer_channel", "")
         try:
-            audio_inspect(audio, size=audio.size)
+            channel_name_check("agent_channel", agent_channel)
+            channel_name_check("customer_channel", customer_channel)
+            info = audio_inspect(audio, size=audio.size)
+            channel_map_check(channels=info.channels, agent_channel=agent_channel, customer_channel=customer_channel)
         except InvalidInputError as error:
-            raise forms.ValidationError(error.errors["audio"]) from error
+            for field, message in error.errors.items():
+                self.add_error(field if field in self.fields else None, message)
         except AudioTooLargeError as error:
-            raise forms.ValidationError(str(error)) from error
-        return audio
+            self.add_error("audio", str(error))
+        return cleaned
 
     def validate_unique(self) -> None:
         if Recording.objects.filter(
@@ -109,6 +123,7 @@ class RecordingAdmin(ReadOnlyAdmin):
             rubric=values["rubric"],
             audio=values["audio"],
             agent_channel=values["agent_channel"],
+            customer_channel=values["customer_channel"],
             agent_id=values["agent_id"],
             agent_name=values["agent_name"],
             team=values["team"],

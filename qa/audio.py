@@ -22,6 +22,10 @@ ACCEPTED_CONTAINERS = frozenset({"wav", "flac", "mp3", "ogg", "mov", "mp4", "m4a
 SILENCE_PEAK = 10 ** (-50 / 20)
 
 
+# How a channel is named: by its place in the file, from 1; `left` and `right` are the first two.
+CHANNEL_NAMES = {"left": 1, "right": 2}
+
+
 class AudioTooLargeError(Exception):
     """The file is over QA_AUDIO_MAX_BYTES (an HTTP 413, not a 400)."""
 
@@ -50,8 +54,9 @@ def audio_check_size(size: int) -> None:
 def audio_inspect(file: IO[bytes], *, size: int) -> AudioInfo:
     """Probe and check an audio file; raise InvalidInputError (or AudioTooLargeError) naming the problem.
 
-    Refused: empty, not audio or unreadable, an unsupported container, more
-    than two channels, longer than QA_AUDIO_MAX_SECONDS, or silent throughout.
+    Refused: empty, not audio or unreadable, an unsupported container, longer
+    than QA_AUDIO_MAX_SECONDS, or silent throughout. Whether its channels can
+    be told apart is `channel_map_check`'s question.
     """
     audio_check_size(size)
     if size == 0:
@@ -98,14 +103,6 @@ def _info(container: av.container.InputContainer) -> AudioInfo:
 
 
 def _check(info: AudioInfo) -> None:
-    if info.channels > 2:
-        raise _refuse(
-            _(
-                "The audio has %(channels)s channels; send mono, or two channels with the agent on one "
-                "and the customer on the other."
-            )
-            % {"channels": info.channels}
-        )
     if info.duration_seconds > settings.QA_AUDIO_MAX_SECONDS:
         raise _refuse(
             _("The audio lasts %(seconds)d s; the limit is %(limit)d s.")
@@ -124,9 +121,68 @@ def _decoded_seconds(container: av.container.InputContainer) -> float:
 
 def _silent(container: av.container.InputContainer) -> bool:
     """Whether no sample anywhere reaches SILENCE_PEAK. Stops at the first sound, so a real call costs a few frames."""
-    resampler = av.AudioResampler(format="flt", layout="stereo" if container.streams.audio[0].channels > 1 else "mono")
+    resampler = av.AudioResampler(format="flt")  # every channel as it is: sound on any one is sound
     for frame in container.decode(audio=0):
         for converted in resampler.resample(frame):
             if abs(converted.to_ndarray()).max(initial=0.0) >= SILENCE_PEAK:
                 return False
     return True
+
+
+def channel_number(value: str) -> int | None:
+    """A channel's number (from 1) from how a caller names it, `left`, `right` or its number; None if it names none."""
+    value = value.strip().lower()
+    if value in CHANNEL_NAMES:
+        return CHANNEL_NAMES[value]
+    return int(value) if value.isascii() and value.isdigit() and int(value) >= 1 else None
+
+
+def channel_name_check(field: str, value: str) -> None:
+    """Refuse a channel name that names no channel in any file (before the file is read)."""
+    if value and channel_number(value) is None:
+        raise InvalidInputError(
+            {field: _("%(field)s is 'left', 'right' or a channel's number, from 1.") % {"field": field}}
+        )
+
+
+def channel_map_check(*, channels: int, agent_channel: str, customer_channel: str) -> tuple[str, str]:
+    """The agent's and the customer's channels as a recording keeps them, or InvalidInputError.
+
+    Mono: no channels ("", ""); the speakers are unknown unless a server diarizes.
+    Two channels: the agent's is `agent_channel` (default QA_AGENT_CHANNEL, or the
+    one that is not `customer_channel`), kept as `left`/`right`; the customer is on
+    the other, kept as "". More: both must be named (the channel map), kept as
+    numbers; the other channels are not transcribed.
+    """
+    if channels == 1:
+        return "", ""
+    if channels > 2 and not (agent_channel and customer_channel):
+        raise _refuse(
+            _(
+                "The audio has %(channels)s channels: say which is the agent's and which the customer's "
+                "with agent_channel and customer_channel (channel numbers, 1 to %(channels)s)."
+            )
+            % {"channels": channels}
+        )
+    numbers = {}
+    for field, value in (("agent_channel", agent_channel), ("customer_channel", customer_channel)):
+        number = channel_number(value) if value else None
+        if number is not None and number > channels:
+            raise InvalidInputError(
+                {
+                    field: _("%(field)s is channel %(number)s, but the audio has %(channels)s channels.")
+                    % {"field": field, "number": number, "channels": channels}
+                }
+            )
+        numbers[field] = number
+    agent, customer = numbers["agent_channel"], numbers["customer_channel"]
+    if channels == 2:
+        agent = agent or (3 - customer if customer else CHANNEL_NAMES[settings.QA_AGENT_CHANNEL])
+        customer = customer or 3 - agent
+    if agent == customer:
+        raise InvalidInputError(
+            {"customer_channel": _("The agent and the customer are both on channel %(number)s.") % {"number": agent}}
+        )
+    if channels == 2:
+        return ("left", "right")[agent - 1], ""
+    return str(agent), str(customer)

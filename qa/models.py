@@ -5,6 +5,7 @@ import os
 import secrets
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from pathlib import PurePath
 from decimal import Decimal
 
@@ -25,9 +26,14 @@ from rubrics.models import Criterion, Rubric
 QUEUE_ORDER_KEY = Coalesce("lowest_confidence", Value(2.0), output_field=FloatField())
 
 
+def audio_folder(moment: datetime) -> str:
+    """Where audio stored at `moment` goes: one folder a month."""
+    return f"recordings/{moment:%Y/%m}"
+
+
 def audio_upload_to(recording: Recording, filename: str) -> str:
     # A fresh name: the client's file name is theirs, and may say who called.
-    return f"recordings/{timezone.now():%Y/%m}/{uuid.uuid4().hex}{PurePath(filename).suffix.lower()[:8]}"
+    return f"{audio_folder(timezone.now())}/{uuid.uuid4().hex}{PurePath(filename).suffix.lower()[:8]}"
 
 
 class Recording(models.Model):
@@ -62,10 +68,6 @@ class Recording(models.Model):
         UNKNOWN_SPEAKER = "unknown_speaker", _("Unknown speaker")
         UNSTABLE = "unstable", _("Unstable")
 
-    class AgentChannel(models.TextChoices):
-        LEFT = "left", _("Left")
-        RIGHT = "right", _("Right")
-
     external_id = models.CharField(_("external id"), max_length=200)
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
     agent_id = models.CharField(_("agent id"), max_length=100, blank=True, db_index=True)
@@ -91,9 +93,16 @@ class Recording(models.Model):
     # Database defaults too, for rows written outside the ORM (the benchmarks' generators).
     audio = models.FileField(_("audio"), upload_to=audio_upload_to, blank=True, db_default="")
     audio_channels = models.PositiveSmallIntegerField(_("audio channels"), null=True, blank=True)
+    # The channel map (qa.audio.channel_map_check): `left`/`right` in two-channel
+    # audio, where the customer is on the other; channel numbers with more.
     agent_channel = models.CharField(
-        _("agent's channel"), max_length=5, choices=AgentChannel.choices, blank=True,
-        help_text=_("In two-channel audio, the channel the agent is on."),
+        _("agent's channel"), max_length=5, blank=True,
+        help_text=_("The channel the agent is on: left or right in two-channel audio, its number (from 1) with more."),
+        db_default="",
+    )
+    customer_channel = models.CharField(
+        _("customer's channel"), max_length=5, blank=True,
+        help_text=_("With more than two channels, the number of the one the customer is on."),
         db_default="",
     )
     # False when a mono recording was transcribed without diarization: every
@@ -133,6 +142,14 @@ class Recording(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}/{self.external_id}"
+
+    @property
+    def ignored_channels(self) -> list[int]:
+        """The audio's channels that its channel map does not name: they were not transcribed."""
+        if (self.audio_channels or 0) <= 2:
+            return []
+        named = {int(self.agent_channel), int(self.customer_channel)}
+        return [number for number in range(1, self.audio_channels + 1) if number not in named]
 
     def quote_time_span(self, spans: Sequence[Sequence[int]]) -> tuple[int, int] | None:
         """The stretch of audio (start_ms, end_ms) that a quote's character spans cover, from the

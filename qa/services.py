@@ -6,21 +6,24 @@ import hashlib
 import json
 import unicodedata
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from qa.audio import audio_inspect
+from qa.audio import audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
 from qa.judging import recording_enqueue_judging
-from qa.models import Recording, Score
+from qa.models import Recording, Score, audio_folder
 from rubrics.models import Rubric
+
+
+# A stored file younger than this may be an ingest's whose transaction has not committed yet.
+AUDIO_ORPHAN_GRACE = timedelta(hours=1)
 
 
 class RecordingConflictError(Exception):
@@ -138,6 +141,7 @@ def recording_ingest(
     turns: list[Turn] | None = None,
     audio: File | None = None,
     agent_channel: str = "",
+    customer_channel: str = "",
     agent_id: str = "",
     agent_name: str = "",
     team: str = "",
@@ -153,9 +157,11 @@ def recording_ingest(
     judge=False leaves it `received` with no run, for `manage.py judge --pending`
     to pick up (the sample loader uses it to keep a first run short).
 
-    With `audio` instead of a transcript, the file is checked (qa.audio), put in
-    the default storage, and its transcription enqueued (qa.transcribing); the
-    judgment follows the transcript. A refused file stores nothing.
+    With `audio` instead of a transcript, the file and its channel map
+    (`agent_channel`, `customer_channel`: qa.audio.channel_map_check) are checked,
+    the file put in the default storage, and its transcription enqueued
+    (qa.transcribing); the judgment follows the transcript. A refused file stores
+    nothing; so does a rolled-back one, once `audio_orphans_delete` has run.
 
     Idempotent on (source, external_id): the same content again returns the
     stored recording; different content raises RecordingConflictError.
@@ -171,14 +177,17 @@ def recording_ingest(
         raise InvalidInputError(
             {"transcript": _("Send one of 'transcript', 'turns' or 'audio': not both and not none.")}
         )
-    if agent_channel and agent_channel not in Recording.AgentChannel.values:
-        raise InvalidInputError({"agent_channel": _("agent_channel is 'left' or 'right'.")})
+    channel_name_check("agent_channel", agent_channel)
+    channel_name_check("customer_channel", customer_channel)
     if turns is not None:
         turns_check(turns)
         transcript = turns_render(turns)
     audio_info = None
     if audio is not None:
         audio_info = audio_inspect(audio, size=audio.size)
+        channel_map = channel_map_check(
+            channels=audio_info.channels, agent_channel=agent_channel, customer_channel=customer_channel
+        )
     else:
         transcript_check_verbatim(transcript)
     if rubric.status != Rubric.Status.PUBLISHED:
@@ -187,8 +196,8 @@ def recording_ingest(
         raise InvalidInputError({"occurred_at": _("occurred_at is in the future.")})
 
     content = _idempotency_content(
-        # Audio is compared by its bytes and the channel said to be the agent's.
-        transcript=transcript if audio is None else {"audio_sha256": _file_hash(audio), "agent_channel": agent_channel},
+        # Audio is compared by its bytes and the channels said to be the agent's and the customer's.
+        transcript=transcript if audio is None else _audio_content(audio, agent_channel, customer_channel),
         rubric=rubric,
         agent_id=agent_id,
         agent_name=agent_name,
@@ -207,7 +216,8 @@ def recording_ingest(
     if audio_info is not None:
         fields = {
             "audio_channels": audio_info.channels,
-            "agent_channel": (agent_channel or settings.QA_AGENT_CHANNEL) if audio_info.channels == 2 else "",
+            "agent_channel": channel_map[0],
+            "customer_channel": channel_map[1],
         }
         transcript_source = Recording.TranscriptSource.ASR
         duration_seconds = duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
@@ -249,6 +259,13 @@ def recording_ingest(
     return recording, True
 
 
+def _audio_content(audio: File, agent_channel: str, customer_channel: str) -> dict[str, str]:
+    content = {"audio_sha256": _file_hash(audio), "agent_channel": agent_channel}
+    if customer_channel:  # only when sent: a stereo post's hash is what it was before channel maps
+        content["customer_channel"] = customer_channel
+    return content
+
+
 def _file_hash(file: File) -> str:
     digest = hashlib.sha256()
     file.seek(0)
@@ -270,6 +287,32 @@ def _save_with_audio(recording: Recording, audio: File | None) -> None:
     except BaseException:
         recording.audio.storage.delete(stored)
         raise
+
+
+def audio_orphans_delete(*, older_than: timedelta = AUDIO_ORPHAN_GRACE) -> list[str]:
+    """Delete the stored audio files no recording refers to; return their names.
+
+    A file is written before its row commits, and Django has no hook for a
+    rollback: an ingest inside a caller's transaction that then rolls back (or a
+    process killed before the commit) leaves its file. This sweep, run hourly
+    (`qa.audio_orphans_sweep`), removes it once it is older than `older_than`.
+    Files are kept in monthly folders, so only this month's and the previous
+    one's are listed: an orphan is found within hours, not months, later.
+    """
+    storage = Recording._meta.get_field("audio").storage
+    now = timezone.now()
+    cutoff = now - older_than
+    names = []
+    for folder in sorted({audio_folder(now), audio_folder(now.replace(day=1) - timedelta(days=1))}):
+        try:
+            names += [f"{folder}/{name}" for name in storage.listdir(folder)[1]]
+        except FileNotFoundError:
+            continue
+    kept = set(Recording.objects.filter(audio__in=names).values_list("audio", flat=True))
+    orphans = [name for name in names if name not in kept and storage.get_modified_time(name) <= cutoff]
+    for name in orphans:
+        storage.delete(name)
+    return orphans
 
 
 def _same_or_conflict(existing: Recording, content_hash: str) -> Recording:

@@ -10,6 +10,7 @@ from django.conf import settings
 from qa.execution import judge_run_execute, task_outcome
 from qa.judging import judge_run_publish, runs_sweep
 from qa.models import JudgeRun, Transcription
+from qa.services import audio_orphans_delete
 from qa.transcribing import transcription_execute, transcription_publish, transcriptions_sweep
 
 
@@ -65,3 +66,8 @@ def transcribe_recording(self: Task, transcription_id: int) -> str:
 @shared_task(name="qa.transcription_sweep", ignore_result=True)
 def transcription_sweep() -> int:
     return transcriptions_sweep()
+
+
+@shared_task(name="qa.audio_orphans_sweep", ignore_result=True)
+def audio_orphans_sweep() -> int:
+    return len(audio_orphans_delete())

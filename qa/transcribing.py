@@ -187,6 +187,7 @@ def transcription_execute(*, transcription_id: int) -> Result:
                 audio,
                 channels=recording.audio_channels or 1,
                 agent_channel=recording.agent_channel or settings.QA_AGENT_CHANNEL,
+                customer_channel=recording.customer_channel,
                 language=recording.language or recording.rubric.language,
                 recognizer=recognizer,
             )

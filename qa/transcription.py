@@ -11,7 +11,8 @@ Two backends, chosen like the judge's (read at call time):
 
 Speakers: a two-channel recording is transcribed one channel at a time (the
 agent on QA_AGENT_CHANNEL or the recording's own setting) and the segments are
-merged by time into agent and customer turns. A mono recording keeps the
+merged by time into agent and customer turns; with more channels, the two its
+channel map names (qa.audio.channel_map_check), the others not at all. A mono recording keeps the
 speakers a diarizing server names; otherwise every turn has the unknown
 speaker, and the recording says so. Nothing is guessed.
 
@@ -24,16 +25,19 @@ from __future__ import annotations
 
 import functools
 import io
+import itertools
 import os
 import wave
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import av
 import numpy as np
 import openai
 from django.conf import settings
 
+from qa.audio import channel_number
 from qa.llm import _TRANSIENT_STATUSES, retry_after_seconds
 
 SAMPLE_RATE = 16_000
@@ -159,13 +163,27 @@ def turns_merge(segments: list[Segment], *, language: str) -> list[SpeakerTurn]:
 # --- Audio --------------------------------------------------------------------
 
 
-def audio_channels(file: IO[bytes], *, stereo: bool) -> list[np.ndarray]:
-    """The file's channels at 16 kHz mono float32: [left, right] for stereo, [mix] otherwise."""
-    from faster_whisper.audio import decode_audio  # imports PyAV and CTranslate2's helpers: only when used
+def audio_channels(file: IO[bytes], *, channels: int) -> list[np.ndarray]:
+    """The file's channels at 16 kHz, float32, in the file's order ([mix] for mono)."""
+    from faster_whisper.audio import decode_audio  # imports CTranslate2's helpers: only when used
 
     file.seek(0)
-    decoded = decode_audio(file, sampling_rate=SAMPLE_RATE, split_stereo=stereo)
-    return list(decoded) if stereo else [decoded]
+    if channels > 2:
+        return _split_channels(file)
+    decoded = decode_audio(file, sampling_rate=SAMPLE_RATE, split_stereo=channels == 2)
+    return list(decoded) if channels == 2 else [decoded]
+
+
+def _split_channels(file: IO[bytes]) -> list[np.ndarray]:
+    """Every channel apart, for files of more than two (faster-whisper's decoder mixes down to one or two)."""
+    resampler = av.AudioResampler(format="fltp", rate=SAMPLE_RATE)  # planar: one row per channel, layout kept
+    rows = []
+    with av.open(file, mode="r", metadata_errors="ignore") as container:
+        for frame in itertools.chain(container.decode(audio=0), [None]):
+            if frame is not None:
+                frame.pts = None  # resampled in order; gaps in the timestamps don't matter here
+            rows += [converted.to_ndarray() for converted in resampler.resample(frame)]
+    return list(np.concatenate(rows, axis=1))
 
 
 def _wav_bytes(samples: np.ndarray) -> bytes:
@@ -190,21 +208,29 @@ class Recognizer:
         raise NotImplementedError
 
 
+LOCAL_OPTIONS: dict[str, Any] = {
+    "word_timestamps": True,  # every word's time: a verified quote plays its span
+    # The VAD skips the channel's silences (half of every two-channel call):
+    # no time spent on them, and no words hallucinated into them.
+    "vad_filter": True,
+    "condition_on_previous_text": False,
+    # Greedy at temperature 0 only: no re-decoding at higher temperatures when a window's text
+    # looks repetitive or unlikely. Those fallbacks sample at random (two runs, two transcripts),
+    # cost four times the CPU on the benchmark's call and did not lower its word error rate.
+    "temperature": 0.0,
+}
+
+
 @dataclass(frozen=True)
 class LocalRecognizer(Recognizer):
     model_path: str
+    # faster-whisper's transcribe() options beside the beam size (bench/transcribe measures each).
+    options: dict[str, Any] = field(default_factory=lambda: dict(LOCAL_OPTIONS), hash=False)
 
     def segments(self, samples: np.ndarray, *, role: str, language: str) -> list[Segment]:
         whisper = _whisper(self.model_path)
-        # The VAD skips the channel's silences (half of every two-channel call):
-        # no time spent on them, and no words hallucinated into them.
         found, _info = whisper.transcribe(
-            samples,
-            language=language or None,
-            word_timestamps=True,
-            vad_filter=True,
-            beam_size=settings.QA_TRANSCRIBE_BEAM_SIZE,
-            condition_on_previous_text=False,
+            samples, language=language or None, beam_size=settings.QA_TRANSCRIBE_BEAM_SIZE, **self.options
         )
         return [
             Segment(
@@ -322,19 +348,33 @@ def _remote(api_key: str, base_url: str, model: str) -> RemoteRecognizer:
     return RemoteRecognizer(name="openai-compatible" if base_url else "openai", model=model, client=client)
 
 
+def channel_roles(*, channels: int, agent_channel: str, customer_channel: str = "") -> dict[int, str]:
+    """Whose speech each channel to transcribe holds, by its index in `audio_channels`: the
+    recording's channel map as qa.audio.channel_map_check keeps it (in stereo the customer's is
+    the one that is not the agent's). Channels it does not name are not transcribed."""
+    if channels == 1:
+        return {0: "unknown"}
+    agent = channel_number(agent_channel)
+    customer = channel_number(customer_channel) if customer_channel else 3 - agent
+    return {agent - 1: "agent", customer - 1: "customer"}
+
+
 def transcribe(
-    file: IO[bytes], *, channels: int, agent_channel: str, language: str, recognizer: Recognizer
+    file: IO[bytes],
+    *,
+    channels: int,
+    agent_channel: str,
+    customer_channel: str = "",
+    language: str,
+    recognizer: Recognizer,
 ) -> Transcript:
     """Transcribe an audio file into speaker turns (see the module's docstring for the speakers)."""
-    decoded = audio_channels(file, stereo=channels == 2)
-    if channels == 2:
-        roles = ("agent", "customer") if agent_channel == "left" else ("customer", "agent")
-    else:
-        roles = ("unknown",)
+    decoded = audio_channels(file, channels=channels)
+    roles = channel_roles(channels=channels, agent_channel=agent_channel, customer_channel=customer_channel)
     segments = []
-    for samples, role in zip(decoded, roles):
-        segments += recognizer.segments(samples, role=role, language=language)
+    for index, role in sorted(roles.items()):
+        segments += recognizer.segments(decoded[index], role=role, language=language)
     turns = turns_merge(segments, language=language)
     labels = speaker_labels(language)
-    speakers_known = channels == 2 or all(turn.speaker != labels["unknown"] for turn in turns)
+    speakers_known = channels > 1 or all(turn.speaker != labels["unknown"] for turn in turns)
     return Transcript(turns=turns, speakers_known=speakers_known, audio_seconds=len(decoded[0]) / SAMPLE_RATE)

@@ -13,7 +13,6 @@ from django.views.decorators.http import require_http_methods
 
 from qa.audio import AudioTooLargeError
 from qa.errors import InvalidInputError
-from qa.models import Recording
 from qa.services import RecordingConflictError, recording_ingest
 from reviews.selectors import rubric_choices
 from reviews.views import supervisor_required
@@ -26,15 +25,25 @@ UPLOAD_SOURCE = "web"
 class UploadForm(forms.Form):
     audio = forms.FileField(
         label=gettext_lazy("Audio file"),
-        help_text=gettext_lazy("WAV, FLAC, MP3, OGG/Opus or M4A; mono, or two channels (agent and customer)."),
+        help_text=gettext_lazy(
+            "WAV, FLAC, MP3, OGG/Opus or M4A; mono, two channels (agent and customer), or more with the two "
+            "channels named below."
+        ),
         widget=forms.ClearableFileInput(attrs={"accept": "audio/*,.opus,.m4a"}),
     )
     external_id = forms.CharField(label=gettext_lazy("Call id"), max_length=200)
     rubric = forms.ChoiceField(label=gettext_lazy("Rubric"))
-    agent_channel = forms.ChoiceField(
+    agent_channel = forms.CharField(
         label=gettext_lazy("Agent's channel"),
-        choices=Recording.AgentChannel.choices,
-        help_text=gettext_lazy("In two-channel audio, the channel the agent is on."),
+        max_length=5,
+        required=False,
+        help_text=gettext_lazy("left, right, or the channel's number from 1 (left is 1)."),
+    )
+    customer_channel = forms.CharField(
+        label=gettext_lazy("Customer's channel"),
+        max_length=5,
+        required=False,
+        help_text=gettext_lazy("Only for audio of more than two channels: the customer's channel's number."),
     )
     agent_id = forms.CharField(label=gettext_lazy("Agent id"), max_length=100, required=False)
     agent_name = forms.CharField(label=gettext_lazy("Agent name"), max_length=200, required=False)
@@ -65,6 +74,7 @@ def recording_upload(request: HttpRequest) -> HttpResponse:
                 rubric=rubric,
                 audio=values["audio"],
                 agent_channel=values["agent_channel"],
+                customer_channel=values["customer_channel"],
                 agent_id=values["agent_id"],
                 agent_name=values["agent_name"],
                 team=values["team"],

@@ -292,6 +292,8 @@ CELERY_BEAT_SCHEDULE["transcription-sweep"] = {
     "task": "qa.transcription_sweep",
     "schedule": float(QA_JUDGE_SWEEP_INTERVAL),
 }
+# Audio files left by an ingest whose transaction rolled back (qa.services.audio_orphans_delete).
+CELERY_BEAT_SCHEDULE["audio-orphans-sweep"] = {"task": "qa.audio_orphans_sweep", "schedule": 3600.0}
 # --- end audio and transcription ---
 
 LOGGING = {

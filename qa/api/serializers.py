@@ -113,14 +113,28 @@ class RecordingIngestSerializer(serializers.Serializer):
         required=False,
         allow_empty_file=True,  # an empty file is refused by the audio check, with its own message
         help_text=_(
-            "The call's audio instead of a transcript (multipart/form-data): WAV, FLAC, MP3, OGG/Opus or M4A, mono "
-            "or two channels. It is transcribed, then judged."
+            "The call's audio instead of a transcript (multipart/form-data): WAV, FLAC, MP3, OGG/Opus or M4A, mono, "
+            "two channels, or more with a channel map (`agent_channel` and `customer_channel`). It is transcribed, "
+            "then judged."
         ),
     )
-    agent_channel = serializers.ChoiceField(
-        choices=Recording.AgentChannel.choices,
+    agent_channel = serializers.CharField(
+        max_length=5,
         required=False,
-        help_text=_("In two-channel audio, the channel the agent is on (default: the QA_AGENT_CHANNEL setting)."),
+        allow_blank=True,
+        help_text=_(
+            "The channel the agent is on: `left`, `right` or its number from 1 (`left` is 1). In two-channel audio "
+            "the default is the QA_AGENT_CHANNEL setting; with more channels it is required."
+        ),
+    )
+    customer_channel = serializers.CharField(
+        max_length=5,
+        required=False,
+        allow_blank=True,
+        help_text=_(
+            "The channel the customer is on, named as `agent_channel`: required with more than two channels (the "
+            "others are not transcribed); in two-channel audio it is the one that is not the agent's."
+        ),
     )
     transcript_source = serializers.ChoiceField(choices=Recording.TranscriptSource.choices, required=False)
 
@@ -194,6 +208,7 @@ class RecordingSerializer(serializers.ModelSerializer):
             "duration_seconds",
             "audio_channels",
             "agent_channel",
+            "customer_channel",
             "speakers_known",
             "needs_review",
             "created_at",

@@ -54,33 +54,63 @@ def _seconds(path: Path) -> float:
     return float(subprocess.run(["soxi", "-D", str(path)], check=True, capture_output=True, text=True).stdout)
 
 
+def _tracks(script: list[tuple[str, str]], *, language: str, work: Path, repeat: int = 1):
+    """The agent's and the customer's tracks at `work`, each silent while the other speaks, and
+    each turn with the time its speech occupies."""
+    turns, agent, customer = [], [], []
+    elapsed = 0.0
+    for index, (role, text) in enumerate(script * repeat):
+        spoken, silent = work / f"{index}.wav", work / f"{index}-silent.wav"
+        raw = work / f"{index}-raw.wav"
+        subprocess.run(["espeak-ng", "-v", VOICES[language], "-s", "150", "-w", str(raw), text], check=True)
+        # Speech then a pause, at the call's rate; the other side gets the same length of silence.
+        subprocess.run(["sox", str(raw), "-r", str(RATE), str(spoken), "pad", "0", str(PAUSE_SECONDS)], check=True)
+        subprocess.run(["sox", str(spoken), str(silent), "vol", "0"], check=True)
+        length = _seconds(spoken)
+        turns.append(ScriptTurn(role, text, round(elapsed * 1000), round((elapsed + length - PAUSE_SECONDS) * 1000)))
+        elapsed += length
+        agent.append(spoken if role == "agent" else silent)
+        customer.append(silent if role == "agent" else spoken)
+    subprocess.run(["sox", *map(str, agent), str(work / "agent.wav")], check=True)
+    subprocess.run(["sox", *map(str, customer), str(work / "customer.wav")], check=True)
+    return turns, work / "agent.wav", work / "customer.wav"
+
+
 def stereo_call(
     script: list[tuple[str, str]], *, language: str, out: Path, agent_channel: str = "left", repeat: int = 1
 ) -> list[ScriptTurn]:
     """Write the script as a two-channel 16 kHz file at `out` (any format sox writes, by its
     extension); return each turn with the time its speech occupies."""
-    turns, left, right = [], [], []
-    elapsed = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        turns, agent, customer = _tracks(script, language=language, work=Path(tmp), repeat=repeat)
+        left, right = (agent, customer) if agent_channel == "left" else (customer, agent)
+        subprocess.run(["sox", "-M", str(left), str(right), str(out)], check=True)
+    return turns
+
+
+def multichannel_call(
+    script: list[tuple[str, str]], *, language: str, out: Path, channels: list[str]
+) -> list[ScriptTurn]:
+    """Write the script with one track per entry of `channels`, in order: "agent", "customer",
+    "silence", or any other text, spoken by espeak-ng from the start (a third voice on the
+    line, which a channel map leaves out)."""
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for index, (role, text) in enumerate(script * repeat):
-            spoken, silent = work / f"{index}.wav", work / f"{index}-silent.wav"
-            raw = work / f"{index}-raw.wav"
-            subprocess.run(["espeak-ng", "-v", VOICES[language], "-s", "150", "-w", str(raw), text], check=True)
-            # Speech then a pause, at the call's rate; the other side gets the same length of silence.
-            subprocess.run(["sox", str(raw), "-r", str(RATE), str(spoken), "pad", "0", str(PAUSE_SECONDS)], check=True)
-            subprocess.run(["sox", str(spoken), str(silent), "vol", "0"], check=True)
-            length = _seconds(spoken)
-            turns.append(
-                ScriptTurn(role, text, round(elapsed * 1000), round((elapsed + length - PAUSE_SECONDS) * 1000))
-            )
-            elapsed += length
-            on_left = (role == "agent") == (agent_channel == "left")
-            left.append(spoken if on_left else silent)
-            right.append(silent if on_left else spoken)
-        subprocess.run(["sox", *map(str, left), str(work / "left.wav")], check=True)
-        subprocess.run(["sox", *map(str, right), str(work / "right.wav")], check=True)
-        subprocess.run(["sox", "-M", str(work / "left.wav"), str(work / "right.wav"), str(out)], check=True)
+        turns, agent, customer = _tracks(script, language=language, work=work)
+        tracks = []
+        for index, content in enumerate(channels):
+            if content in ("agent", "customer"):
+                tracks.append(agent if content == "agent" else customer)
+                continue
+            track, raw = work / f"channel-{index}.wav", work / f"channel-{index}-raw.wav"
+            if content == "silence":
+                subprocess.run(["sox", str(agent), str(track), "vol", "0"], check=True)
+            else:
+                subprocess.run(["espeak-ng", "-v", VOICES[language], "-s", "150", "-w", str(raw), content], check=True)
+                subprocess.run(["sox", str(raw), "-r", str(RATE), str(track)], check=True)
+            tracks.append(track)
+        # sox -M pads the shorter tracks with silence to the longest.
+        subprocess.run(["sox", "-M", *map(str, tracks), str(out)], check=True)
     return turns
 
 

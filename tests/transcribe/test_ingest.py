@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import av
 import numpy as np
 import pytest
 from django.core.files import File
+from django.db import transaction
 
 from qa.audio import AudioTooLargeError
 from qa.errors import InvalidInputError
 from qa.models import Recording, Transcription
-from qa.services import recording_ingest
+from qa.services import audio_orphans_delete, recording_ingest
 from tests.transcribe.conftest import stored_files
 
 
@@ -129,3 +131,22 @@ def test_audio_and_a_transcript_together_are_refused(rubric, media_root, sox_fil
     with pytest.raises(InvalidInputError, match="agent_channel"):
         ingest(rubric, path, agent_channel="middle")
     assert Recording.objects.count() == 0 and stored_files(media_root) == []
+
+
+@pytest.mark.django_db
+def test_an_ingest_its_caller_rolls_back_leaves_no_file_once_swept(rubric, media_root, sox_file):
+    kept = sox_file("kept.wav", 16000, 2, "synth", "1", "sine", "300")
+    lost = sox_file("lost.wav", 16000, 2, "synth", "1", "sine", "500")
+    recording, _ = ingest(rubric, kept)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        with lost.open("rb") as handle:
+            recording_ingest(external_id="call-2", source="crm", rubric=rubric, audio=File(handle, name="lost.wav"))
+        assert len(stored_files(media_root)) == 2  # the file is written before the transaction commits...
+        raise RuntimeError("the caller's next step fails")
+    assert list(Recording.objects.values_list("external_id", flat=True)) == ["call-1"]
+    orphan = next(path for path in stored_files(media_root) if path.read_bytes() == lost.read_bytes())
+
+    # ...and no rollback hook can remove it: the sweep does, once it is older than an ingest in flight.
+    assert audio_orphans_delete() == []
+    assert audio_orphans_delete(older_than=timedelta(0)) == [orphan.relative_to(media_root).as_posix()]
+    assert stored_files(media_root) == [media_root / recording.audio.name]
