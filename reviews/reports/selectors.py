@@ -162,7 +162,7 @@ class EvidenceCell:
     unverified_only: bool = False
 
 
-def _run_q(filters: ReportFilters, prefix: str) -> Q:
+def report_run_q(filters: ReportFilters, prefix: str) -> Q:
     """The filters as conditions on the JudgeRun reached through `prefix`."""
     q = Q(**{f"{prefix}rubric": filters.rubric})
     if filters.date_from:
@@ -202,7 +202,7 @@ def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
     One filter() call, so the join to the review is made once and reused.
     """
     final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
-    return Score.objects.filter(_run_q(filters, "run__"), run__reviews__in=final_reviews)
+    return Score.objects.filter(report_run_q(filters, "run__"), run__reviews__in=final_reviews)
 
 
 def deviation_report(filters: ReportFilters) -> DeviationReport:
@@ -233,7 +233,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
 
     recordings = (
         latest_reviews()
-        .filter(_run_q(filters, "run__"))
+        .filter(report_run_q(filters, "run__"))
         .values("reject_reason", **_group_flags("recording__review_reasons"))
         .annotate(
             final=Count("pk", filter=Q(decision__in=FINAL_DECISIONS)),
@@ -258,7 +258,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
         ceiling=deviation_ceiling(
             rubric=filters.rubric,
             criteria=criteria,
-            runs=JudgeRun.objects.filter(_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
+            runs=JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
         ),
         groups={
             group: DeviationGroup(
@@ -295,7 +295,7 @@ def deviation_recordings(filters: ReportFilters, group: Group) -> QuerySet[Revie
     supervisor's adjusted mean, largest disagreement first."""
     return (
         latest_reviews()
-        .filter(_run_q(filters, "run__"), _group_q(group, "recording__review_reasons"), decision__in=FINAL_DECISIONS)
+        .filter(report_run_q(filters, "run__"), _group_q(group, "recording__review_reasons"), decision__in=FINAL_DECISIONS)
         .annotate(model_mean=Avg("run__scores__value"))
         .annotate(difference=F("model_mean") - F("adjusted_mean"))
         .select_related("recording")
@@ -334,7 +334,7 @@ def deviation_scores(filters: ReportFilters, group: Group, criterion: Criterion 
 
 def _judged_scores(filters: ReportFilters) -> QuerySet[Score]:
     """The scores of the rubric's succeeded runs (a score's criterion is one of its run's rubric)."""
-    return Score.objects.filter(_run_q(filters, "run__"), run__status=JudgeRun.Status.SUCCEEDED)
+    return Score.objects.filter(report_run_q(filters, "run__"), run__status=JudgeRun.Status.SUCCEEDED)
 
 
 CellKey = tuple[int, str, str, date]  # criterion id, model, prompt version, week
@@ -371,7 +371,7 @@ def _count_cells(scores: QuerySet[Score], *also: str) -> Counter[tuple]:
 def _scores_by_runs(filters: ReportFilters, criteria: list[Criterion]) -> Counter[CellKey]:
     """The scores every run has: one per criterion of its rubric."""
     runs = (
-        JudgeRun.objects.filter(_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED)
+        JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED)
         .values("model", "prompt_version", week=TruncWeek("created_at"))
         .annotate(count=Count("pk"))
         .order_by()

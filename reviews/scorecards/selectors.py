@@ -51,7 +51,8 @@ from django.db.models.functions import RowNumber, TruncWeek
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording, Score
-from reviews.reports.selectors import Group, ReportFilters, _group_q, _run_q
+from qa.routing import ReviewGroup, in_review_group
+from reviews.reports.selectors import ReportFilters, report_run_q
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
 from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_references, latest_reviews
 from rubrics.models import Criterion, Rubric
@@ -169,7 +170,7 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
     join condition (run.recording.current_run = run) makes PostgreSQL expect a handful of rows and
     choose nested loops over a hundred thousand."""
     current = _judged_recordings(filters).values("current_run_id")
-    return Score.objects.filter(_run_q(filters, "run__"), *conditions, run__in=current)
+    return Score.objects.filter(report_run_q(filters, "run__"), *conditions, run__in=current)
 
 
 class StoredValue(Func):
@@ -196,7 +197,7 @@ def _audited_recordings(filters: ReportFilters) -> QuerySet[Recording]:
     """The judged calls of the random-audit group whose latest review is final and judged the current run.
     One filter() call, so both conditions are on the same review."""
     return _judged_recordings(filters).filter(
-        _group_q(Group.RANDOM_AUDIT, "review_reasons"),
+        in_review_group(ReviewGroup.RANDOM_AUDIT, "review_reasons"),
         reviews__in=latest_reviews(decisions=FINAL_DECISIONS),
         reviews__run=F("current_run"),
     )

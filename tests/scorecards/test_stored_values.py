@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from qa.judging import judge_run_execute, recording_enqueue_judging
+from qa.execution import judge_run_execute
+from qa.judging import recording_enqueue_judging
 from qa.models import Recording, values_by_key
 from qa.services import recordings_current_values_store
 from reviews.models import Review
