@@ -162,7 +162,9 @@ def test_create_api_key_refuses_a_taken_name_or_a_bad_expiry(arguments):
 def test_the_per_key_limit_holds_under_concurrent_requests(monkeypatch, settings):
     """Eight threads at once, as gunicorn's workers: exactly the limit gets through (the count is
     checked and taken in one Redis script, never read and written apart)."""
-    monkeypatch.setattr(ApiKeyRateThrottle, "rate", "100/min", raising=False)
+    # A day's budget: the bucket refills continuously (GCRA), one request per 0.6 s at 100/min, so a
+    # slow run under load would rightly let a 101st through; at 100/day none refills during the test.
+    monkeypatch.setattr(ApiKeyRateThrottle, "rate", "100/day", raising=False)
     api_key = ApiKey(pk=random.randrange(10**12), name="concurrent")  # only its id keys the budget
 
     def one_request(_number: int) -> bool:
