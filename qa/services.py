@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 
 from django.conf import settings
 from django.core.files import File
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from kombu.exceptions import OperationalError
 
 from qa.audio import audio_inspect
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
-from qa.judging import recording_enqueue_judging
-from qa.models import Recording
+from qa.judging import judge_run_publish
+from qa.models import Judge, JudgeRun, Recording
 from rubrics.models import Rubric
+
+logger = logging.getLogger(__name__)
 
 
 class RecordingConflictError(Exception):
@@ -127,7 +132,6 @@ def _content_hash(fields: dict) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
 
 
-@transaction.atomic
 def recording_ingest(
     *,
     external_id: str,
@@ -159,6 +163,30 @@ def recording_ingest(
     Idempotent on (source, external_id): the same content again returns the
     stored recording; different content raises RecordingConflictError.
     """
+    if audio is not None:
+        return _recording_ingest_audio(
+            external_id=external_id, source=source, rubric=rubric, audio=audio, agent_channel=agent_channel,
+            agent_id=agent_id, agent_name=agent_name, team=team, channel=channel, language=language,
+            occurred_at=occurred_at, duration_seconds=duration_seconds, transcript=transcript, turns=turns,
+            judge=judge,
+        )  # fmt: skip
+    recording = recording_prepare(
+        external_id=external_id, source=source, rubric=rubric, transcript=transcript, turns=turns,
+        agent_channel=agent_channel, agent_id=agent_id, agent_name=agent_name, team=team, channel=channel,
+        language=language, occurred_at=occurred_at, duration_seconds=duration_seconds,
+        transcript_source=transcript_source,
+    )  # fmt: skip
+    [ingested] = recordings_store(recordings=[recording], judge=judge)
+    if ingested.status is IngestStatus.CONFLICT:
+        raise RecordingConflictError(ingested.recording)
+    return ingested.recording, ingested.status is IngestStatus.CREATED
+
+
+def _check_common(
+    *, external_id: str, source: str, transcript: str | None, turns: list[Turn] | None, audio: File | None,
+    agent_channel: str, rubric: Rubric, occurred_at: datetime | None,
+) -> None:  # fmt: skip
+    """The checks every recording passes, whether it brings a transcript, turns or audio."""
     if not external_id.strip():
         raise InvalidInputError({"external_id": _("external_id may not be blank.")})
     for field, value in (("external_id", external_id), ("source", source)):
@@ -172,22 +200,186 @@ def recording_ingest(
         )
     if agent_channel and agent_channel not in Recording.AgentChannel.values:
         raise InvalidInputError({"agent_channel": _("agent_channel is 'left' or 'right'.")})
-    if turns is not None:
-        turns_check(turns)
-        transcript = turns_render(turns)
-    audio_info = None
-    if audio is not None:
-        audio_info = audio_inspect(audio, size=audio.size)
-    else:
-        transcript_check_verbatim(transcript)
+
+
+def _check_rubric_and_time(*, rubric: Rubric, occurred_at: datetime | None) -> None:
     if rubric.status != Rubric.Status.PUBLISHED:
         raise InvalidInputError({"rubric": _("Rubric %(slug)s has no published version.") % {"slug": rubric.slug}})
     if occurred_at is not None and occurred_at > timezone.now():
         raise InvalidInputError({"occurred_at": _("occurred_at is in the future.")})
 
+
+def recording_prepare(
+    *,
+    external_id: str,
+    source: str,
+    rubric: Rubric,
+    transcript: str | None = None,
+    turns: list[Turn] | None = None,
+    agent_channel: str = "",
+    agent_id: str = "",
+    agent_name: str = "",
+    team: str = "",
+    channel: str = Recording.Channel.VOICE,
+    language: str = "",
+    occurred_at: datetime | None = None,
+    duration_seconds: int | None = None,
+    transcript_source: str = Recording.TranscriptSource.IMPORT,
+) -> Recording:
+    """A checked, unsaved recording with its content hash, for `recordings_store`; InvalidInputError
+    naming the field otherwise. Writes nothing, so a batch checks every item before storing any."""
+    _check_common(
+        external_id=external_id, source=source, transcript=transcript, turns=turns, audio=None,
+        agent_channel=agent_channel, rubric=rubric, occurred_at=occurred_at,
+    )  # fmt: skip
+    if turns is not None:
+        turns_check(turns)
+        transcript = turns_render(turns)
+    transcript_check_verbatim(transcript)
+    _check_rubric_and_time(rubric=rubric, occurred_at=occurred_at)
+    content = _idempotency_content(
+        transcript=transcript, rubric=rubric, agent_id=agent_id, agent_name=agent_name, team=team,
+        channel=channel, language=language, occurred_at=occurred_at, duration_seconds=duration_seconds,
+    )  # fmt: skip
+    return Recording(
+        external_id=external_id,
+        source=source,
+        rubric=rubric,
+        transcript=transcript,
+        turns=[vars(turn) for turn in turns] if turns is not None else None,
+        agent_id=agent_id,
+        agent_name=agent_name,
+        team=team,
+        channel=channel,
+        language=language or rubric.language,
+        occurred_at=occurred_at,
+        duration_seconds=duration_seconds,
+        transcript_source=transcript_source,
+        content_hash=_content_hash(content),
+        audio="",
+    )
+
+
+class IngestStatus(StrEnum):
+    CREATED = "created"
+    EXISTING = "existing"  # sent before with the same content: the stored recording
+    CONFLICT = "conflict"  # sent before with other content: the stored recording, unchanged
+    NOT_STORED = "not_stored"  # its chunk met a database error; sending it again is safe
+
+
+@dataclass(frozen=True)
+class Ingested:
+    status: IngestStatus
+    recording: Recording | None = None
+
+
+# A race lost to a concurrent post of the same external_id: the next attempt finds it stored.
+STORE_ATTEMPTS = 3
+# Recordings per transaction (and per message to the broker) in `recordings_ingest`.
+CHUNK_SIZE = 100
+
+
+def recordings_store(*, recordings: list[Recording], judge: bool = True) -> list[Ingested]:
+    """Store prepared recordings in one transaction, each with its pending run unless judge=False;
+    one outcome per recording, in order. Idempotent on (source, external_id) as `recording_ingest`,
+    a later duplicate in the list included. The runs are published in one message after commit."""
+    for attempt in range(1, STORE_ATTEMPTS + 1):
+        try:
+            return _recordings_store(recordings, judge=judge)
+        except IntegrityError:
+            if attempt == STORE_ATTEMPTS:
+                raise
+            for recording in recordings:  # rolled back: insert them afresh
+                recording.pk, recording._state.adding, recording._state.db = None, True, None
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _recordings_store(recordings: list[Recording], *, judge: bool) -> list[Ingested]:
+    stored = {
+        (recording.source, recording.external_id): recording
+        for recording in Recording.objects.filter(
+            source__in={recording.source for recording in recordings},
+            external_id__in={recording.external_id for recording in recordings},
+        )
+        .select_related("rubric")
+        .defer("transcript", "turns")  # 6 KB each, and only the hash is compared
+    }
+    outcomes, new = [], []
+    for recording in recordings:
+        key = (recording.source, recording.external_id)
+        if key not in stored:
+            stored[key] = recording
+            new.append(recording)
+            outcomes.append(Ingested(IngestStatus.CREATED, recording))
+        elif stored[key].content_hash == recording.content_hash:
+            outcomes.append(Ingested(IngestStatus.EXISTING, stored[key]))
+        else:
+            outcomes.append(Ingested(IngestStatus.CONFLICT, stored[key]))
+    if not new:
+        return outcomes
+    if judge:
+        for recording in new:  # its run is created below, in this transaction
+            recording.status = Recording.Status.QUEUED
+    Recording.objects.bulk_create(new)
+    if judge:
+        default_judge = Judge.objects.default()
+        runs = JudgeRun.objects.bulk_create(
+            JudgeRun(recording=recording, rubric=recording.rubric, judge=default_judge) for recording in new
+        )
+        transaction.on_commit(lambda: _runs_publish(runs))
+    return outcomes
+
+
+def _runs_publish(runs: list[JudgeRun]) -> None:
+    """One message for the chunk's runs; if the broker is down they stay pending for the sweep and
+    their recordings go back to received, as with a single post."""
+    if len(runs) == 1:
+        judge_run_publish(run=runs[0])
+        return
+    from qa.tasks import judge_runs_fan_out  # the task module imports qa.judging, which imports this one
+
+    try:
+        judge_runs_fan_out.apply_async(args=[[run.pk for run in runs]])
+    except OperationalError:
+        logger.warning("Broker unreachable: %s runs stay pending for the sweep.", len(runs), exc_info=True)
+        Recording.objects.filter(pk__in=[run.recording_id for run in runs], status=Recording.Status.QUEUED).update(
+            status=Recording.Status.RECEIVED, updated_at=timezone.now()
+        )
+        for run in runs:
+            run.recording.status = Recording.Status.RECEIVED
+
+
+def recordings_ingest(*, recordings: list[Recording], judge: bool = True) -> list[Ingested]:
+    """`recordings_store` chunk by chunk (CHUNK_SIZE per transaction and per message): a database
+    error costs its own chunk, whose recordings are NOT_STORED (nothing of them written), not the others."""
+    outcomes: list[Ingested] = []
+    for start in range(0, len(recordings), CHUNK_SIZE):
+        chunk = recordings[start : start + CHUNK_SIZE]
+        try:
+            outcomes += recordings_store(recordings=chunk, judge=judge)
+        except DatabaseError:
+            logger.exception("A chunk of %s recordings was not stored.", len(chunk))
+            outcomes += [Ingested(IngestStatus.NOT_STORED)] * len(chunk)
+    return outcomes
+
+
+@transaction.atomic
+def _recording_ingest_audio(
+    *, external_id: str, source: str, rubric: Rubric, audio: File, agent_channel: str, agent_id: str,
+    agent_name: str, team: str, channel: str, language: str, occurred_at: datetime | None,
+    duration_seconds: int | None, transcript: str | None, turns: list[Turn] | None, judge: bool,
+) -> tuple[Recording, bool]:  # fmt: skip
+    """Store the file and enqueue its transcription (qa.transcribing); the judgment follows the transcript."""
+    _check_common(
+        external_id=external_id, source=source, transcript=transcript, turns=turns, audio=audio,
+        agent_channel=agent_channel, rubric=rubric, occurred_at=occurred_at,
+    )  # fmt: skip
+    audio_info = audio_inspect(audio, size=audio.size)
+    _check_rubric_and_time(rubric=rubric, occurred_at=occurred_at)
     content = _idempotency_content(
         # Audio is compared by its bytes and the channel said to be the agent's.
-        transcript=transcript if audio is None else {"audio_sha256": _file_hash(audio), "agent_channel": agent_channel},
+        transcript={"audio_sha256": _file_hash(audio), "agent_channel": agent_channel},
         rubric=rubric,
         agent_id=agent_id,
         agent_name=agent_name,
@@ -201,15 +393,6 @@ def recording_ingest(
     existing = Recording.objects.filter(source=source, external_id=external_id).first()
     if existing is not None:
         return _same_or_conflict(existing, content_hash), False
-
-    fields = {}
-    if audio_info is not None:
-        fields = {
-            "audio_channels": audio_info.channels,
-            "agent_channel": (agent_channel or settings.QA_AGENT_CHANNEL) if audio_info.channels == 2 else "",
-        }
-        transcript_source = Recording.TranscriptSource.ASR
-        duration_seconds = duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
     try:
         # A savepoint, so that losing a race to a concurrent identical post
         # leaves this transaction usable for the lookup below.
@@ -218,33 +401,32 @@ def recording_ingest(
                 external_id=external_id,
                 source=source,
                 rubric=rubric,
-                transcript=transcript or "",
-                turns=[vars(turn) for turn in turns] if turns is not None else None,
+                transcript="",
                 agent_id=agent_id,
                 agent_name=agent_name,
                 team=team,
                 channel=channel,
                 language=language or rubric.language,
                 occurred_at=occurred_at,
-                duration_seconds=duration_seconds,
-                transcript_source=transcript_source,
+                duration_seconds=(
+                    duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
+                ),
+                transcript_source=Recording.TranscriptSource.ASR,
                 content_hash=content_hash,
-                **fields,
+                audio_channels=audio_info.channels,
+                agent_channel=(agent_channel or settings.QA_AGENT_CHANNEL) if audio_info.channels == 2 else "",
             )
             _save_with_audio(recording, audio)
     except IntegrityError:
         existing = Recording.objects.get(source=source, external_id=external_id)
         return _same_or_conflict(existing, content_hash), False
-    if audio is not None:
-        from qa.transcribing import transcription_create  # it imports turns_render from here
+    from qa.transcribing import transcription_create  # it imports turns_render from here
 
-        try:
-            transcription_create(recording=recording, judge=judge)
-        except BaseException:
-            recording.audio.storage.delete(recording.audio.name)
-            raise
-    elif judge:
-        recording_enqueue_judging(recording=recording)
+    try:
+        transcription_create(recording=recording, judge=judge)
+    except BaseException:
+        recording.audio.storage.delete(recording.audio.name)
+        raise
     return recording, True
 
 

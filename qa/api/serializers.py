@@ -15,15 +15,12 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.reverse import reverse
 
+from qa.api.recording_input import AGENT_INVALID, BATCH_MAX, INT32_MAX, rubric_published
 from qa.api.schema import ErrorSerializer
 from qa.models import JudgeRun, Recording, Score
 from qa.selectors import RecordingFilters
 from qa.services import Turn
 from rubrics.models import Rubric
-from rubrics.selectors import rubric_latest_published
-
-# Bounds of the columns the values go to: a longer value must be a 400, not a database error.
-INT32_MAX = 2**31 - 1
 
 
 # --- Input -------------------------------------------------------------------
@@ -52,8 +49,7 @@ class AgentInputSerializer(serializers.Serializer):
 class AgentField(serializers.Field):
     """`{"id": ..., "name": ...}` or just the id as a string; parsed to (id, name)."""
 
-    # Braces doubled: DRF formats error messages with str.format.
-    default_error_messages = {"invalid": _('Send the agent as {{"id": ..., "name": ...}} or as a string id.')}
+    default_error_messages = {"invalid": AGENT_INVALID}
 
     def to_internal_value(self, data: Any) -> tuple[str, str]:
         if isinstance(data, str):
@@ -79,6 +75,9 @@ class TurnSerializer(serializers.Serializer):
 
 
 class RecordingIngestSerializer(serializers.Serializer):
+    """The single post's body in the schema, and its parser for multipart bodies (audio); JSON bodies
+    and batch items go through `qa.api.recording_input`, held to the same answers by its tests."""
+
     external_id = serializers.CharField(max_length=200, help_text=_("Your id for the call; unique per source."))
     source = serializers.CharField(
         max_length=100,
@@ -115,10 +114,7 @@ class RecordingIngestSerializer(serializers.Serializer):
     transcript_source = serializers.ChoiceField(choices=Recording.TranscriptSource.choices, required=False)
 
     def validate_rubric(self, slug: str) -> Rubric:
-        rubric = rubric_latest_published(slug=slug)
-        if rubric is None:
-            raise serializers.ValidationError(_("No published rubric '%(slug)s'.") % {"slug": slug})
-        return rubric
+        return rubric_published(slug)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         """The keyword arguments of `recording_ingest`, except `source` when not sent."""
@@ -281,6 +277,44 @@ class RecordingDetailSerializer(RecordingSerializer):
 
 
 # --- Errors (for the schema) ---------------------------------------------------
+
+
+class RecordingBatchItemSerializer(RecordingIngestSerializer):
+    """A batch is JSON: audio comes one recording at a time, as multipart."""
+
+    audio = None
+    agent_channel = None
+
+
+class RecordingBatchSerializer(serializers.Serializer):
+    recordings = RecordingBatchItemSerializer(
+        many=True, allow_empty=False, max_length=BATCH_MAX, help_text=_("At most 500, each as the single post's body.")
+    )
+
+
+class RecordingStateSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.URLField()
+    status = serializers.ChoiceField(choices=Recording.Status.choices, help_text=_("'received' if the broker was down."))
+
+
+class RecordingBatchItemResultSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text=_("The recording's position in the request, from 0."))
+    status = serializers.ChoiceField(
+        choices=[201, 200, 400, 409, 503],
+        help_text=_(
+            "As a single post would answer: 201 stored, 200 sent before with the same content, 409 sent before "
+            "with other content, 400 refused (see errors), 503 not stored because of a database error (send it "
+            "again)."
+        ),
+    )
+    recording = RecordingStateSerializer(required=False, help_text=_("With 201, 200 and 409."))
+    errors = serializers.DictField(required=False, help_text=_("With 400: one message per field, as a single post's 400."))
+    detail = serializers.CharField(required=False, help_text=_("With 409 and 503."))
+
+
+class RecordingBatchResultSerializer(serializers.Serializer):
+    results = RecordingBatchItemResultSerializer(many=True)
 
 
 class RecordingRefSerializer(serializers.Serializer):
