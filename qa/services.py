@@ -177,9 +177,13 @@ def recording_ingest(
         transcript_source=transcript_source,
     )  # fmt: skip
     [ingested] = recordings_store(recordings=[recording], judge=judge)
+    if ingested.status is IngestStatus.CREATED:
+        return recording, True
+    # The lookup read only what the comparison needs.
+    stored = Recording.objects.select_related("rubric").get(pk=ingested.recording.pk)
     if ingested.status is IngestStatus.CONFLICT:
-        raise RecordingConflictError(ingested.recording)
-    return ingested.recording, ingested.status is IngestStatus.CREATED
+        raise RecordingConflictError(stored)
+    return stored, False
 
 
 def _check_common(
@@ -282,10 +286,14 @@ CHUNK_SIZE = 100
 def recordings_store(*, recordings: list[Recording], judge: bool = True) -> list[Ingested]:
     """Store prepared recordings in one transaction, each with its pending run unless judge=False;
     one outcome per recording, in order. Idempotent on (source, external_id) as `recording_ingest`,
-    a later duplicate in the list included. The runs are published in one message after commit."""
+    a later duplicate in the list included. The runs are published in one message after commit.
+
+    A single recording is inserted without looking first (a new one is the common case, and the
+    unique constraint answers for the others); a list looks its ids up in one query.
+    """
     for attempt in range(1, STORE_ATTEMPTS + 1):
         try:
-            return _recordings_store(recordings, judge=judge)
+            return _recordings_store(recordings, judge=judge, look_up=len(recordings) > 1 or attempt > 1)
         except IntegrityError:
             if attempt == STORE_ATTEMPTS:
                 raise
@@ -295,16 +303,16 @@ def recordings_store(*, recordings: list[Recording], judge: bool = True) -> list
 
 
 @transaction.atomic
-def _recordings_store(recordings: list[Recording], *, judge: bool) -> list[Ingested]:
-    stored = {
-        (recording.source, recording.external_id): recording
-        for recording in Recording.objects.filter(
-            source__in={recording.source for recording in recordings},
-            external_id__in={recording.external_id for recording in recordings},
-        )
-        .select_related("rubric")
-        .defer("transcript", "turns")  # 6 KB each, and only the hash is compared
-    }
+def _recordings_store(recordings: list[Recording], *, judge: bool, look_up: bool) -> list[Ingested]:
+    stored = {}
+    if look_up:
+        stored = {
+            (recording.source, recording.external_id): recording
+            for recording in Recording.objects.filter(
+                source__in={recording.source for recording in recordings},
+                external_id__in={recording.external_id for recording in recordings},
+            ).only("pk", "source", "external_id", "content_hash", "status")
+        }
     outcomes, new = [], []
     for recording in recordings:
         key = (recording.source, recording.external_id)
