@@ -219,19 +219,9 @@ def _audio(value: Any) -> None:
     raise FieldError(_message(fields.Field, "null") if value is None else _message(fields.FileField, "invalid"))
 
 
-def recording_input(data: Any, *, rubric: RubricLookup) -> dict[str, Any]:
-    """The keyword arguments of `recording_ingest` from one recording's JSON object (without
-    `source` when it was not sent); InvalidInputError with every bad field's message otherwise.
-
-    `rubric` finds a slug's published rubric (`rubric_lookup()`), raising its ValidationError.
-    """
-    if data is None:
-        raise InvalidInputError({NON_FIELD: "No data provided"})  # DRF's words, untranslated there too
-    if not isinstance(data, Mapping):
-        raise InvalidInputError(
-            {NON_FIELD: _message(serializers.Serializer, "invalid", datatype=type(data).__name__)}
-        )
-    checks = {
+def recording_checks(rubric: RubricLookup) -> dict[str, tuple[Callable[[Any], Any], bool]]:
+    """Each field of RecordingIngestSerializer with its check and whether it is required."""
+    return {
         "external_id": (lambda value: _text(value, max_length=200), True),
         "source": (lambda value: _text(value, max_length=100), False),
         "rubric": (lambda value: _slug(value, rubric), True),
@@ -247,8 +237,22 @@ def recording_input(data: Any, *, rubric: RubricLookup) -> dict[str, Any]:
         "agent_channel": (lambda value: _choice(value, Recording.AgentChannel.values), False),
         "transcript_source": (lambda value: _choice(value, Recording.TranscriptSource.values), False),
     }
+
+
+def recording_input(data: Any, *, rubric: RubricLookup) -> dict[str, Any]:
+    """The keyword arguments of `recording_ingest` from one recording's JSON object (without
+    `source` when it was not sent); InvalidInputError with every bad field's message otherwise.
+
+    `rubric` finds a slug's published rubric (`rubric_lookup()`), raising its ValidationError.
+    """
+    if data is None:
+        raise InvalidInputError({NON_FIELD: "No data provided"})  # DRF's words, untranslated there too
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(
+            {NON_FIELD: _message(serializers.Serializer, "invalid", datatype=type(data).__name__)}
+        )
     try:
-        values = _fields(data, checks)
+        values = _fields(data, recording_checks(rubric))
     except FieldError as error:
         raise InvalidInputError(error.error) from None
     if "agent" in values:

@@ -290,3 +290,23 @@ def test_with_redis_down_the_batch_keeps_its_recordings_received_for_the_sweep(o
     assert {result["recording"]["status"] for result in answer} == {Recording.Status.RECEIVED}  # honest
     assert set(Recording.objects.values_list("status", flat=True)) == {Recording.Status.RECEIVED}
     assert set(JudgeRun.objects.values_list("status", flat=True)) == {JudgeRun.Status.PENDING}  # for the sweep
+
+
+@pytest.mark.django_db
+def test_the_statements_of_a_single_post_and_of_a_chunk_are_pinned(api, rubric, django_capture_on_commit_callbacks):
+    """Key, rubric, then one transaction: the recording's insert, the default judge, the run's insert;
+    a chunk of 100 makes the same statements plus one lookup of its ids. A change that adds one per
+    recording, or per post, shows here (bench/api/README.md has the figures)."""
+    from django.test.utils import CaptureQueriesContext
+
+    with django_capture_on_commit_callbacks(), CaptureQueriesContext(connection) as single:
+        assert api.post("/api/recordings/", payload(rubric, external_id="one"), format="json").status_code == 201
+    with django_capture_on_commit_callbacks(), CaptureQueriesContext(connection) as resend:
+        assert api.post("/api/recordings/", payload(rubric, external_id="one"), format="json").status_code == 200
+    with django_capture_on_commit_callbacks(), CaptureQueriesContext(connection) as chunk:
+        answer = results(api.post(URL, {"recordings": items(rubric, 100)}, format="json"))
+    assert {result["status"] for result in answer} == {201}
+    # Inside the test's transaction, the service's BEGIN and COMMIT are a savepoint and its release.
+    assert len(single) == 7  # was 17 before the batch's store path
+    assert len(resend) == 10  # the insert meets the constraint, then the lookup and the stored row
+    assert len(chunk) == 8
