@@ -331,9 +331,9 @@ def _recordings_store(recordings: list[Recording], *, judge: bool, look_up: bool
             recording.status = Recording.Status.QUEUED
     Recording.objects.bulk_create(new)
     if judge:
-        default_judge = Judge.objects.default()
         runs = JudgeRun.objects.bulk_create(
-            JudgeRun(recording=recording, rubric=recording.rubric, judge=default_judge) for recording in new
+            JudgeRun(recording=recording, rubric=recording.rubric, judge_id=Judge.objects.default_id())
+            for recording in new
         )
         transaction.on_commit(lambda: _runs_publish(runs))
     return outcomes

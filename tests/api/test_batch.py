@@ -12,7 +12,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 import qa.services
-from qa.models import JudgeRun, Recording
+from qa.models import Judge, JudgeRun, Recording
 from tests.api.conftest import key_client, new_key
 from tests.api.test_ingest import payload
 from tests.api.test_redis_down import own_redis  # noqa: F401 (a fixture)
@@ -294,7 +294,7 @@ def test_with_redis_down_the_batch_keeps_its_recordings_received_for_the_sweep(o
 
 @pytest.mark.django_db
 def test_the_statements_of_a_single_post_and_of_a_chunk_are_pinned(api, rubric, django_capture_on_commit_callbacks):
-    """Key, rubric, then one transaction: the recording's insert, the default judge, the run's insert;
+    """Key, rubric, then one transaction: the recording's insert, the run's insert (with the default judge);
     a chunk of 100 makes the same statements plus one lookup of its ids. A change that adds one per
     recording, or per post, shows here (bench/api/README.md has the figures)."""
     from django.test.utils import CaptureQueriesContext
@@ -307,6 +307,17 @@ def test_the_statements_of_a_single_post_and_of_a_chunk_are_pinned(api, rubric, 
         answer = results(api.post(URL, {"recordings": items(rubric, 100)}, format="json"))
     assert {result["status"] for result in answer} == {201}
     # Inside the test's transaction, the service's BEGIN and COMMIT are a savepoint and its release.
-    assert len(single) == 7  # was 17 before the batch's store path
+    assert len(single) == 6  # was 17 before the batch's store path
     assert len(resend) == 10  # the insert meets the constraint, then the lookup and the stored row
-    assert len(chunk) == 8
+    assert len(chunk) == 7
+
+
+@pytest.mark.django_db
+def test_runs_get_the_default_judge_or_none(api, rubric, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        results(api.post(URL, {"recordings": items(rubric, 2)}, format="json"))
+        judge = Judge.objects.create(name="house", model="gpt-x", is_default=True)
+        results(api.post(URL, {"recordings": [payload(rubric, external_id=f"later-{n}") for n in range(2)]}, format="json"))
+        api.post("/api/recordings/", payload(rubric, external_id="single"), format="json")
+    judges = dict(JudgeRun.objects.values_list("recording__external_id", "judge"))
+    assert judges == {"call-0": None, "call-1": None, "later-0": judge.pk, "later-1": judge.pk, "single": judge.pk}
