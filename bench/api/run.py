@@ -258,16 +258,29 @@ def post_all(
     return statuses, [latency for _, latency, _ in results], wall
 
 
-def workers_cpu(server: subprocess.Popen) -> float:
-    """CPU seconds (user + system) of gunicorn's workers so far, from /proc."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+def processes_cpu(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes have used so far, from /proc; 0 for one that is gone."""
     total = 0
-    for pid in children:
-        with contextlib.suppress(FileNotFoundError):
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def workers_pids(server: subprocess.Popen) -> list[int]:
+    return [int(pid) for pid in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()]
+
+
+def backends_pids() -> list[int]:
+    """PostgreSQL's backends serving this database (the workers keep theirs: CONN_MAX_AGE), but this process's."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return [pid for (pid,) in cursor.fetchall()]
 
 
 def main() -> None:
@@ -290,16 +303,19 @@ def main() -> None:
     try:
         # warm-up
         post_all(base, key, range(10_000_000, 10_000_050), args.clients, args.bytes, min(args.batch, 25))
-        cpu_before = workers_cpu(server)
+        workers, backends = workers_pids(server), backends_pids()
+        cpu_before = processes_cpu(workers), processes_cpu(backends)
         statuses, latencies, wall = post_all(base, key, range(args.posts), args.clients, args.bytes, args.batch)
-        cpu = workers_cpu(server) - cpu_before
+        cpu = processes_cpu(workers) - cpu_before[0]
+        postgres_cpu = processes_cpu(backends) - cpu_before[1]
         url = "/api/recordings/batch/" if args.batch else "/api/recordings/"
         per = f"{args.batch} per request, " if args.batch else ""
         print(
             f"POST {url}: {args.posts} in {wall:.1f} s = {args.posts / wall:.0f}/s "
             f"({per}{args.clients} clients, {args.workers} gunicorn workers); per request {percentiles(latencies)}; "
             f"statuses {dict(sorted((s, statuses.count(s)) for s in set(statuses)))}; "
-            f"gunicorn workers' CPU {cpu / args.posts * 1000:.2f} ms per recording"
+            f"CPU per recording: gunicorn workers {cpu / args.posts * 1000:.2f} ms, "
+            f"PostgreSQL backends {postgres_cpu / args.posts * 1000:.2f} ms ({len(backends)} backends)"
         )
         if args.gets:
             gets = [request(f"{base}/api/recordings/{judged_id}/", key) for _ in range(args.gets)]
