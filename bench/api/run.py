@@ -258,14 +258,19 @@ def post_all(
     return statuses, [latency for _, latency, _ in results], wall
 
 
-def processes_cpu(pids: list[int]) -> float:
-    """CPU seconds (user + system) the processes have used so far, from /proc; 0 for one that is gone."""
-    total = 0
+def processes_cpu(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) each process has used so far, from /proc; those gone are left out."""
+    seconds = {}
     for pid in pids:
         with contextlib.suppress(FileNotFoundError, ProcessLookupError):
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
+            seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return seconds
+
+
+def cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds used between the two readings by the processes alive at both."""
+    return sum(after[pid] - before[pid] for pid in before.keys() & after.keys())
 
 
 def workers_pids(server: subprocess.Popen) -> list[int]:
@@ -306,8 +311,8 @@ def main() -> None:
         workers, backends = workers_pids(server), backends_pids()
         cpu_before = processes_cpu(workers), processes_cpu(backends)
         statuses, latencies, wall = post_all(base, key, range(args.posts), args.clients, args.bytes, args.batch)
-        cpu = processes_cpu(workers) - cpu_before[0]
-        postgres_cpu = processes_cpu(backends) - cpu_before[1]
+        cpu = cpu_used(cpu_before[0], processes_cpu(workers))
+        postgres_cpu = cpu_used(cpu_before[1], processes_cpu(backends))
         url = "/api/recordings/batch/" if args.batch else "/api/recordings/"
         per = f"{args.batch} per request, " if args.batch else ""
         print(
