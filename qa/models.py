@@ -12,7 +12,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from django.db.models import F, FloatField, Q, Value
+from django.db.models import F, FloatField, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -190,6 +190,11 @@ class JudgeQuerySet(models.QuerySet):
     def default(self) -> Judge | None:
         """The judge production uses; None: the environment's."""
         return self.filter(is_default=True).first()
+
+    def default_id(self) -> Subquery:
+        """The default judge's id (or NULL) as a subquery: an insert of runs takes it in the same
+        statement, without a round trip of its own."""
+        return Subquery(self.filter(is_default=True).values("pk")[:1])
 
 
 class Judge(models.Model):

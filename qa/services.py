@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 from django.core.files import File
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from kombu.exceptions import OperationalError
 
 from qa.audio import audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
-from qa.judging import recording_enqueue_judging
-from qa.models import Recording, Score, audio_folder
+from qa.judging import judge_run_publish
+from qa.models import Judge, JudgeRun, Recording, Score, audio_folder
 from rubrics.models import Rubric
 
+logger = logging.getLogger(__name__)
 
 # A stored file younger than this may be an ingest's whose transaction has not committed yet.
 AUDIO_ORPHAN_GRACE = timedelta(hours=1)
@@ -131,7 +135,6 @@ def _content_hash(fields: dict) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()
 
 
-@transaction.atomic
 def recording_ingest(
     *,
     external_id: str,
@@ -166,6 +169,34 @@ def recording_ingest(
     Idempotent on (source, external_id): the same content again returns the
     stored recording; different content raises RecordingConflictError.
     """
+    if audio is not None:
+        return _recording_ingest_audio(
+            external_id=external_id, source=source, rubric=rubric, audio=audio, agent_channel=agent_channel,
+            customer_channel=customer_channel, agent_id=agent_id, agent_name=agent_name, team=team, channel=channel, language=language,
+            occurred_at=occurred_at, duration_seconds=duration_seconds, transcript=transcript, turns=turns,
+            judge=judge,
+        )  # fmt: skip
+    recording = recording_prepare(
+        external_id=external_id, source=source, rubric=rubric, transcript=transcript, turns=turns,
+        agent_channel=agent_channel, customer_channel=customer_channel, agent_id=agent_id, agent_name=agent_name,
+        team=team, channel=channel, language=language, occurred_at=occurred_at, duration_seconds=duration_seconds,
+        transcript_source=transcript_source,
+    )  # fmt: skip
+    [ingested] = recordings_store(recordings=[recording], judge=judge)
+    if ingested.status is IngestStatus.CREATED:
+        return recording, True
+    # The lookup read only what the comparison needs.
+    stored = Recording.objects.select_related("rubric").get(pk=ingested.recording.pk)
+    if ingested.status is IngestStatus.CONFLICT:
+        raise RecordingConflictError(stored)
+    return stored, False
+
+
+def _check_common(
+    *, external_id: str, source: str, transcript: str | None, turns: list[Turn] | None, audio: File | None,
+    agent_channel: str, customer_channel: str, rubric: Rubric, occurred_at: datetime | None,
+) -> None:  # fmt: skip
+    """The checks every recording passes, whether it brings a transcript, turns or audio."""
     if not external_id.strip():
         raise InvalidInputError({"external_id": _("external_id may not be blank.")})
     for field, value in (("external_id", external_id), ("source", source)):
@@ -179,25 +210,195 @@ def recording_ingest(
         )
     channel_name_check("agent_channel", agent_channel)
     channel_name_check("customer_channel", customer_channel)
-    if turns is not None:
-        turns_check(turns)
-        transcript = turns_render(turns)
-    audio_info = None
-    if audio is not None:
-        audio_info = audio_inspect(audio, size=audio.size)
-        channel_map = channel_map_check(
-            channels=audio_info.channels, agent_channel=agent_channel, customer_channel=customer_channel
-        )
-    else:
-        transcript_check_verbatim(transcript)
+
+
+def _check_rubric_and_time(*, rubric: Rubric, occurred_at: datetime | None) -> None:
     if rubric.status != Rubric.Status.PUBLISHED:
         raise InvalidInputError({"rubric": _("Rubric %(slug)s has no published version.") % {"slug": rubric.slug}})
     if occurred_at is not None and occurred_at > timezone.now():
         raise InvalidInputError({"occurred_at": _("occurred_at is in the future.")})
 
+
+def recording_prepare(
+    *,
+    external_id: str,
+    source: str,
+    rubric: Rubric,
+    transcript: str | None = None,
+    turns: list[Turn] | None = None,
+    agent_channel: str = "",
+    customer_channel: str = "",
+    agent_id: str = "",
+    agent_name: str = "",
+    team: str = "",
+    channel: str = Recording.Channel.VOICE,
+    language: str = "",
+    occurred_at: datetime | None = None,
+    duration_seconds: int | None = None,
+    transcript_source: str = Recording.TranscriptSource.IMPORT,
+) -> Recording:
+    """A checked, unsaved recording with its content hash, for `recordings_store`; InvalidInputError
+    naming the field otherwise. Writes nothing, so a batch checks every item before storing any."""
+    _check_common(
+        external_id=external_id, source=source, transcript=transcript, turns=turns, audio=None,
+        agent_channel=agent_channel, customer_channel=customer_channel, rubric=rubric, occurred_at=occurred_at,
+    )  # fmt: skip
+    if turns is not None:
+        turns_check(turns)
+        transcript = turns_render(turns)
+    transcript_check_verbatim(transcript)
+    _check_rubric_and_time(rubric=rubric, occurred_at=occurred_at)
+    content = _idempotency_content(
+        transcript=transcript, rubric=rubric, agent_id=agent_id, agent_name=agent_name, team=team,
+        channel=channel, language=language, occurred_at=occurred_at, duration_seconds=duration_seconds,
+    )  # fmt: skip
+    return Recording(
+        external_id=external_id,
+        source=source,
+        rubric=rubric,
+        transcript=transcript,
+        turns=[vars(turn) for turn in turns] if turns is not None else None,
+        agent_id=agent_id,
+        agent_name=agent_name,
+        team=team,
+        channel=channel,
+        language=language or rubric.language,
+        occurred_at=occurred_at,
+        duration_seconds=duration_seconds,
+        transcript_source=transcript_source,
+        content_hash=_content_hash(content),
+        audio="",
+    )
+
+
+class IngestStatus(StrEnum):
+    CREATED = "created"
+    EXISTING = "existing"  # sent before with the same content: the stored recording
+    CONFLICT = "conflict"  # sent before with other content: the stored recording, unchanged
+    NOT_STORED = "not_stored"  # its chunk met a database error; sending it again is safe
+
+
+@dataclass(frozen=True)
+class Ingested:
+    status: IngestStatus
+    recording: Recording | None = None
+
+
+# A race lost to a concurrent post of the same external_id: the next attempt finds it stored.
+STORE_ATTEMPTS = 3
+# Recordings per transaction (and per message to the broker) in `recordings_ingest`.
+CHUNK_SIZE = 100
+
+
+def recordings_store(*, recordings: list[Recording], judge: bool = True) -> list[Ingested]:
+    """Store prepared recordings in one transaction, each with its pending run unless judge=False;
+    one outcome per recording, in order. Idempotent on (source, external_id) as `recording_ingest`,
+    a later duplicate in the list included. The runs are published in one message after commit.
+
+    A single recording is inserted without looking first (a new one is the common case, and the
+    unique constraint answers for the others); a list looks its ids up in one query.
+    """
+    for attempt in range(1, STORE_ATTEMPTS + 1):
+        try:
+            return _recordings_store(recordings, judge=judge, look_up=len(recordings) > 1 or attempt > 1)
+        except IntegrityError:
+            if attempt == STORE_ATTEMPTS:
+                raise
+            for recording in recordings:  # rolled back: insert them afresh
+                recording.pk, recording._state.adding, recording._state.db = None, True, None
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _recordings_store(recordings: list[Recording], *, judge: bool, look_up: bool) -> list[Ingested]:
+    stored = {}
+    if look_up:
+        stored = {
+            (recording.source, recording.external_id): recording
+            for recording in Recording.objects.filter(
+                source__in={recording.source for recording in recordings},
+                external_id__in={recording.external_id for recording in recordings},
+            ).only("pk", "source", "external_id", "content_hash", "status")
+        }
+    outcomes, new = [], []
+    for recording in recordings:
+        key = (recording.source, recording.external_id)
+        if key not in stored:
+            stored[key] = recording
+            new.append(recording)
+            outcomes.append(Ingested(IngestStatus.CREATED, recording))
+        elif stored[key].content_hash == recording.content_hash:
+            outcomes.append(Ingested(IngestStatus.EXISTING, stored[key]))
+        else:
+            outcomes.append(Ingested(IngestStatus.CONFLICT, stored[key]))
+    if not new:
+        return outcomes
+    if judge:
+        for recording in new:  # its run is created below, in this transaction
+            recording.status = Recording.Status.QUEUED
+    Recording.objects.bulk_create(new)
+    if judge:
+        runs = JudgeRun.objects.bulk_create(
+            JudgeRun(recording=recording, rubric=recording.rubric, judge_id=Judge.objects.default_id())
+            for recording in new
+        )
+        transaction.on_commit(lambda: _runs_publish(runs))
+    return outcomes
+
+
+def _runs_publish(runs: list[JudgeRun]) -> None:
+    """One message for the chunk's runs; if the broker is down they stay pending for the sweep and
+    their recordings go back to received, as with a single post."""
+    if len(runs) == 1:
+        judge_run_publish(run=runs[0])
+        return
+    from qa.tasks import judge_runs_fan_out  # the task module imports qa.judging, which imports this one
+
+    try:
+        judge_runs_fan_out.apply_async(args=[[run.pk for run in runs]])
+    except OperationalError:
+        logger.warning("Broker unreachable: %s runs stay pending for the sweep.", len(runs), exc_info=True)
+        Recording.objects.filter(pk__in=[run.recording_id for run in runs], status=Recording.Status.QUEUED).update(
+            status=Recording.Status.RECEIVED, updated_at=timezone.now()
+        )
+        for run in runs:
+            run.recording.status = Recording.Status.RECEIVED
+
+
+def recordings_ingest(*, recordings: list[Recording], judge: bool = True) -> list[Ingested]:
+    """`recordings_store` chunk by chunk (CHUNK_SIZE per transaction and per message): a database
+    error costs its own chunk, whose recordings are NOT_STORED (nothing of them written), not the others."""
+    outcomes: list[Ingested] = []
+    for start in range(0, len(recordings), CHUNK_SIZE):
+        chunk = recordings[start : start + CHUNK_SIZE]
+        try:
+            outcomes += recordings_store(recordings=chunk, judge=judge)
+        except DatabaseError:
+            logger.exception("A chunk of %s recordings was not stored.", len(chunk))
+            outcomes += [Ingested(IngestStatus.NOT_STORED)] * len(chunk)
+    return outcomes
+
+
+@transaction.atomic
+def _recording_ingest_audio(
+    *, external_id: str, source: str, rubric: Rubric, audio: File, agent_channel: str, customer_channel: str,
+    agent_id: str,
+    agent_name: str, team: str, channel: str, language: str, occurred_at: datetime | None,
+    duration_seconds: int | None, transcript: str | None, turns: list[Turn] | None, judge: bool,
+) -> tuple[Recording, bool]:  # fmt: skip
+    """Store the file and enqueue its transcription (qa.transcribing); the judgment follows the transcript."""
+    _check_common(
+        external_id=external_id, source=source, transcript=transcript, turns=turns, audio=audio,
+        agent_channel=agent_channel, customer_channel=customer_channel, rubric=rubric, occurred_at=occurred_at,
+    )  # fmt: skip
+    audio_info = audio_inspect(audio, size=audio.size)
+    agent, customer = channel_map_check(
+        channels=audio_info.channels, agent_channel=agent_channel, customer_channel=customer_channel
+    )
+    _check_rubric_and_time(rubric=rubric, occurred_at=occurred_at)
     content = _idempotency_content(
         # Audio is compared by its bytes and the channels said to be the agent's and the customer's.
-        transcript=transcript if audio is None else _audio_content(audio, agent_channel, customer_channel),
+        transcript=_audio_content(audio, agent_channel, customer_channel),
         rubric=rubric,
         agent_id=agent_id,
         agent_name=agent_name,
@@ -211,16 +412,6 @@ def recording_ingest(
     existing = Recording.objects.filter(source=source, external_id=external_id).first()
     if existing is not None:
         return _same_or_conflict(existing, content_hash), False
-
-    fields = {}
-    if audio_info is not None:
-        fields = {
-            "audio_channels": audio_info.channels,
-            "agent_channel": channel_map[0],
-            "customer_channel": channel_map[1],
-        }
-        transcript_source = Recording.TranscriptSource.ASR
-        duration_seconds = duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
     try:
         # A savepoint, so that losing a race to a concurrent identical post
         # leaves this transaction usable for the lookup below.
@@ -229,33 +420,33 @@ def recording_ingest(
                 external_id=external_id,
                 source=source,
                 rubric=rubric,
-                transcript=transcript or "",
-                turns=[vars(turn) for turn in turns] if turns is not None else None,
+                transcript="",
                 agent_id=agent_id,
                 agent_name=agent_name,
                 team=team,
                 channel=channel,
                 language=language or rubric.language,
                 occurred_at=occurred_at,
-                duration_seconds=duration_seconds,
-                transcript_source=transcript_source,
+                duration_seconds=(
+                    duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
+                ),
+                transcript_source=Recording.TranscriptSource.ASR,
                 content_hash=content_hash,
-                **fields,
+                audio_channels=audio_info.channels,
+                agent_channel=agent,
+                customer_channel=customer,
             )
             _save_with_audio(recording, audio)
     except IntegrityError:
         existing = Recording.objects.get(source=source, external_id=external_id)
         return _same_or_conflict(existing, content_hash), False
-    if audio is not None:
-        from qa.transcribing import transcription_create  # it imports turns_render from here
+    from qa.transcribing import transcription_create  # it imports turns_render from here
 
-        try:
-            transcription_create(recording=recording, judge=judge)
-        except BaseException:
-            recording.audio.storage.delete(recording.audio.name)
-            raise
-    elif judge:
-        recording_enqueue_judging(recording=recording)
+    try:
+        transcription_create(recording=recording, judge=judge)
+    except BaseException:
+        recording.audio.storage.delete(recording.audio.name)
+        raise
     return recording, True
 
 
@@ -289,6 +480,12 @@ def _save_with_audio(recording: Recording, audio: File | None) -> None:
         raise
 
 
+def _same_or_conflict(existing: Recording, content_hash: str) -> Recording:
+    if existing.content_hash != content_hash:
+        raise RecordingConflictError(existing)
+    return existing
+
+
 def audio_orphans_delete(*, older_than: timedelta = AUDIO_ORPHAN_GRACE) -> list[str]:
     """Delete the stored audio files no recording refers to; return their names.
 
@@ -313,12 +510,6 @@ def audio_orphans_delete(*, older_than: timedelta = AUDIO_ORPHAN_GRACE) -> list[
     for name in orphans:
         storage.delete(name)
     return orphans
-
-
-def _same_or_conflict(existing: Recording, content_hash: str) -> Recording:
-    if existing.content_hash != content_hash:
-        raise RecordingConflictError(existing)
-    return existing
 
 
 # bulk_update writes one CASE with a branch per row, which every row of the batch runs through:

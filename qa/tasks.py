@@ -37,6 +37,16 @@ def judge_run(self: Task, run_id: int) -> str:
     )
 
 
+@shared_task(name="qa.judge_runs_fan_out", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def judge_runs_fan_out(run_ids: list[int]) -> int:
+    """One message per ingested chunk (qa.services.recordings_store), one `judge_run` message per run
+    from here, so the web request publishes once while the runs are still judged in parallel.
+    A redelivery publishes again, which the claim makes harmless; a broker lost midway leaves the
+    rest pending for the sweep."""
+    runs = JudgeRun.objects.filter(pk__in=run_ids, status=JudgeRun.Status.PENDING).only("pk", "recording_id")
+    return sum(judge_run_publish(run=run) for run in runs)
+
+
 @shared_task(name="qa.judge_sweep", ignore_result=True)
 def judge_sweep() -> int:
     return runs_sweep()

@@ -80,11 +80,21 @@ def test_reports(bench_env):
 def test_api(bench_env):
     output = run(
         bench_env, "bench/api/run.py", "--posts", "60", "--clients", "2", "--gets", "10", "--workers", "1",
-        "--port", str(free_port()), "--bytes", "2000",
+        "--port", str(free_port()), "--bytes", "2000", "--cpu-posts", "20",
     )  # fmt: skip
     assert "POST /api/recordings/: 60 in" in output and "statuses {201: 60}" in output
     assert "GET /api/recordings/{id}/ (12 scores)" in output
-    assert "queries per" in output
+    assert "single post's own CPU:" in output and "CPU per recording: gunicorn workers" in output
+    assert "queries per POST /api/recordings/batch/ (100 new)" in output
+
+
+def test_api_batch(bench_env):
+    output = run(
+        bench_env, "bench/api/run.py", "--posts", "120", "--clients", "2", "--batch", "50", "--gets", "0",
+        "--workers", "1", "--port", str(free_port()), "--bytes", "2000", "--cpu-posts", "0",
+    )  # fmt: skip
+    assert "POST /api/recordings/batch/: 120 in" in output and "statuses {201: 120}" in output
+    assert "50 per request" in output and "PostgreSQL backends" in output
 
 
 def test_pipeline(bench_env):

@@ -1,11 +1,13 @@
 """Throughput and latency of the REST API under gunicorn on PostgreSQL. See README.md beside this file.
 
 .venv/bin/python bench/api/run.py --posts 2000 --clients 16 --gets 500
+.venv/bin/python bench/api/run.py --posts 5000 --clients 2 --batch 500 --gets 0
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -62,6 +64,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=5, help="gunicorn sync workers")
     parser.add_argument("--port", type=int, default=8092)
     parser.add_argument("--bytes", type=int, default=6000, help="transcript size")
+    parser.add_argument(
+        "--batch", type=int, default=0, help="recordings per request to /api/recordings/batch/ (0: single posts)"
+    )
+    parser.add_argument("--cpu-posts", type=int, default=200, help="single posts timed in-process for their CPU")
     return parser.parse_args()
 
 
@@ -138,6 +144,32 @@ def data_prepare(size: int) -> tuple[str, int]:
     return key, judged.pk
 
 
+def recording_body(index: int, size: int) -> dict:
+    return {
+        "external_id": f"post-{index}",
+        "rubric": RUBRIC,
+        "agent": {"id": f"a-{index % 40}", "name": "Marta"},
+        "team": "cobranzas",
+        "occurred_at": "2026-11-01T10:00:00Z",
+        "transcript": transcript(index, size),
+    }
+
+
+def single_post_cpu(key: str, size: int, count: int) -> float:
+    """The Django process's own CPU per new single post, in ms (Django's test client, in this process:
+    parsing, checks, hashing, the ORM and the driver's side of the statements, the publish to Redis)."""
+    from django.test import Client
+
+    client = Client(HTTP_AUTHORIZATION=f"Api-Key {key}", HTTP_HOST="127.0.0.1")
+    bodies = [json.dumps(recording_body(20_000_000 + index, size)) for index in range(count + 10)]
+    for body in bodies[:10]:  # warm-up: imports, the first connection
+        assert client.post("/api/recordings/", body, content_type="application/json").status_code == 201
+    started = time.process_time()
+    for body in bodies[10:]:
+        assert client.post("/api/recordings/", body, content_type="application/json").status_code == 201
+    return (time.process_time() - started) / count * 1000
+
+
 def query_counts(key: str, judged_id: int, size: int) -> dict[str, int]:
     """Queries per request, counted in-process with Django's test client."""
     from django.db import connection
@@ -155,6 +187,14 @@ def query_counts(key: str, judged_id: int, size: int) -> dict[str, int]:
         ),
         ("GET /api/recordings/{id}/ (12 scores)", lambda: client.get(f"/api/recordings/{judged_id}/")),
         ("GET /api/recordings/ (page of 50)", lambda: client.get("/api/recordings/")),
+        (
+            "POST /api/recordings/batch/ (100 new)",
+            lambda: client.post(
+                "/api/recordings/batch/",
+                json.dumps({"recordings": [recording_body(30_000_000 + index, size) for index in range(100)]}),
+                content_type="application/json",
+            ),
+        ),
     ]:
         with CaptureQueriesContext(connection) as context:
             assert call().status_code in (200, 201)
@@ -179,16 +219,16 @@ def server_start(args: argparse.Namespace) -> subprocess.Popen:
     raise SystemExit(f"gunicorn did not start; see {GUNICORN_LOG}")
 
 
-def request(url: str, key: str, data: bytes | None = None) -> tuple[int, float]:
+def request(url: str, key: str, data: bytes | None = None) -> tuple[int, float, bytes]:
     headers = {"Authorization": f"Api-Key {key}", "Content-Type": "application/json"}
     started = time.perf_counter()
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=60) as response:
-            response.read()
+        with urllib.request.urlopen(urllib.request.Request(url, data=data, headers=headers), timeout=120) as response:
+            body = response.read()
             status = response.status
     except urllib.error.HTTPError as error:
-        status = error.code
-    return status, time.perf_counter() - started
+        status, body = error.code, b""
+    return status, time.perf_counter() - started, body
 
 
 def percentiles(seconds: list[float]) -> str:
@@ -197,25 +237,55 @@ def percentiles(seconds: list[float]) -> str:
     return f"p50 {statistics.median(ms):.1f} ms, p95 {p95:.1f} ms, max {ms[-1]:.1f} ms"
 
 
-def post_all(base: str, key: str, indexes: range, clients: int, size: int) -> tuple[list[int], list[float], float]:
-    bodies = [
-        json.dumps(
-            {
-                "external_id": f"post-{index}",
-                "rubric": RUBRIC,
-                "agent": {"id": f"a-{index % 40}", "name": "Marta"},
-                "team": "cobranzas",
-                "occurred_at": "2026-11-01T10:00:00Z",
-                "transcript": transcript(index, size),
-            }
-        ).encode()
-        for index in indexes
-    ]
+def post_all(
+    base: str, key: str, indexes: range, clients: int, size: int, batch: int
+) -> tuple[list[int], list[float], float]:
+    """Every recording posted, singly or `batch` per request; its status (a batch's per item), each request's latency."""
+    if batch:
+        url = f"{base}/api/recordings/batch/"
+        groups = [indexes[start : start + batch] for start in range(0, len(indexes), batch)]
+        bodies = [json.dumps({"recordings": [recording_body(i, size) for i in group]}).encode() for group in groups]
+    else:
+        url = f"{base}/api/recordings/"
+        bodies = [json.dumps(recording_body(index, size)).encode() for index in indexes]
     started = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
-        results = list(pool.map(lambda body: request(f"{base}/api/recordings/", key, body), bodies))
+        results = list(pool.map(lambda body: request(url, key, body), bodies))
     wall = time.perf_counter() - started
-    return [status for status, _ in results], [latency for _, latency in results], wall
+    statuses = []
+    for status, _latency, body in results:
+        statuses += [item["status"] for item in json.loads(body)["results"]] if batch and status == 200 else [status]
+    return statuses, [latency for _, latency, _ in results], wall
+
+
+def processes_cpu(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user + system) each process has used so far, from /proc; those gone are left out."""
+    seconds = {}
+    for pid in pids:
+        with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return seconds
+
+
+def cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds used between the two readings by the processes alive at both."""
+    return sum(after[pid] - before[pid] for pid in before.keys() & after.keys())
+
+
+def workers_pids(server: subprocess.Popen) -> list[int]:
+    return [int(pid) for pid in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()]
+
+
+def backends_pids() -> list[int]:
+    """PostgreSQL's backends serving this database (the workers keep theirs: CONN_MAX_AGE), but this process's."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return [pid for (pid,) in cursor.fetchall()]
 
 
 def main() -> None:
@@ -231,18 +301,31 @@ def main() -> None:
     base = f"http://127.0.0.1:{args.port}"
     print(f"{os.cpu_count()} CPUs, load average before: {os.getloadavg()[0]:.1f}")
     print(f"transcript size: {len(transcript(2, args.bytes).encode())} bytes")
+    if args.cpu_posts:
+        cpu = single_post_cpu(key, args.bytes, args.cpu_posts)
+        print(f"single post's own CPU: {cpu:.1f} ms per new recording (in-process, {args.cpu_posts} posts)")
     server = server_start(args)
     try:
-        post_all(base, key, range(10_000_000, 10_000_050), args.clients, args.bytes)  # warm-up
-        statuses, latencies, wall = post_all(base, key, range(args.posts), args.clients, args.bytes)
+        # warm-up
+        post_all(base, key, range(10_000_000, 10_000_050), args.clients, args.bytes, min(args.batch, 25))
+        workers, backends = workers_pids(server), backends_pids()
+        cpu_before = processes_cpu(workers), processes_cpu(backends)
+        statuses, latencies, wall = post_all(base, key, range(args.posts), args.clients, args.bytes, args.batch)
+        cpu = cpu_used(cpu_before[0], processes_cpu(workers))
+        postgres_cpu = cpu_used(cpu_before[1], processes_cpu(backends))
+        url = "/api/recordings/batch/" if args.batch else "/api/recordings/"
+        per = f"{args.batch} per request, " if args.batch else ""
         print(
-            f"POST /api/recordings/: {args.posts} in {wall:.1f} s = {args.posts / wall:.0f}/s "
-            f"with {args.clients} clients, {args.workers} gunicorn workers; {percentiles(latencies)}; "
-            f"statuses {dict(sorted((s, statuses.count(s)) for s in set(statuses)))}"
+            f"POST {url}: {args.posts} in {wall:.1f} s = {args.posts / wall:.0f}/s "
+            f"({per}{args.clients} clients, {args.workers} gunicorn workers); per request {percentiles(latencies)}; "
+            f"statuses {dict(sorted((s, statuses.count(s)) for s in set(statuses)))}; "
+            f"CPU per recording: gunicorn workers {cpu / args.posts * 1000:.2f} ms, "
+            f"PostgreSQL backends {postgres_cpu / args.posts * 1000:.2f} ms ({len(backends)} backends)"
         )
-        gets = [request(f"{base}/api/recordings/{judged_id}/", key) for _ in range(args.gets)]
-        assert {status for status, _ in gets} == {200}
-        print(f"GET /api/recordings/{{id}}/ (12 scores), one client: {percentiles([t for _, t in gets])}")
+        if args.gets:
+            gets = [request(f"{base}/api/recordings/{judged_id}/", key) for _ in range(args.gets)]
+            assert {status for status, _, _ in gets} == {200}
+            print(f"GET /api/recordings/{{id}}/ (12 scores), one client: {percentiles([t for _, t, _ in gets])}")
     finally:
         server.terminate()
         server.wait()

@@ -143,7 +143,8 @@ LOGIN_REDIRECT_URL = "/review/"
 LOGOUT_REDIRECT_URL = "login"
 
 # A request body above this size is refused with 413 (the API's ingest limit).
-DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("QA_MAX_BODY_BYTES", default=2 * 1024 * 1024)
+# A batch of 500 recordings of 6 KB is about 3.5 MB of JSON (POST /api/recordings/batch/).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("QA_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 
 # Celery: a broker URL means real workers; none means tasks run in-process.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=env("REDIS_URL", default=""))

@@ -6,8 +6,10 @@ the rubrics by `rubrics.api`; `config/urls.py` composes them under /api/.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import QuerySet
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import csrf_exempt
@@ -17,22 +19,34 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 
 from qa.api.parsers import JSONParser, parse_with
+from qa.api.recording_input import BATCH_MAX, recording_input, rubric_lookup
 from qa.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND, TOO_LARGE
 from qa.api.serializers import (
     ConflictSerializer,
     JudgeRunSerializer,
+    RecordingBatchResultSerializer,
+    RecordingBatchSerializer,
     RecordingFilterSerializer,
     RecordingIngestSerializer,
     RecordingSerializer,
     RejudgeConflictSerializer,
 )
 from qa.audio import audio_check_size
+from qa.errors import InvalidInputError
 from qa.judging import recording_enqueue_judging
 from qa.models import ApiKey, Recording
 from qa.selectors import recording_active_run, recording_list
-from qa.services import recording_ingest
+from qa.services import (
+    Ingested,
+    IngestStatus,
+    RecordingConflictError,
+    recording_ingest,
+    recording_prepare,
+    recordings_ingest,
+)
 
 # A browser session posting without naming a source.
 SESSION_SOURCE = "web"
@@ -76,14 +90,99 @@ class RecordingsView(GenericAPIView):
     def post(self, request: Request) -> Response:
         # An upload far over the limit is refused before its body is read.
         audio_check_size(int(request.META.get("CONTENT_LENGTH") or 0) - MULTIPART_OVERHEAD)
-        values = parse_with(RecordingIngestSerializer, request.data)
-        if "source" not in values:
-            values["source"] = request.auth.name if isinstance(request.auth, ApiKey) else SESSION_SOURCE
+        if isinstance(request.data, QueryDict):  # multipart/form-data, with the audio
+            values = parse_with(RecordingIngestSerializer, request.data)
+        else:
+            values = recording_input(request.data, rubric=rubric_lookup())
+        values.setdefault("source", default_source(request))
         recording, created = recording_ingest(**values)
         body = self.get_serializer(recording).data
         if not created:
             return Response(body, status=status.HTTP_200_OK)
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["links"]["self"]})
+
+
+def default_source(request: Request) -> str:
+    """The key's name, or 'web' for a browser session: where a recording came from when it does not say."""
+    return request.auth.name if isinstance(request.auth, ApiKey) else SESSION_SOURCE
+
+
+@extend_schema(tags=["recordings"])
+class RecordingBatchView(GenericAPIView):
+    serializer_class = RecordingBatchResultSerializer
+    session_permissions = {"POST": "qa.add_recording"}
+
+    @extend_schema(
+        request=RecordingBatchSerializer,
+        responses={
+            200: OpenApiResponse(
+                RecordingBatchResultSerializer,
+                description=_("One result per recording, in the order sent; see each result's status."),
+            ),
+            400: BAD_REQUEST,
+            413: TOO_LARGE,
+        },
+        summary=_("Post up to 500 recordings at once, each accepted or refused on its own"),
+    )
+    def post(self, request: Request) -> Response:
+        items = batch_items(request.data)
+        source, rubric = default_source(request), rubric_lookup()
+        results: list[dict | None] = [None] * len(items)
+        prepared, positions = [], []
+        for index, item in enumerate(items):
+            try:
+                values = recording_input(item, rubric=rubric)
+                values.setdefault("source", source)
+                prepared.append(recording_prepare(**values))
+            except InvalidInputError as error:
+                results[index] = {"index": index, "status": status.HTTP_400_BAD_REQUEST, "errors": error.errors}
+                continue
+            positions.append(index)
+        for index, ingested in zip(positions, recordings_ingest(recordings=prepared), strict=True):
+            results[index] = {"index": index, **batch_result(ingested, request)}
+        return Response({"results": results})
+
+
+def batch_items(data: Any) -> list:
+    """The request's list of recordings, or the 400 that says what is wrong with it (nothing is stored)."""
+    if isinstance(data, list):
+        raise InvalidInputError({"recordings": _('Send an object, {"recordings": [...]}, not a bare list.')})
+    if not isinstance(data, dict) or "recordings" not in data:
+        raise InvalidInputError({"recordings": _('Send an object, {"recordings": [...]}.')})
+    items = data["recordings"]
+    if not isinstance(items, list) or not items:
+        raise InvalidInputError({"recordings": _("Send a non-empty list of recordings.")})
+    if len(items) > BATCH_MAX:
+        raise InvalidInputError(
+            {
+                "recordings": _("Send at most %(max)s recordings in one request; this one has %(count)s.")
+                % {"max": BATCH_MAX, "count": len(items)}
+            }
+        )
+    return items
+
+
+def batch_result(ingested: Ingested, request: Request) -> dict:
+    """One stored (or refused) recording's result, with the status a single post would have answered."""
+    if ingested.status is IngestStatus.NOT_STORED:
+        return {
+            "status": status.HTTP_503_SERVICE_UNAVAILABLE,
+            "detail": str(_("Not stored: a database error stopped its group of recordings. Send it again.")),
+        }
+    recording = ingested.recording
+    reference = {
+        "id": recording.pk,
+        "url": reverse("api:recording-detail", kwargs={"pk": recording.pk}, request=request),
+        "status": recording.status,
+    }
+    if ingested.status is IngestStatus.CONFLICT:
+        return {
+            "status": status.HTTP_409_CONFLICT,
+            "detail": str(RecordingConflictError(recording)),
+            "recording": reference,
+        }
+    created = ingested.status is IngestStatus.CREATED
+    return {"status": status.HTTP_201_CREATED if created else status.HTTP_200_OK, "recording": reference}
 
 
 @extend_schema(tags=["recordings"])

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from qa.models import Recording
 from reviews.models import Review
 from tests.api.conftest import new_key
-from tests.factories import judged_recording
+from tests.api.test_redis_down import own_redis  # noqa: F401 (a fixture)
+from tests.factories import judged_recording, published_rubric
 
 CURL = (
     'curl -X POST http://localhost:8000/recordings/1/review -H "Content-Type: application/json" '
@@ -50,3 +52,37 @@ def test_the_documented_curl_posts_a_review(live_server):
     )
     assert review.api_key == api_key
     assert Recording.objects.get(pk=1).status == Recording.Status.REVIEWED
+
+
+def _readme_command(heading: str) -> str:
+    """The first `sh` block after `heading` in the README, as written there."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index(heading) :]
+    return section.split("```sh\n", 1)[1].split("\n```", 1)[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_readmes_batch_curl_stores_one_call_and_refuses_the_summary(live_server, own_redis):  # noqa: F811
+    """Published to a Redis of the test's own, which nothing consumes."""
+    published_rubric(slug="customer-care")
+    _api_key, key = new_key("crm")
+    command = _readme_command("### Posting many calls at once")
+
+    result = subprocess.run(
+        command.replace("http://localhost:8000", live_server.url) + " -sS -w '\\n%{http_code}'",
+        shell=True,
+        env={**os.environ, "KEY": key, "NO_PROXY": "*"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+
+    body, status = result.stdout.rsplit("\n", 1)
+    assert status == "200", body
+    first, second = json.loads(body)["results"]
+    recording = Recording.objects.get()
+    assert (first["status"], first["recording"]["id"], first["recording"]["status"]) == (201, recording.pk, "queued")
+    assert (second["status"], list(second["errors"])) == (400, ["transcript"])
+    assert (recording.source, recording.external_id, recording.agent_id) == ("crm", "call-8820", "ag-101")
+    assert recording.transcript == "AGENT: Harbor Bank, Elizabeth speaking.\nCUSTOMER: My card was charged twice."
