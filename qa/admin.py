@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -157,6 +158,8 @@ class JudgeAdmin(admin.ModelAdmin):
     list_display = ["name", "backend", "model", "temperature", "samples", "is_default", "availability"]
     list_filter = ["backend", "is_default"]
     search_fields = ["name", "model"]
+    # A base URL typed without its scheme is taken as https, Django 6's default, chosen now.
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fields = [
         "name",
         ("backend", "model"),
