@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 from django.conf import settings
 
+from qa.answer import COMPACT_SHAPE, STANDARD_SHAPE, UNBOUNDED_SHAPE, AnswerShape
 from qa.llm_errors import LLMError
 
 if TYPE_CHECKING:
@@ -36,8 +37,9 @@ class Backend:
     name: str
     model: str
     client: openai.OpenAI
-    # OpenAI's strict mode refuses maxLength; local decoders need it.
-    bound_strings: bool
+    # The answer's shape: OpenAI's strict mode refuses maxLength, local decoders
+    # need it, and a small model on this machine's CPU needs short texts.
+    answer_shape: AnswerShape
 
 
 @dataclass(frozen=True)
@@ -59,15 +61,26 @@ def _backend(api_key: str, base_url: str, model: str, local_model_path: str) -> 
         if not model:
             raise LLMError("OPENAI_BASE_URL is set: set QA_JUDGE_MODEL to the model that server serves.", transient=False)
         client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url, max_retries=0, timeout=timeout)
-        return Backend(name="openai-compatible", model=model, client=client, bound_strings=True)
+        return Backend(name="openai-compatible", model=model, client=client, answer_shape=STANDARD_SHAPE)
     if api_key:
         client = openai.OpenAI(api_key=api_key, max_retries=0, timeout=timeout)
-        return Backend(name="openai", model=model or OPENAI_DEFAULT_MODEL, client=client, bound_strings=False)
+        return Backend(name="openai", model=model or OPENAI_DEFAULT_MODEL, client=client, answer_shape=UNBOUNDED_SHAPE)
     from qa.local_model import local_server_ensure  # imports xllamacpp: only when it is used
 
+    shape = local_answer_shape()
     server = local_server_ensure(model_path=local_model_path)
     client = openai.OpenAI(api_key="local", base_url=f"{server.base_url}/v1", max_retries=0, timeout=timeout)
-    return Backend(name="local", model=server.model, client=client, bound_strings=True)
+    return Backend(name="local", model=server.model, client=client, answer_shape=shape)
+
+
+def local_answer_shape() -> AnswerShape:
+    """The local backend's answer shape (QA_LOCAL_ANSWER_SHAPE): compact by default, for a small model on CPU."""
+    shapes = {"compact": COMPACT_SHAPE, "standard": STANDARD_SHAPE}
+    if settings.QA_LOCAL_ANSWER_SHAPE not in shapes:
+        raise LLMError(
+            f"QA_LOCAL_ANSWER_SHAPE is {settings.QA_LOCAL_ANSWER_SHAPE!r}: set it to compact or standard.", transient=False
+        )
+    return shapes[settings.QA_LOCAL_ANSWER_SHAPE]
 
 
 def backend_get(judge: Judge | None = None) -> Backend:
