@@ -1,17 +1,22 @@
 """Local judge benchmark: the bundled SmolLM2-135M judging the Spanish sample calls.
 See README.md beside this file.
 
-    nice -n 10 .venv/bin/python bench/local_judge/run.py [--calls 8] [--direct 3] [--show]
+    nice -n 10 .venv/bin/python bench/local_judge/run.py [--calls 8] [--direct 2] [--criteria 11] [--show]
         [--threads N] [--flash-attention auto|on|off] [--kv-cache f16|q8_0] [--shape compact|standard]
 
 Each call goes to one llama.cpp server (xllamacpp, started by Veredicto's own `qa.local_model` in
-this process) through `veredicto`: `qa.judging.judgment_make`, the production path (prompt, schema,
-budget, the `openai` client, validation, quote verification), nothing stored. The first `--direct`
-calls first go `direct`: the same request (messages, schema, token limit) posted with urllib, whose
-answer carries the server's own timings: how many prompt tokens it processed (the rest came from
-its prompt cache) and at what speed it processed and generated. The first direct request finds
-nothing cached, so its prompt speed is over the whole prompt; the Veredicto call after a direct one
-finds its whole prompt cached, so the estimates charge it the direct request's processed tokens.
+this process) three ways, in this order:
+1. `prompt`: Veredicto's request (messages, schema) posted with urllib for one token of answer:
+   the server's timings say how many prompt tokens it processed beyond its prompt cache (the rules
+   and rubric, shared by every call, stay cached) and how fast. The first call finds nothing
+   cached, so its speed is over the whole prompt.
+2. `direct` (the first `--direct` calls): the same request with Veredicto's token limit, posted
+   with urllib: xllamacpp's own server on the request, its generation speed from its timings.
+3. `veredicto`: `qa.judging.judgment_make`, the production path (prompt, schema, budget, the
+   `openai` client, validation, quote verification), nothing stored. Its prompt is cached by then,
+   so its time is the answer's generation and Veredicto's own work.
+A call's time is then `prompt` + `veredicto`; the estimates charge each call its `prompt` tokens
+at a prompt speed and its `veredicto` completion tokens at a generation speed.
 """
 
 from __future__ import annotations
@@ -48,12 +53,17 @@ def sample_calls(count: int) -> list[tuple[str, str]]:
     return calls[:count]
 
 
-def sample_rubric():
+def sample_rubric(criteria: int):
+    """The Spanish sample rubric, published; with fewer criteria, a copy of it with its first ones."""
+    import dataclasses
+
     from rubrics.rubric_file import rubric_spec_of, rubric_spec_parse
     from rubrics.selectors import rubric_latest_published
     from rubrics.services import rubric_import
 
     spec = rubric_spec_parse((ROOT / "samples" / "rubrics" / "soporte-cobranzas.yaml").read_text(encoding="utf-8"))
+    if criteria < len(spec.criteria):
+        spec = dataclasses.replace(spec, slug=f"{spec.slug}-{criteria}", criteria=spec.criteria[:criteria])
     current = rubric_latest_published(slug=spec.slug)
     if current is not None and rubric_spec_of(current) == spec:
         return current
@@ -98,19 +108,11 @@ def direct(base_url: str, model: str, messages, schema, max_tokens: int) -> dict
     }
 
 
-def processed(row: dict, rows: list[dict]) -> int:
-    """Prompt tokens a call pays for: what the server processed on its direct request, or
-    for a call without one, its prompt beyond the prefix the other calls share (the rules and rubric)."""
-    if "direct" in row:
-        return row["direct"]["processed"]
-    shared = [r["direct"]["prompt_tokens"] - r["direct"]["processed"] for r in rows[1:] if "direct" in r]
-    return row["veredicto"]["prompt_tokens"] - min(shared, default=0)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=8, help="how many Spanish sample calls (at most 8)")
-    parser.add_argument("--direct", type=int, default=3, help="how many of the calls also go straight to the server")
+    parser.add_argument("--direct", type=int, default=2, help="how many calls also go straight to the server in full")
+    parser.add_argument("--criteria", type=int, default=11, help="judge only the rubric's first N criteria (a smoke run)")
     parser.add_argument("--show", action="store_true", help="print each answer as the model wrote it")
     parser.add_argument("--port", type=int, default=18747, help="the llama.cpp server's loopback port")
     parser.add_argument("--threads", type=int, default=0, help="QA_LOCAL_MODEL_THREADS (0: llama.cpp decides)")
@@ -122,6 +124,7 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/veredicto_bench_local_judge")
     os.environ["QA_LOCAL_MODEL_PORT"] = str(args.port)
+    os.environ.setdefault("QA_LLM_TIMEOUT", "3600")  # a loaded machine must not cut a call short
     os.environ["QA_LOCAL_MODEL_THREADS"] = str(args.threads)
     os.environ["QA_LOCAL_MODEL_FLASH_ATTENTION"] = args.flash_attention
     os.environ["QA_LOCAL_MODEL_KV_CACHE"] = args.kv_cache
@@ -145,66 +148,73 @@ def main() -> None:
     server = local_server_ensure()
     print(f"server start: {time.monotonic() - started:.1f} s ({server.model}; threads {args.threads or 'auto'}, "
           f"flash attention {args.flash_attention}, KV cache {args.kv_cache}, answer shape {args.shape})")
-    asking = asking_prepare(rubric=sample_rubric(), judge=None)
+    asking = asking_prepare(rubric=sample_rubric(args.criteria), judge=None)
     question = asking.question
     print(f"criteria {len(question.criteria)}, token limit {question.max_tokens}, prompt version {question.prompt.version}")
 
-    header = f"{'call':<8}{'path':<11}{'s':>7}{'cpu s':>7}{'prompt':>8}{'new':>6}{'compl':>7}{'pp t/s':>8}{'gen t/s':>8}  limit  result"
+    header = f"{'call':<8}{'path':<11}{'s':>7}{'cpu s':>7}{'prompt':>8}{'new':>6}{'compl':>7}{'pp t/s':>8}{'gen t/s':>8}  limit"
     print(header)
     rows = []
+
+    def show(external_id: str, path: str, m: dict, extra: str = "") -> None:
+        def cell(key: str, width: int, digits: int = 0) -> str:
+            value = m.get(key)
+            return f"{'':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+        limit = "" if m.get("limit") is None else ("HIT" if m["limit"] else "no")
+        print(f"{external_id:<8}{path:<11}{cell('seconds', 7, 1)}{cell('cpu', 7, 1)}{cell('prompt_tokens', 8)}"
+              f"{cell('processed', 6)}{cell('completion_tokens', 7)}{cell('prompt_speed', 8, 1)}"
+              f"{cell('generation_speed', 8, 1)}  {limit:<5}  {extra}", flush=True)
+
     for number, (external_id, transcript) in enumerate(sample_calls(args.calls)):
         messages = question.prompt.messages(transcript=transcript)
-        row = {"call": external_id}
+        # The prompt alone (one token of answer): what the server processes for this call beyond
+        # its cache, and how fast. What follows finds the whole prompt cached and only generates.
+        row = {"call": external_id, "prompt": direct(server.base_url, server.model, messages, question.schema, 1)}
+        show(external_id, "prompt", {**row["prompt"], "completion_tokens": None, "generation_speed": None, "limit": None})
         if number < args.direct:
-            d = direct(server.base_url, server.model, messages, question.schema, question.max_tokens)
-            row["direct"] = d
-            print(
-                f"{external_id:<8}{'direct':<11}{d['seconds']:>7.1f}{d['cpu']:>7.1f}{d['prompt_tokens']:>8}"
-                f"{d['processed']:>6}{d['completion_tokens']:>7}{d['prompt_speed']:>8.1f}{d['generation_speed']:>8.1f}"
-                f"  {'HIT' if d['limit'] else 'no':<5}",
-                flush=True,
-            )
+            row["direct"] = direct(server.base_url, server.model, messages, question.schema, question.max_tokens)
+            show(external_id, "direct", {**row["direct"], "processed": None, "prompt_speed": None})
         call_started, cpu = time.monotonic(), cpu_seconds()
         judgment = judgment_make(asking=asking, transcript=transcript)
         seconds = time.monotonic() - call_started
         completion = judgment.usage.get("completion_tokens") or 0
-        limit = judgment.error == LIMIT_HIT or completion >= question.max_tokens
         if judgment.scores:
             verified = sum(draft.fields["evidence_verified"] for draft in judgment.scores)
             result = f"ok, {verified}/{len(judgment.scores)} quotes verified"
         else:
             result = f"failed: {(judgment.error or str(judgment.retry))[:90]}"
-        row["veredicto"] = {"seconds": seconds, "prompt_tokens": judgment.usage.get("prompt_tokens"),
-                            "completion_tokens": completion, "limit": limit}
+        row["veredicto"] = {
+            "seconds": seconds,
+            "cpu": cpu_seconds() - cpu,
+            "prompt_tokens": judgment.usage.get("prompt_tokens"),
+            "completion_tokens": completion,
+            "generation_speed": completion / seconds,
+            "limit": judgment.error == LIMIT_HIT or completion >= question.max_tokens,
+        }
         rows.append(row)
-        print(
-            f"{external_id:<8}{'veredicto':<11}{seconds:>7.1f}{cpu_seconds() - cpu:>7.1f}"
-            f"{judgment.usage.get('prompt_tokens') or 0:>8}{'':>6}{completion:>7}{'':>8}{completion / seconds:>8.1f}"
-            f"  {'HIT' if limit else 'no':<5}  {result}",
-            flush=True,
-        )
+        show(external_id, "veredicto", row["veredicto"], result)
         if args.show:
             print(judgment.usage.get("raw_output"), flush=True)
 
     print(f"load after: {load_average()}")
     veredicto = [row["veredicto"] for row in rows]
-    print(f"\nVeredicto: median call {statistics.median(v['seconds'] for v in veredicto):.1f} s (measured, this load), "
-          f"median completion {statistics.median(v['completion_tokens'] for v in veredicto):.0f} tokens, "
-          f"max {max(v['completion_tokens'] for v in veredicto)} of {question.max_tokens}, "
+    print(f"\nVeredicto: median completion {statistics.median(v['completion_tokens'] for v in veredicto):.0f} tokens, "
+          f"max {max(v['completion_tokens'] for v in veredicto)} of the limit {question.max_tokens}, "
           f"limit hit {sum(v['limit'] for v in veredicto)}/{len(veredicto)}")
-    direct_rows = [row for row in rows if "direct" in row]
-    if not direct_rows:
-        return
-    measured_pp = rows[0]["direct"]["prompt_speed"]
-    measured_gen = statistics.median(row["direct"]["generation_speed"] for row in direct_rows)
-    print(f"measured speeds: prompt {measured_pp:.1f} t/s (first call, {rows[0]['direct']['processed']} tokens, "
-          f"nothing cached), generation {measured_gen:.1f} t/s (median)")
-    for label, pp, gen in (("idle speeds of the issue", IDLE_PROMPT_SPEED, IDLE_GENERATION_SPEED),
-                           ("measured speeds", measured_pp, measured_gen)):
+    calls = [row["prompt"]["seconds"] + row["veredicto"]["seconds"] for row in rows]
+    print(f"measured call time (prompt + answer, at this load): median {statistics.median(calls):.1f} s, "
+          f"max {max(calls):.1f} s")
+    measured_pp = rows[0]["prompt"]["prompt_speed"]
+    measured_gen = statistics.median(v["generation_speed"] for v in veredicto)
+    print(f"measured speeds: prompt {measured_pp:.1f} t/s (first call, {rows[0]['prompt']['processed']} tokens, "
+          f"nothing cached), generation {measured_gen:.1f} t/s (median of the Veredicto calls)")
+    for label, pp, gen in (("the issue's idle speeds", IDLE_PROMPT_SPEED, IDLE_GENERATION_SPEED),
+                           ("the measured speeds", measured_pp, measured_gen)):
         # Each call pays for the prompt tokens the server did not have cached, and for its answer.
-        estimates = [processed(row, rows) / pp + row["veredicto"]["completion_tokens"] / gen for row in rows]
+        estimates = [row["prompt"]["processed"] / pp + row["veredicto"]["completion_tokens"] / gen for row in rows]
         print(f"estimated call time at {label} ({pp:.0f} / {gen:.0f} t/s): median {statistics.median(estimates):.1f} s, "
-              f"max {max(estimates):.1f} s; first call (whole prompt) {estimates[0]:.1f} s")
+              f"max {max(estimates):.1f} s; the first call (whole prompt) {estimates[0]:.1f} s")
 
 
 if __name__ == "__main__":
