@@ -41,12 +41,9 @@ class AnswerShape:
 
     `bound_strings`: the schema carries the bounds (maxLength), which OpenAI's
     strict mode refuses but llama.cpp and vLLM need to stop a runaway string.
-    `token_bounded`: every answer the schema admits has a known most bytes, so
-    the token limit covers them all: the strings are also a `pattern` of plain
-    characters (with the length bound in it, for a grammar that reads the
-    pattern alone), and the JSON is compact, no whitespace between its tokens
-    (llguidance's `x-guidance`, which llama.cpp's grammar follows; other
-    decoders ignore the key).
+    `token_bounded`: the strings are also a `pattern` of plain characters
+    (with the length bound in it, for a grammar that reads the pattern alone),
+    so the widest answer has a known size in bytes and the token limit covers it.
     """
 
     evidence_max_chars: int
@@ -122,9 +119,7 @@ def answer_schema(*, criteria: Sequence[Criterion], shape: AnswerShape = STANDAR
         }
 
     keys = [criterion.key for criterion in criteria]
-    compact = {"x-guidance": {"whitespace_flexible": False}} if shape.token_bounded else {}
     return {
-        **compact,
         "type": "object",
         "properties": {
             "scores": {
@@ -159,16 +154,24 @@ def answer_max_tokens(*, criteria: Sequence[Criterion], shape: AnswerShape = STA
     """The completion budget.
 
     Token-bounded shape: a token is at least one byte, so the bytes of the
-    widest answer the schema admits bound every answer: a rambling model is
-    stopped by each field's bound, never by this limit. Other shapes: an
-    estimate, both strings at their bound in Spanish text of about 1.5
-    characters per token, and room for the JSON around them.
+    widest answer the schema admits bound its text, plus one token of
+    whitespace wherever JSON allows it (between any two of its tokens; a
+    newline with its indentation is one token, and SmolLM2 writes at most one
+    per gap). A rambling model is then stopped by each field's bound, not by
+    this limit. Other shapes: an estimate, both strings at their bound in
+    Spanish text of about 1.5 characters per token, and room for the JSON.
     """
     if shape.token_bounded:
         widest = json.dumps(widest_answer(criteria=criteria, shape=shape), ensure_ascii=False, separators=(",", ":"))
-        return len(widest.encode())
+        return len(widest.encode()) + json_gaps(widest)
     per_criterion = (shape.evidence_max_chars + shape.rationale_max_chars) * 2 // 3 + 60
     return 100 + per_criterion * len(criteria)
+
+
+def json_gaps(text: str) -> int:
+    """Where whitespace may stand in a JSON text: after each of its tokens but the last.
+    Its tokens: braces, brackets, colons, commas, strings and the other literals."""
+    return len(re.findall(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', text)) - 1
 
 
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -44,7 +44,6 @@ def strings(schema):
 def test_the_compact_shape_bounds_every_string_by_length_and_plain_characters(sample_criteria):
     schema = answer_schema(criteria=sample_criteria, shape=COMPACT_SHAPE)
 
-    assert schema["x-guidance"] == {"whitespace_flexible": False}  # compact JSON: no whitespace tokens
     for string in strings(schema):
         pattern, limit = re.compile(string["pattern"]), string["maxLength"]
         assert limit in (COMPACT_SHAPE.evidence_max_chars, COMPACT_SHAPE.rationale_max_chars)
@@ -58,7 +57,6 @@ def test_the_compact_shape_bounds_every_string_by_length_and_plain_characters(sa
 def test_remote_judges_keep_the_standard_shape(sample_criteria):
     schema = answer_schema(criteria=sample_criteria, shape=STANDARD_SHAPE)
 
-    assert "x-guidance" not in schema
     assert {(string["maxLength"], "pattern" in string) for string in strings(schema)} == {(160, False), (200, False)}
     assert answer_max_tokens(criteria=sample_criteria, shape=STANDARD_SHAPE) == 3400
 
@@ -70,14 +68,16 @@ def test_the_budget_covers_the_widest_answer_the_compact_schema_admits(sample_cr
 
     # The widest answer is one the validation accepts, so the schema admits it.
     assert len(answer_parse(content=text, criteria=sample_criteria, shape=COMPACT_SHAPE)) == 11
-    # A token is at least one byte: the budget is the widest answer's bytes.
-    assert budget == len(text.encode())
+    # A token is at least one byte; whitespace as SmolLM2 writes it, pretty-printed, is one token a gap.
+    pretty = json.dumps(widest, ensure_ascii=False, indent=2)
+    whitespace_runs = len(re.findall(r"\s+", re.sub(r'"[^"]*"', '""', pretty)))
+    assert budget >= len(text.encode()) + whitespace_runs
     # It is at least the sum of the per-field bounds: two bytes per character of each string, and
     # each criterion's key, field names and numbers.
     per_field = sum(2 * limit for limit in COMPACT_SHAPE.bounds.values()) * len(sample_criteria)
     assert budget >= per_field + sum(len(criterion.key) for criterion in sample_criteria)
-    # The prompt (about 3,400 tokens for this rubric) and the budget fit the local model's context.
-    assert budget < 8192 - 3500
+    # The prompt (3,177 tokens for this rubric and es-001) and the budget fit the local model's context.
+    assert budget < 8192 - 3300
 
 
 @pytest.mark.parametrize("fill", ["0", "ñ", "AGENTE: sí ", SPANISH])
