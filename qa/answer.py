@@ -63,10 +63,13 @@ class AnswerShape:
 STANDARD_SHAPE = AnswerShape(evidence_max_chars=160, rationale_max_chars=200)
 UNBOUNDED_SHAPE = AnswerShape(evidence_max_chars=160, rationale_max_chars=200, bound_strings=False)
 # Small models on CPU (the bundled SmolLM2-135M: about 19 tokens/s on 2 cores)
-# pay for every token: a quote of a dozen words and a one-line rationale, in
-# plain characters. Filled with digits (one token each) the standard shape cost
-# 11 criteria x 360 tokens, past any budget a call can afford.
-COMPACT_SHAPE = AnswerShape(evidence_max_chars=90, rationale_max_chars=50, token_bounded=True)
+# pay for every token, and SmolLM2 fills its strings: a quote of about ten
+# words and a rationale of a few, in plain characters. About 40 tokens of each
+# criterion's answer are the JSON around them, so with 90 and 50 characters
+# the 11 sample criteria took 1,091 tokens (57 s); these bounds keep a call
+# near 800. Filled with digits (one token each) the standard shape cost 11 x
+# 360 tokens, past its budget.
+COMPACT_SHAPE = AnswerShape(evidence_max_chars=60, rationale_max_chars=20, token_bounded=True)
 
 
 class InvalidAnswerError(Exception):

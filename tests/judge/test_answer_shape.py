@@ -105,8 +105,8 @@ def test_no_string_filled_to_its_bound_outgrows_the_budget(sample_criteria, fill
     [
         ("evidence", "AGENTE: le cobramos 10 €", "evidence has '€', outside the schema's plain characters"),
         ("rationale", 'Dice "hola".', "rationale has '\"', outside the schema's plain characters"),
-        ("evidence", "a" * 91, "evidence has 91 characters, more than the schema's 90"),
-        ("rationale", "ñ" * 51, "rationale has 51 characters, more than the schema's 50"),
+        ("evidence", "a" * 61, "evidence has 61 characters, more than the schema's 60"),
+        ("rationale", "ñ" * 21, "rationale has 21 characters, more than the schema's 20"),
     ],
 )
 def test_a_compact_answer_outside_its_bounds_fails_validation(rubric, field, text, problem):
@@ -117,9 +117,8 @@ def test_a_compact_answer_outside_its_bounds_fails_validation(rubric, field, tex
 
     with pytest.raises(InvalidAnswerError, match=re.escape(f"saludo: {problem}")):
         answer_parse(content=json.dumps(answer), criteria=criteria, shape=COMPACT_SHAPE)
-    # The standard shape takes the same text when it is within 160/200 characters.
-    if len(text) <= 90:
-        answer_parse(content=json.dumps(answer), criteria=criteria, shape=STANDARD_SHAPE)
+    # The standard shape takes the same text: within its 160/200 characters, and any character.
+    answer_parse(content=json.dumps(answer), criteria=criteria, shape=STANDARD_SHAPE)
 
 
 def test_the_local_answer_shape_is_a_setting(settings):
