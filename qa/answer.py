@@ -158,10 +158,10 @@ def answer_max_tokens(*, criteria: Sequence[Criterion], shape: AnswerShape = STA
 
     Token-bounded shape: a token is at least one byte, so the bytes of the
     widest answer the schema admits bound its text, plus one token of
-    whitespace wherever JSON allows it (between any two of its tokens; a
-    newline with its indentation is one token, and SmolLM2 writes at most one
-    per gap). A rambling model is then stopped by each field's bound, not by
-    this limit. Other shapes: an estimate, both strings at their bound in
+    whitespace wherever JSON allows it (between any two of its tokens): the
+    local server is asked for compact JSON, and a server that indents anyway
+    writes a newline with its indentation as one token. A rambling model is
+    then stopped by each field's bound, not by this limit. Other shapes: an estimate, both strings at their bound in
     Spanish text of about 1.5 characters per token, and room for the JSON.
     """
     if shape.token_bounded:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import functools
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -139,6 +140,25 @@ def _error(error: openai.OpenAIError) -> LLMError:
     return LLMError(f"The LLM call failed: {error}", transient=False)
 
 
+def request_constraint(backend: Backend, schema: dict[str, Any]) -> dict[str, Any]:
+    """How the request asks for JSON following `schema`.
+
+    The local llama.cpp server gets the schema as an llguidance grammar asking
+    for compact JSON: it ignores llguidance's whitespace option in a
+    response_format, and SmolLM2 otherwise indents every line, about 40% of
+    its answer's tokens.
+    """
+    if backend.name == "local":
+        compact = {"x-guidance": {"whitespace_flexible": False}, **schema}
+        return {"extra_body": {"grammar": f"%llguidance {{}}\nstart: %json {json.dumps(compact)}"}}
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "judgment", "strict": True, "schema": schema},
+        }
+    }
+
+
 def llm_complete(
     *,
     backend: Backend,
@@ -155,10 +175,7 @@ def llm_complete(
             messages=messages,
             temperature=temperature,
             max_tokens=max_tokens,
-            response_format={
-                "type": "json_schema",
-                "json_schema": {"name": "judgment", "strict": True, "schema": schema},
-            },
+            **request_constraint(backend, schema),
         )
     except openai.OpenAIError as error:
         if backend.name == "local" and isinstance(error, openai.APIConnectionError):

@@ -80,17 +80,19 @@ def load_average() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def direct(base_url: str, model: str, messages, schema, max_tokens: int) -> dict:
+def direct(backend, messages, schema, max_tokens: int) -> dict:
     """The same request straight to the llama.cpp server; its answer's timings."""
+    from qa.llm import request_constraint
+
     body = {
-        "model": model,
+        "model": backend.model,
         "messages": messages,
         "temperature": 0.0,
         "max_tokens": max_tokens,
-        "response_format": {"type": "json_schema", "json_schema": {"name": "judgment", "strict": True, "schema": schema}},
+        **request_constraint(backend, schema).get("extra_body", {}),
     }
     request = urllib.request.Request(
-        f"{base_url}/v1/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        f"{backend.client.base_url}chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
     )
     started, cpu = time.monotonic(), cpu_seconds()
     with urllib.request.urlopen(request, timeout=1800) as response:
@@ -170,10 +172,10 @@ def main() -> None:
         messages = question.prompt.messages(transcript=transcript)
         # The prompt alone (one token of answer): what the server processes for this call beyond
         # its cache, and how fast. What follows finds the whole prompt cached and only generates.
-        row = {"call": external_id, "prompt": direct(server.base_url, server.model, messages, question.schema, 1)}
+        row = {"call": external_id, "prompt": direct(asking.backend, messages, question.schema, 1)}
         show(external_id, "prompt", {**row["prompt"], "completion_tokens": None, "generation_speed": None, "limit": None})
         if number < args.direct:
-            row["direct"] = direct(server.base_url, server.model, messages, question.schema, question.max_tokens)
+            row["direct"] = direct(asking.backend, messages, question.schema, question.max_tokens)
             show(external_id, "direct", {**row["direct"], "processed": None, "prompt_speed": None})
         call_started, cpu = time.monotonic(), cpu_seconds()
         judgment = judgment_make(asking=asking, transcript=transcript)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 
@@ -45,6 +46,9 @@ def test_the_bundled_model_judges_a_short_call(local_backend, rubric):
     criteria = list(rubric.criteria.prefetch_related("exceptions"))
     assert run.completion_tokens < answer_max_tokens(criteria=criteria, shape=COMPACT_SHAPE)
     assert "token limit" not in run.error
+    # Compact JSON (asked through an llguidance grammar): outside its strings (plain text, so no
+    # escaped quote), no whitespace, which SmolLM2 otherwise writes on every line.
+    assert not re.search(r"\s", re.sub(r'"[^"]*"', '""', run.raw_output))
     # A 135M model may well break the contract; what matters is that the
     # pipeline ends cleanly either way, with the reason or the scores stored.
     if run.status == JudgeRun.Status.FAILED:
