@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,22 +18,58 @@ from typing import Any
 
 from rubrics.models import Criterion
 
-# Bounds on the free-text fields: without them a small local model under a
-# grammar can loop inside a string until the token limit, and one that fills
-# them costs generation time on CPU (measured with SmolLM2 on 2 cores: about
-# 30 tokens/s, so 11 criteria at 400 + 600 characters took minutes). A literal
-# quote of 25 words and a two-sentence rationale fit.
-EVIDENCE_MAX_CHARS = 160
-RATIONALE_MAX_CHARS = 200
-# Token budget per criterion: both strings at their bound (a token of Spanish
-# text from a small model can be as short as 1.5 characters) plus the JSON around them.
-_TOKENS_PER_CRITERION = (EVIDENCE_MAX_CHARS + RATIONALE_MAX_CHARS) * 2 // 3 + 60
-
 FIELDS = ("evidence", "rationale", "value", "confidence")
 # Confidence in steps of 0.05, as an enum: llama.cpp's grammar ignores a
 # number's minimum and maximum (SmolLM2 answered 1000000000000000), while every
 # decoder enforces an enum, and 21 steps are finer than the prompt's bands.
 CONFIDENCE_STEPS = [step / 20 for step in range(21)]
+
+# A plain-text character: no double quote, no backslash (so no JSON escape,
+# which writes one character as up to six), no control character, nothing above
+# U+07FF (every Latin-script letter and punctuation mark of the rubric languages
+# is below it), so each character is at most two bytes of UTF-8. A token is at
+# least one byte, so a string of n such characters is at most 2n tokens, however
+# a model splits it. The verifier ignores quote marks and symbols, so a quote
+# written in these characters still verifies.
+PLAIN_CHARACTER = r'[^"\\\x00-\x1F\x7F\u0800-\U0010FFFF]'
+_PLAIN_OUTSIDE = re.compile(PLAIN_CHARACTER.replace("[^", "[", 1))
+
+
+@dataclass(frozen=True)
+class AnswerShape:
+    """How long the answer's free texts may be, and how the schema bounds them.
+
+    `bound_strings`: the schema carries the bounds (maxLength), which OpenAI's
+    strict mode refuses but llama.cpp and vLLM need to stop a runaway string.
+    `token_bounded`: the strings are also a `pattern` of plain characters
+    (with the length bound in it, for a grammar that reads the pattern alone),
+    so the widest answer has a known size in bytes and the token limit covers it.
+    """
+
+    evidence_max_chars: int
+    rationale_max_chars: int
+    bound_strings: bool = True
+    token_bounded: bool = False
+
+    @property
+    def bounds(self) -> dict[str, int]:
+        return {"evidence": self.evidence_max_chars, "rationale": self.rationale_max_chars}
+
+    def text_pattern(self, limit: int) -> str:
+        return f"^{PLAIN_CHARACTER}{{0,{limit}}}$"
+
+
+# Remote judges: a literal quote of 25 words and a two-sentence rationale fit.
+STANDARD_SHAPE = AnswerShape(evidence_max_chars=160, rationale_max_chars=200)
+UNBOUNDED_SHAPE = AnswerShape(evidence_max_chars=160, rationale_max_chars=200, bound_strings=False)
+# Small models on CPU (the bundled SmolLM2-135M: about 19 tokens/s on 2 cores)
+# pay for every token, and SmolLM2 fills its strings: a quote of about ten
+# words and a rationale of a few, in plain characters. About 40 tokens of each
+# criterion's answer are the JSON around them, so with 90 and 50 characters
+# the 11 sample criteria took 1,091 tokens (57 s); these bounds keep a call
+# near 800. Filled with digits (one token each) the standard shape cost 11 x
+# 360 tokens, past its budget.
+COMPACT_SHAPE = AnswerShape(evidence_max_chars=60, rationale_max_chars=20, token_bounded=True)
 
 
 class InvalidAnswerError(Exception):
@@ -48,30 +85,35 @@ class CriterionAnswer:
     rationale: str
 
 
-def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) -> dict[str, Any]:
-    """The strict JSON schema for one judgment of all `criteria`.
+def _value_enum(criterion: Criterion) -> list[int | None]:
+    values: list[int | None] = list(range(criterion.scale_min, criterion.scale_max + 1))
+    return [*values, None] if criterion.allows_not_applicable() else values
+
+
+def answer_schema(*, criteria: Sequence[Criterion], shape: AnswerShape = STANDARD_SHAPE) -> dict[str, Any]:
+    """The strict JSON schema for one judgment of all `criteria`, in `shape`.
 
     Evidence and rationale come before value and confidence so that a model
     writing in schema order commits to its quote before its score.
-    `bound_strings` adds maxLength, which OpenAI's strict mode does not accept
-    but llama.cpp and vLLM need to stop a runaway string.
     """
 
     def text(limit: int) -> dict[str, Any]:
-        return {"type": "string", "maxLength": limit} if bound_strings else {"type": "string"}
+        if not shape.bound_strings:
+            return {"type": "string"}
+        if shape.token_bounded:
+            return {"type": "string", "maxLength": limit, "pattern": shape.text_pattern(limit)}
+        return {"type": "string", "maxLength": limit}
 
     def value_schema(criterion: Criterion) -> dict[str, Any]:
-        values: list[int | None] = list(range(criterion.scale_min, criterion.scale_max + 1))
         if criterion.allows_not_applicable():
-            return {"type": ["integer", "null"], "enum": [*values, None]}
-        return {"type": "integer", "enum": values}
+            return {"type": ["integer", "null"], "enum": _value_enum(criterion)}
+        return {"type": "integer", "enum": _value_enum(criterion)}
 
     def criterion_schema(criterion: Criterion) -> dict[str, Any]:
         return {
             "type": "object",
             "properties": {
-                "evidence": text(EVIDENCE_MAX_CHARS),
-                "rationale": text(RATIONALE_MAX_CHARS),
+                **{field: text(limit) for field, limit in shape.bounds.items()},
                 "value": value_schema(criterion),
                 "confidence": {"type": "number", "enum": CONFIDENCE_STEPS},
             },
@@ -95,9 +137,44 @@ def answer_schema(*, criteria: Sequence[Criterion], bound_strings: bool = True) 
     }
 
 
-def answer_max_tokens(*, criteria: Sequence[Criterion]) -> int:
-    """The completion budget: enough for every criterion at its string bounds, no more."""
-    return 100 + _TOKENS_PER_CRITERION * len(criteria)
+def widest_answer(*, criteria: Sequence[Criterion], shape: AnswerShape) -> dict[str, Any]:
+    """The answer of the most bytes a plain-text schema admits: every string at its
+    bound in two-byte characters, every number at its longest literal."""
+    confidence = max(CONFIDENCE_STEPS, key=lambda step: len(json.dumps(step)))
+    return {
+        "scores": {
+            criterion.key: {
+                **{field: "ñ" * limit for field, limit in shape.bounds.items()},
+                "value": max(_value_enum(criterion), key=lambda value: len(json.dumps(value))),
+                "confidence": confidence,
+            }
+            for criterion in criteria
+        }
+    }
+
+
+def answer_max_tokens(*, criteria: Sequence[Criterion], shape: AnswerShape = STANDARD_SHAPE) -> int:
+    """The completion budget.
+
+    Token-bounded shape: a token is at least one byte, so the bytes of the
+    widest answer the schema admits bound its text, plus one token of
+    whitespace wherever JSON allows it (between any two of its tokens): the
+    local server is asked for compact JSON, and a server that indents anyway
+    writes a newline with its indentation as one token. A rambling model is
+    then stopped by each field's bound, not by this limit. Other shapes: an estimate, both strings at their bound in
+    Spanish text of about 1.5 characters per token, and room for the JSON.
+    """
+    if shape.token_bounded:
+        widest = json.dumps(widest_answer(criteria=criteria, shape=shape), ensure_ascii=False, separators=(",", ":"))
+        return len(widest.encode()) + json_gaps(widest)
+    per_criterion = (shape.evidence_max_chars + shape.rationale_max_chars) * 2 // 3 + 60
+    return 100 + per_criterion * len(criteria)
+
+
+def json_gaps(text: str) -> int:
+    """Where whitespace may stand in a JSON text: after each of its tokens but the last.
+    Its tokens: braces, brackets, colons, commas, strings and the other literals."""
+    return len(re.findall(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+', text)) - 1
 
 
 def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -115,7 +192,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _criterion_errors(criterion: Criterion, item: Any, bound_strings: bool) -> list[str]:
+def _criterion_errors(criterion: Criterion, item: Any, shape: AnswerShape) -> list[str]:
     if not isinstance(item, dict):
         return ["is not an object"]
     errors = []
@@ -132,19 +209,25 @@ def _criterion_errors(criterion: Criterion, item: Any, bound_strings: bool) -> l
     confidence = item.get("confidence")
     if "confidence" in item and not (_is_number(confidence) and 0 <= confidence <= 1):
         errors.append(f"confidence {confidence!r} is not a number in 0..1")
-    for field, limit in (("evidence", EVIDENCE_MAX_CHARS), ("rationale", RATIONALE_MAX_CHARS)):
-        if field in item and not isinstance(item[field], str):
+    for field, limit in shape.bounds.items():
+        if field not in item:
+            continue
+        text = item[field]
+        if not isinstance(text, str):
             errors.append(f"{field} is not a string")
-        elif field in item and bound_strings and len(item[field]) > limit:
+        elif shape.bound_strings and len(text) > limit:
             # A server may ignore the schema's maxLength; an over-long quote would also cost the verifier time.
-            errors.append(f"{field} has {len(item[field])} characters, more than the schema's {limit}")
+            errors.append(f"{field} has {len(text)} characters, more than the schema's {limit}")
+        elif shape.token_bounded and (outside := _PLAIN_OUTSIDE.search(text)):
+            errors.append(f"{field} has {outside.group()!r}, outside the schema's plain characters")
     return errors
 
 
-def answer_parse(*, content: str, criteria: Sequence[Criterion], bound_strings: bool = True) -> list[CriterionAnswer]:
+def answer_parse(
+    *, content: str, criteria: Sequence[Criterion], shape: AnswerShape = STANDARD_SHAPE
+) -> list[CriterionAnswer]:
     """Validate the model's raw answer against every bound of the schema it was asked
-    for (`answer_schema` with the same `bound_strings`); return one answer per
-    criterion, in rubric order.
+    for (`answer_schema` in the same `shape`); return one answer per criterion, in rubric order.
 
     Raises InvalidAnswerError naming every problem found, so a failed run says
     exactly what was wrong.
@@ -161,7 +244,7 @@ def answer_parse(*, content: str, criteria: Sequence[Criterion], bound_strings: 
     errors += [f"unknown criterion {key}" for key in scores if key not in by_key]
     for key, criterion in by_key.items():
         if key in scores:
-            errors += [f"{key}: {problem}" for problem in _criterion_errors(criterion, scores[key], bound_strings)]
+            errors += [f"{key}: {problem}" for problem in _criterion_errors(criterion, scores[key], shape)]
     if errors:
         raise InvalidAnswerError("Invalid answer: " + "; ".join(errors) + ".")
     return [

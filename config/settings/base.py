@@ -250,6 +250,12 @@ QA_JUDGE_SWEEP_INTERVAL = env.int("QA_JUDGE_SWEEP_INTERVAL", default=60)
 QA_LOCAL_MODEL_PORT = env.int("QA_LOCAL_MODEL_PORT", default=8737)
 QA_LOCAL_MODEL_CONTEXT = env.int("QA_LOCAL_MODEL_CONTEXT", default=8192)
 QA_LOCAL_MODEL_THREADS = env.int("QA_LOCAL_MODEL_THREADS", default=0)
+# llama.cpp's attention kernel (auto, on, off) and KV cache type (f16, q8_0: half the memory to read per token).
+QA_LOCAL_MODEL_FLASH_ATTENTION = env("QA_LOCAL_MODEL_FLASH_ATTENTION", default="auto")
+QA_LOCAL_MODEL_KV_CACHE = env("QA_LOCAL_MODEL_KV_CACHE", default="f16")
+# The answer's shape for the local backend (bundled model or GGUF judge): "compact"
+# (short plain-text quote and rationale, a budget that covers them) or "standard" (a remote judge's).
+QA_LOCAL_ANSWER_SHAPE = env("QA_LOCAL_ANSWER_SHAPE", default="compact")
 CELERY_BEAT_SCHEDULE = {
     "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     "experiments-sweep": {"task": "experiments.sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},

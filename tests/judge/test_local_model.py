@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 
+from qa.answer import COMPACT_SHAPE, answer_max_tokens
 from qa.execution import judge_run_until_done
 from qa.judging import recording_enqueue_judging
 from qa.local_model import BUNDLED_PACKAGE
@@ -41,6 +43,13 @@ def test_the_bundled_model_judges_a_short_call(local_backend, rubric):
     recording.refresh_from_db()
     assert (run.backend, run.model) == ("local", "SmolLM2-135M-Instruct.Q4_1")
     assert run.prompt_tokens and run.completion_tokens and run.raw_output
+    # The compact shape's budget covers every answer its schema admits: never cut off by the token limit.
+    criteria = list(rubric.criteria.prefetch_related("exceptions"))
+    assert run.completion_tokens < answer_max_tokens(criteria=criteria, shape=COMPACT_SHAPE)
+    assert "token limit" not in run.error
+    # Compact JSON (asked through an llguidance grammar): outside its strings (plain text, so no
+    # escaped quote), no whitespace, which SmolLM2 otherwise writes on every line.
+    assert not re.search(r"\s", re.sub(r'"[^"]*"', '""', run.raw_output))
     # A 135M model may well break the contract; what matters is that the
     # pipeline ends cleanly either way, with the reason or the scores stored.
     if run.status == JudgeRun.Status.FAILED:
