@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from reviews.models import Review
 from tests.api.conftest import new_key
 from tests.api.test_redis_down import own_redis  # noqa: F401 (a fixture)
 from tests.factories import judged_recording, published_rubric
+from tests.support.curl import curl_run
 
 CURL = (
     'curl -X POST http://localhost:8000/recordings/1/review -H "Content-Type: application/json" '
@@ -29,18 +28,8 @@ def test_the_documented_curl_posts_a_review(live_server):
     assert recording.pk == 1
     api_key, key = new_key("qa-tool", can_review=True)
 
-    command = CURL.replace("http://localhost:8000", live_server.url) + " -sS -w '\\n%{http_code}'"
-    result = subprocess.run(
-        command,
-        shell=True,
-        env={**os.environ, "KEY": key, "NO_PROXY": "*"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
+    body, status = curl_run(CURL, server=live_server.url, key=key)
 
-    body, status = result.stdout.rsplit("\n", 1)
     assert status == "201", body
     assert json.loads(body)["decision"] == "approve"
     review = Review.objects.get()
@@ -68,17 +57,8 @@ def test_the_readmes_batch_curl_stores_one_call_and_refuses_the_summary(live_ser
     _api_key, key = new_key("crm")
     command = _readme_command("### Posting many calls at once")
 
-    result = subprocess.run(
-        command.replace("http://localhost:8000", live_server.url) + " -sS -w '\\n%{http_code}'",
-        shell=True,
-        env={**os.environ, "KEY": key, "NO_PROXY": "*"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
+    body, status = curl_run(command, server=live_server.url, key=key)
 
-    body, status = result.stdout.rsplit("\n", 1)
     assert status == "200", body
     first, second = json.loads(body)["results"]
     recording = Recording.objects.get()

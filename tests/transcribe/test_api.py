@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from qa.models import Recording, Transcription
 from tests.api.conftest import key_client, new_key
 from tests.factories import published_rubric
+from tests.support.curl import curl_run
 from tests.transcribe.conftest import stored_files
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,20 +89,8 @@ def _readme_curl() -> str:
 def test_the_documented_curl_posts_a_sample_calls_audio(live_server, media_root, settings):
     published_rubric(slug="customer-care", language="en")
     _, key = new_key("crm")
-    command = _readme_curl().replace("http://localhost:8000", live_server.url) + " -sS -w '\\n%{http_code}'"
+    body, status = curl_run(_readme_curl(), server=live_server.url, key=key, cwd=ROOT, timeout=60)
 
-    result = subprocess.run(
-        command,
-        shell=True,
-        cwd=ROOT,
-        env={**os.environ, "KEY": key, "NO_PROXY": "*"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-
-    body, status = result.stdout.rsplit("\n", 1)
     assert status == "201", body
     recording = Recording.objects.get(pk=json.loads(body)["id"])
     assert (recording.external_id, recording.agent_id, recording.agent_channel) == ("call-8813", "ag-101", "left")
