@@ -54,6 +54,7 @@ from qa.models import Recording, Score
 from qa.routing import ReviewGroup, in_review_group
 from reviews.reports.selectors import ReportFilters, report_run_q
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
+from reviews.models import Review
 from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_references, latest_reviews
 from rubrics.models import Criterion, Rubric
 
@@ -154,15 +155,20 @@ def _by_week_around(agent_id: str, team: str) -> Grouping:
     return grouping
 
 
-def _judged_recordings(filters: ReportFilters) -> QuerySet[Recording]:
-    """The rubric's judged calls in the period, any team and agent. One table, so PostgreSQL estimates
-    its rows well (a join on run.recording.current_run = run it takes for a handful)."""
-    recordings = Recording.objects.filter(rubric=filters.rubric, current_run__isnull=False)
+def _judged(filters: ReportFilters, prefix: str = "") -> Q:
+    """The rubric's judged calls in the period, any team and agent, reached through `prefix`."""
+    judged = Q(**{f"{prefix}rubric": filters.rubric, f"{prefix}current_run__isnull": False})
     if filters.date_from:
-        recordings = recordings.filter(occurred_at__gte=day_start(filters.date_from))
+        judged &= Q(**{f"{prefix}occurred_at__gte": day_start(filters.date_from)})
     if filters.date_to:
-        recordings = recordings.filter(occurred_at__lt=day_start(filters.date_to + timedelta(days=1)))
-    return recordings.order_by()
+        judged &= Q(**{f"{prefix}occurred_at__lt": day_start(filters.date_to + timedelta(days=1))})
+    return judged
+
+
+def _judged_recordings(filters: ReportFilters) -> QuerySet[Recording]:
+    """The judged calls. One table, so PostgreSQL estimates its rows well (a join on
+    run.recording.current_run = run it takes for a handful)."""
+    return Recording.objects.filter(_judged(filters)).order_by()
 
 
 def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
@@ -193,13 +199,18 @@ class StoredValue(Func):
         return f"(({column}) ->> %s)::integer", (*params, self.key)
 
 
-def _audited_recordings(filters: ReportFilters) -> QuerySet[Recording]:
-    """The judged calls of the random-audit group whose latest review is final and judged the current run.
-    One filter() call, so both conditions are on the same review."""
-    return _judged_recordings(filters).filter(
-        in_review_group(ReviewGroup.RANDOM_AUDIT, "review_reasons"),
-        reviews__in=latest_reviews(decisions=FINAL_DECISIONS),
-        reviews__run=F("current_run"),
+def _audited_reviews(filters: ReportFilters) -> QuerySet[Review]:
+    """The final reviews that are the latest of a judged call of the random-audit group and judged its
+    current run. From the review, so that "the latest" is a NOT EXISTS on the review itself, which PostgreSQL
+    runs as one anti-join (from the recording it checked each call's reviews one by one, three times dearer)."""
+    return (
+        latest_reviews(decisions=FINAL_DECISIONS)
+        .filter(
+            _judged(filters, "recording__"),
+            in_review_group(ReviewGroup.RANDOM_AUDIT, "recording__review_reasons"),
+            run=F("recording__current_run"),
+        )
+        .order_by()
     )
 
 
@@ -238,22 +249,27 @@ def _rows(sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+def _fenced(sql: str) -> str:
+    """`sql` as a subquery the planner runs as written, once per row: OFFSET 0 keeps PostgreSQL and SQLite from
+    merging it into the query around it, which would compute each of its columns once per sum that uses it.
+    (A MATERIALIZED CTE does the same but stores every row first: twice the time, bench/scorecards.)"""
+    no_limit = connection.ops.no_limit_value()  # SQLite takes an OFFSET only after a LIMIT
+    limit = "" if no_limit is None else f"LIMIT {no_limit} "
+    return f"({sql} {limit}OFFSET 0)"
+
+
 def _per_group(calls: QuerySet, keys: list[str], overalls: dict[str, str], sums: dict[str, str]) -> list[dict]:
     """Sum per-call figures per group. `calls` has one row per call, with the group keys and a value
     column per criterion; `overalls` are SQL over those columns, `sums` SQL over both, all plain
-    identifiers. Each step is its own materialized CTE, so a value read from JSON or an overall is
-    computed once per call, not once per sum that uses it."""
+    identifiers. Each step is a fenced subquery, so a value read from JSON or an overall is computed once
+    per call, not once per sum that uses it."""
     quote = connection.ops.quote_name
     calls_sql, params = calls.query.get_compiler(using=calls.db).as_sql()
     grouped = ", ".join(quote(key) for key in keys)
     with_overalls = ", ".join(f"{expression} AS {quote(name)}" for name, expression in overalls.items())
     selected = ", ".join(f"{expression} AS {quote(name)}" for name, expression in sums.items())
-    return _rows(
-        f"WITH calls AS MATERIALIZED ({calls_sql}), "
-        f"figures AS MATERIALIZED (SELECT calls.*, {with_overalls} FROM calls) "
-        f"SELECT {grouped}, {selected} FROM figures GROUP BY {grouped}",
-        params,
-    )
+    figures = _fenced(f"SELECT calls.*, {with_overalls} FROM {_fenced(calls_sql)} calls")
+    return _rows(f"SELECT {grouped}, {selected} FROM {figures} figures GROUP BY {grouped}", params)
 
 
 def _moment_sums(name: str, value: str) -> dict[str, str]:
@@ -279,7 +295,7 @@ def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, st
     columns = {f"k{index}": criterion.key for index, criterion in enumerate(criteria)}
     names = [*columns, "overall"]
     keys = list(grouping(""))
-    samples: defaultdict[tuple[tuple, str], CellSample] = defaultdict(CellSample)
+    samples: dict[tuple[tuple, str], CellSample] = {}
 
     def column_key(name: str) -> str:
         return columns.get(name, OVERALL)
@@ -297,13 +313,13 @@ def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, st
     for row in _per_group(judged, keys, overall("judge"), sums):
         group = tuple(row[key] for key in keys)
         for name in names:
-            samples[(group, column_key(name))] += CellSample(judged=_moments(row, f"judged_{name}"))
+            samples[(group, column_key(name))] = CellSample(judged=_moments(row, f"judged_{name}"))
 
     audited = _grouped(
-        _audited_recordings(filters),
-        grouping(""),
-        **stored("judge", "current_values"),
-        **stored("human", "reviews__human_values"),
+        _audited_reviews(filters),
+        grouping("recording__"),
+        **stored("judge", "recording__current_values"),
+        **stored("human", "human_values"),
     )
     sums = {}
     for name in names:
@@ -314,7 +330,9 @@ def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, st
     for row in _per_group(audited, keys, overall("judge") | overall("human"), sums):
         group = tuple(row[key] for key in keys)
         for name in names:
-            samples[(group, column_key(name))] += CellSample(
+            cell = (group, column_key(name))  # an audited call is a judged call of the same group
+            samples[cell] = CellSample(
+                judged=samples[cell].judged,
                 human=_moments(row, f"human_{name}"),
                 difference=_moments(row, f"difference_{name}"),
                 paired_human=_moments(row, f"paired_{name}"),
