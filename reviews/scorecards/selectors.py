@@ -214,10 +214,11 @@ def _audited_reviews(filters: ReportFilters) -> QuerySet[Review]:
     )
 
 
-def _grouped(rows: QuerySet, groups: dict[str, Expression], **columns: Expression) -> QuerySet:
-    """values() of the group keys and `columns`; a key that is the model's own field is named as such."""
+def _grouped(rows: QuerySet, groups: dict[str, Expression], *fields: str, **columns: Expression) -> QuerySet:
+    """values() of the group keys, the model's `fields` and `columns`; a key that is the model's own field is
+    named as such."""
     own = [name for name, expression in groups.items() if isinstance(expression, F) and expression.name == name]
-    return rows.values(*own, **{name: groups[name] for name in groups if name not in own}, **columns)
+    return rows.values(*own, *fields, **{name: groups[name] for name in groups if name not in own}, **columns)
 
 
 def _real(number: float) -> str:
@@ -240,8 +241,8 @@ def _rows(sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # A hundred sums over a hundred thousand rows have a cost that switches JIT compilation on,
-            # and compiling them takes longer than running them; the per-call rows are kept in memory
-            # (bench/scorecards/README.md).
+            # and compiling them takes longer than running them; the groups (and the audited calls, which
+            # PostgreSQL may sort to group) stay in memory (bench/scorecards/README.md).
             cursor.execute("SET LOCAL jit = off")
             cursor.execute("SET LOCAL work_mem = '64MB'")
         cursor.execute(sql, list(params))
@@ -284,7 +285,13 @@ def _moments(row: dict[str, Any], name: str) -> Moments:
     return Moments(row[f"{name}_n"] or 0, float(row[f"{name}_total"] or 0), float(row[f"{name}_squares"] or 0))
 
 
-def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, str], CellSample]:
+@dataclass(frozen=True)
+class Samples:
+    cells: dict[tuple[tuple, str], CellSample]  # by group and column key
+    agent_names: dict[str, str]  # by agent id, when the groups are agents: read in the same pass
+
+
+def _samples(filters: ReportFilters, grouping: Grouping) -> Samples:
     """Each group's sample per column key, in two queries whatever the number of groups.
 
     Each query reads one row per call (the values stored with it: `Recording.current_values` and the
@@ -306,14 +313,23 @@ def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, st
     def overall(side: str) -> dict[str, str]:
         return {f"{side}_overall": _overall(criteria, [f"{side}_{name}" for name in columns])}
 
-    judged = _grouped(_judged_recordings(filters), grouping(""), **stored("judge", "current_values"))
-    sums = {}
+    named = "agent_id" in keys
+    judged = _grouped(
+        _judged_recordings(filters),
+        grouping(""),
+        *(["agent_name"] if named else []),
+        **stored("judge", "current_values"),
+    )
+    sums = {"agent_name": "MAX(agent_name)"} if named else {}
     for name in names:
         sums |= _moment_sums(f"judged_{name}", f"judge_{name}")
+    agent_names = {}
     for row in _per_group(judged, keys, overall("judge"), sums):
         group = tuple(row[key] for key in keys)
         for name in names:
             samples[(group, column_key(name))] = CellSample(judged=_moments(row, f"judged_{name}"))
+        if named:
+            agent_names[row["agent_id"]] = row["agent_name"]
 
     audited = _grouped(
         _audited_reviews(filters),
@@ -337,7 +353,7 @@ def _samples(filters: ReportFilters, grouping: Grouping) -> dict[tuple[tuple, st
                 difference=_moments(row, f"difference_{name}"),
                 paired_human=_moments(row, f"paired_{name}"),
             )
-    return samples
+    return Samples(samples, agent_names)
 
 
 def _sort_key(cell: Estimate) -> tuple:
@@ -349,11 +365,11 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
     """Every team, then its agents, each ordered by the lower bound of the `sort` column."""
     columns = columns_of(filters.rubric)
     samples = _samples(filters, _by_agent)
-    names = _agent_names(filters)
+    names = samples.agent_names
     agents: defaultdict[str, dict[str, dict[str, CellSample]]] = defaultdict(lambda: defaultdict(dict))
     teams: defaultdict[str, dict[str, CellSample]] = defaultdict(lambda: defaultdict(CellSample))
     rubric: defaultdict[str, CellSample] = defaultdict(CellSample)
-    for ((team, agent_id), column), sample in samples.items():
+    for ((team, agent_id), column), sample in samples.cells.items():
         agents[team][agent_id][column] = sample
         teams[team][column] += sample
         rubric[column] += sample
@@ -386,10 +402,6 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
     )
 
 
-def _agent_names(filters: ReportFilters) -> dict[str, str]:
-    return dict(_judged_recordings(filters).values_list("agent_id").annotate(name=Max("agent_name")))
-
-
 def _day(week: datetime | str) -> date:
     """A week's start from a raw row: a datetime on PostgreSQL, text on SQLite (no converter runs)."""
     return week.date() if isinstance(week, datetime) else date.fromisoformat(week[:10])
@@ -417,7 +429,7 @@ def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
     # Per column: the agent's, the team's and the rubric's samples, each overall and per week.
     whole: defaultdict[tuple[str, str], CellSample] = defaultdict(CellSample)
     weekly: defaultdict[tuple[str, str, date], CellSample] = defaultdict(CellSample)
-    for ((week, is_agent, in_team), column), sample in samples.items():
+    for ((week, is_agent, in_team), column), sample in samples.cells.items():
         scopes = ["rubric", *(["agent"] if is_agent else []), *(["team"] if in_team else [])]
         for scope in scopes:
             whole[(scope, column)] += sample
