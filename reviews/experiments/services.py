@@ -318,8 +318,9 @@ def _arm_tested_draft_check(arm: Arm) -> None:
     tested = {arm.prompt_version, *asked.distinct()} - {""}
     if tested != {current}:
         message = _(
-            "Draft version %(version)s changed after this experiment was created, so the experiment did not test "
-            "it as it is now. Nothing was published: create a new experiment to test it."
+            "Draft version %(version)s no longer asks the question this experiment tested: it changed after the "
+            "experiment was created (or its judge now asks for another answer format). Nothing was published: "
+            "create a new experiment to test it as it is now."
         )
         raise InvalidInputError({"arm": message % {"version": rubric.version}})
 

@@ -108,7 +108,7 @@ def test_a_draft_edited_after_creation_fails_the_items_left_and_cannot_be_publis
     assert experiment.status == Experiment.Status.FINISHED
 
     arm = experiment.arms.get(order=1)
-    with pytest.raises(InvalidInputError, match="changed after this experiment was created"):
+    with pytest.raises(InvalidInputError, match="no longer asks the question this experiment tested"):
         experiment_promote(experiment=experiment, arm=arm, action="publish_rubric", user=UserFactory())
     assert Rubric.objects.get(pk=draft.pk).is_draft and not Promotion.objects.exists()
 
