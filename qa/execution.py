@@ -60,21 +60,31 @@ class Job:
     judge: Judge | None  # None: the environment's judge
     transcript: str
     samples: int | None = None  # None: the judge's own
+    # The question the job must be asked (an experiment's arm records it when
+    # created); "": whatever its rubric version asks now. See asking_prepare.
+    prompt_version: str = ""
 
 
 # Rubric versions this process has read that can no longer change (published
 # or archived: Rubric.save refuses any change to them, and they are never
 # deleted), so each job need not read its rubric again.
 _frozen_rubrics: dict[int, Rubric] = {}
+# Drafts as this process first read them for a prompt version jobs are bound
+# to: such a job asks that version's question or none (asking_prepare checks
+# what the draft builds), so a later read of the row would change nothing.
+_bound_drafts: dict[tuple[int, str], Rubric] = {}
 
 
-def rubric_for_judging(pk: int) -> Rubric:
-    """The rubric version a job is judged with; a draft (an experiment's candidate) is read every time."""
-    rubric = _frozen_rubrics.get(pk)
+def rubric_for_judging(pk: int, *, prompt_version: str = "") -> Rubric:
+    """The rubric version a job is judged with; a draft is read every time
+    unless the job is bound to a prompt version (an experiment's candidate)."""
+    rubric = _frozen_rubrics.get(pk) or _bound_drafts.get((pk, prompt_version))
     if rubric is None:
         rubric = Rubric.objects.get(pk=pk)
         if not rubric.is_draft:
             _frozen_rubrics[pk] = rubric
+        elif prompt_version:
+            _bound_drafts[pk, prompt_version] = rubric
     return rubric
 
 
@@ -168,7 +178,9 @@ def job_execute(*, kind: JobKind, pk: int) -> Result:
     if job is None:
         return Result(Outcome.SKIPPED)
     try:
-        asking = asking_prepare(rubric=job.rubric, judge=job.judge, samples=job.samples)
+        asking = asking_prepare(
+            rubric=job.rubric, judge=job.judge, samples=job.samples, prompt_version=job.prompt_version
+        )
     except LLMError as error:
         if not _claim(kind, job):
             return Result(Outcome.SKIPPED)

@@ -32,7 +32,7 @@ from qa.answer import (
     answers_combine,
 )
 from qa.evidence import VERIFIER_VERSION, verify_evidence
-from qa.llm import Backend, Completion, backend_get, llm_complete
+from qa.llm import Backend, Completion, answer_shape_get, backend_get, llm_complete
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
@@ -218,6 +218,37 @@ def _question(rubric: Rubric, published_at: datetime | None, shape: AnswerShape)
     return _question_build(rubric, shape)
 
 
+@functools.lru_cache(maxsize=64)
+def _question_as_created(rubric: Rubric, prompt_version: str, shape: AnswerShape) -> Question:
+    # A draft may change, but a job bound to the prompt version its experiment
+    # recorded asks that question or none: each process builds it once, and a
+    # draft edited since builds another version, which fails the job (an
+    # exception: never cached) instead of judging a question nobody chose to test.
+    question = _question_build(rubric, shape)
+    if question.prompt.version != prompt_version:
+        raise LLMError(_question_changed(rubric, prompt_version, question.prompt.version), transient=False)
+    return question
+
+
+def _question_changed(rubric: Rubric, recorded: str, current: str) -> str:
+    why = (
+        "the draft changed after the experiment was created"
+        if rubric.is_draft
+        else "the judge's prompt or answer format changed after the experiment was created"
+    )
+    return (
+        f"Rubric {rubric.slug} v{rubric.version} no longer asks the question this experiment tests "
+        f"(prompt version {recorded}, now {current}): {why}; create a new experiment."
+    )
+
+
+def prompt_version_current(*, rubric: Rubric, judge: Judge | None) -> str:
+    """The prompt version `judge` would be asked about `rubric` now, built afresh
+    (a draft may have changed); the judge's backend is neither built nor started.
+    Raises LLMError when the judge cannot be used."""
+    return _question_build(rubric, answer_shape_get(judge)).prompt.version
+
+
 @dataclass(frozen=True)
 class Asking:
     """A judge ready to be asked about recordings of one rubric version."""
@@ -240,16 +271,24 @@ class Asking:
         return (sum(len(message["content"]) for message in messages) // 4 + self.question.max_tokens) * self.samples
 
 
-def asking_prepare(*, rubric: Rubric, judge: Judge | None, samples: int | None = None) -> Asking:
+def asking_prepare(
+    *, rubric: Rubric, judge: Judge | None, samples: int | None = None, prompt_version: str = ""
+) -> Asking:
     """The backend and the question; raises LLMError when the judge cannot be used.
-    `samples` overrides the judge's own number of samples."""
+    `samples` overrides the judge's own number of samples. `prompt_version`
+    (an experiment's arm records the one it was created with) binds the job to
+    that question: LLMError if the rubric version no longer builds it. Without
+    one, a published version's question is cached and a draft's read afresh."""
     backend = backend_get(judge)
-    # A draft (an experiment's candidate) may still change: never cached.
-    question = (
-        _question(rubric, rubric.published_at, backend.answer_shape)
-        if rubric.published_at
-        else _question_build(rubric, backend.answer_shape)
-    )
+    shape = backend.answer_shape
+    if rubric.published_at:
+        question = _question(rubric, rubric.published_at, shape)
+        if prompt_version and question.prompt.version != prompt_version:
+            raise LLMError(_question_changed(rubric, prompt_version, question.prompt.version), transient=False)
+    elif prompt_version:
+        question = _question_as_created(rubric, prompt_version, shape)
+    else:
+        question = _question_build(rubric, shape)
     return Asking(
         judge=judge,
         backend=backend,

@@ -17,7 +17,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import openai
 from django.conf import settings
@@ -53,23 +53,41 @@ class Completion:
     duration_ms: int
 
 
+class _Configuration(NamedTuple):
+    """What selects and builds a backend: a named judge's fields or the environment's (a tuple: cheap to hash)."""
+
+    api_key: str
+    base_url: str
+    model: str
+    local_model_path: str
+
+
+def _answer_shape(configuration: _Configuration) -> AnswerShape:
+    if configuration.base_url:
+        return STANDARD_SHAPE
+    if configuration.api_key:
+        return UNBOUNDED_SHAPE
+    return local_answer_shape()
+
+
 @functools.cache
-def _backend(api_key: str, base_url: str, model: str, local_model_path: str) -> Backend:
+def _backend(configuration: _Configuration) -> Backend:
     # Cached per configuration, so every call in a process shares one client
     # and its connection pool.
+    api_key, base_url, model = configuration.api_key, configuration.base_url, configuration.model
     timeout = settings.QA_LLM_TIMEOUT
+    shape = _answer_shape(configuration)
     if base_url:
         if not model:
             raise LLMError("OPENAI_BASE_URL is set: set QA_JUDGE_MODEL to the model that server serves.", transient=False)
         client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url, max_retries=0, timeout=timeout)
-        return Backend(name="openai-compatible", model=model, client=client, answer_shape=STANDARD_SHAPE)
+        return Backend(name="openai-compatible", model=model, client=client, answer_shape=shape)
     if api_key:
         client = openai.OpenAI(api_key=api_key, max_retries=0, timeout=timeout)
-        return Backend(name="openai", model=model or OPENAI_DEFAULT_MODEL, client=client, answer_shape=UNBOUNDED_SHAPE)
+        return Backend(name="openai", model=model or OPENAI_DEFAULT_MODEL, client=client, answer_shape=shape)
     from qa.local_model import local_server_ensure  # imports xllamacpp: only when it is used
 
-    shape = local_answer_shape()
-    server = local_server_ensure(model_path=local_model_path)
+    server = local_server_ensure(model_path=configuration.local_model_path)
     client = openai.OpenAI(api_key="local", base_url=f"{server.base_url}/v1", max_retries=0, timeout=timeout)
     return Backend(name="local", model=server.model, client=client, answer_shape=shape)
 
@@ -84,12 +102,11 @@ def local_answer_shape() -> AnswerShape:
     return shapes[settings.QA_LOCAL_ANSWER_SHAPE]
 
 
-def backend_get(judge: Judge | None = None) -> Backend:
-    """The backend of a named judge, or, without one, the backend the
-    environment selects (read at call time, so tests and operators can
-    repoint it without restarting)."""
+def _configuration(judge: Judge | None) -> _Configuration:
+    """A named judge's configuration, or, without one, the environment's (read
+    at call time, so tests and operators can repoint it without restarting)."""
     if judge is None:
-        return _backend(
+        return _Configuration(
             os.environ.get("OPENAI_API_KEY", ""),
             os.environ.get("OPENAI_BASE_URL", ""),
             settings.QA_JUDGE_MODEL,
@@ -101,8 +118,19 @@ def backend_get(judge: Judge | None = None) -> Backend:
         # No key variable and no base URL would fall through to the local model: say so instead.
         if not judge.base_url and not judge.api_key:
             raise LLMError(f"Judge {judge.name} needs a base URL or an API key variable.", transient=False)
-        return _backend(judge.api_key, judge.base_url, judge.model, "")
-    return _backend("", "", "", judge.gguf_path if judge.backend == judge.Backend.GGUF else "")
+        return _Configuration(judge.api_key, judge.base_url, judge.model, "")
+    return _Configuration("", "", "", judge.gguf_path if judge.backend == judge.Backend.GGUF else "")
+
+
+def backend_get(judge: Judge | None = None) -> Backend:
+    """The backend of a named judge, or, without one, the backend the environment selects."""
+    return _backend(_configuration(judge))
+
+
+def answer_shape_get(judge: Judge | None = None) -> AnswerShape:
+    """The shape of the answers `judge` is asked for, without building its
+    client or starting the local model (a web process asks this)."""
+    return _answer_shape(_configuration(judge))
 
 
 def retry_after_seconds(headers: Any) -> float | None:

@@ -65,6 +65,11 @@ class Arm(models.Model):
     # The baseline as production stored it: the scores each recording's review saw, no LLM call.
     stored = models.BooleanField(_("production scores as stored"), default=False)
     samples = models.PositiveSmallIntegerField(_("samples"), default=1)
+    # The question the arm tests, fixed when the experiment is created: every
+    # item is asked exactly it (one built per worker process, a draft included)
+    # or fails, and a draft edited since cannot be published on this
+    # experiment's word. Blank for the stored baseline, which asks nothing.
+    prompt_version = models.CharField(_("prompt version"), max_length=64, blank=True)
 
     class Meta:
         # By the column, not the relation: ordering by `experiment` would join it (and its own ordering) into every query.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
@@ -438,11 +438,15 @@ class RecordingRow:
 ANSWER_FIELDS = ("value", "evidence", "evidence_verified", "rationale", "unstable")
 
 
-def experiment_criterion_rows(experiment: Experiment, key: str) -> list[RecordingRow]:
-    """Per recording of the set: the supervisor's value and each arm's answer on criterion `key`;
-    a stored baseline's answers are read from the judgments the comparison reads them from."""
+def experiment_criterion_rows(
+    experiment: Experiment, key: str, *, recording_ids: Sequence[int] | None = None
+) -> list[RecordingRow]:
+    """Per recording of the set (or of `recording_ids`, a page of it), by id: the supervisor's value
+    and each arm's answer on criterion `key`; a stored baseline's answers are read from the
+    judgments the comparison reads them from. Only the recordings asked for are read."""
+    ids = sorted(experiment.recording_ids if recording_ids is None else recording_ids)
     arms = list(experiment.arms.order_by("order"))
-    human_sql, human_params = _sql(human_reference_rows(recording_ids=experiment.recording_ids))
+    human_sql, human_params = _sql(human_reference_rows(recording_ids=ids))
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT recording_id, human_value, human_not_applicable, source, review_id, reference_run_id
@@ -462,10 +466,10 @@ def experiment_criterion_rows(experiment: Experiment, key: str) -> list[Recordin
             )
         else:
             rows = ItemScore.objects.filter(
-                item__arm=arm, item__status=Item.Status.SUCCEEDED, criterion__key=key
+                item__arm=arm, item__status=Item.Status.SUCCEEDED, item__recording_id__in=ids, criterion__key=key
             ).values_list("item__recording_id", *ANSWER_FIELDS)
         answers[arm.pk] = {rid: ArmAnswer(*fields) for rid, *fields in rows}
-    recordings = Recording.objects.filter(pk__in=experiment.recording_ids).only("pk", "external_id", "source")
+    recordings = Recording.objects.filter(pk__in=ids).only("pk", "external_id", "source")
     return [
         RecordingRow(
             recording=recording,

@@ -25,7 +25,8 @@ from kombu.exceptions import OperationalError
 
 from qa.errors import InvalidInputError
 from qa.execution import Job, JobKind, job_execute, job_execute_until_done, rubric_for_judging
-from qa.judging import DraftScore, Result
+from qa.judging import DraftScore, Result, prompt_version_current
+from qa.llm_errors import LLMError
 from qa.models import ApiKey, Judge
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
 from reviews.experiments.selectors import experiment_recording_ids
@@ -77,6 +78,14 @@ def _arm_check(spec: ArmSpec, field: str) -> int:
     return samples
 
 
+def _arm_prompt_version(rubric: Rubric, judge: Judge | None, field: str) -> str:
+    """The question the arm will test: its rubric version (a draft as it is now) asked by its judge."""
+    try:
+        return prompt_version_current(rubric=rubric, judge=judge)
+    except LLMError as error:
+        raise InvalidInputError({field: str(error)}) from error
+
+
 @transaction.atomic
 def experiment_create(
     *,
@@ -109,14 +118,17 @@ def experiment_create(
     for order, spec in enumerate(specs):
         field = "baseline" if order == 0 else "candidates"
         rubric = _arm_rubric(rubric_slug, spec.rubric_version, field)
+        stored = spec.stored and order == 0
         samples = 1 if spec.stored else _arm_check(spec, field)
+        judge = None if spec.stored else spec.judge or Judge.objects.default()
         arms.append(
             Arm(
                 order=order,
                 rubric=rubric,
-                judge=None if spec.stored else spec.judge or Judge.objects.default(),
-                stored=spec.stored and order == 0,
+                judge=judge,
+                stored=stored,
                 samples=samples,
+                prompt_version="" if stored else _arm_prompt_version(rubric, judge, field),
             )
         )
     recording_ids = experiment_recording_ids(
@@ -181,7 +193,8 @@ class ExperimentItems(JobKind):
             Item.objects.select_related("arm__experiment", "arm__judge", "recording")
             .only(
                 "arm_id", "recording_id", "status", "attempts",
-                "arm__rubric_id", "arm__samples", "arm__experiment__status", "recording__transcript",
+                "arm__rubric_id", "arm__samples", "arm__prompt_version", "arm__experiment__status",
+                "recording__transcript",
                 *(f"arm__judge__{field.name}" for field in Judge._meta.concrete_fields),
             )
             .filter(pk=pk, status=Item.Status.PENDING)
@@ -193,10 +206,11 @@ class ExperimentItems(JobKind):
         arm = item.arm
         return Job(
             row=item,
-            rubric=rubric_for_judging(arm.rubric_id),
+            rubric=rubric_for_judging(arm.rubric_id, prompt_version=arm.prompt_version),
             judge=arm.judge,
             transcript=item.recording.transcript,
             samples=arm.samples,
+            prompt_version=arm.prompt_version,
         )
 
     def claimed(self, job: Job, now: datetime) -> None:
@@ -288,6 +302,29 @@ def items_sweep() -> int:
 # --- Promoting a candidate ----------------------------------------------------------
 
 
+def _arm_tested_draft_check(arm: Arm) -> None:
+    """Refuse to publish a draft that no longer builds the question the arm tested."""
+    # Locked, so that no other publication of this draft comes between the check and ours.
+    rubric = Rubric.objects.select_for_update().get(pk=arm.rubric_id)
+    if not rubric.is_draft:
+        return  # rubric_publish says why it cannot publish it
+    try:
+        current = prompt_version_current(rubric=rubric, judge=arm.judge)
+    except LLMError as error:
+        raise InvalidInputError({"arm": str(error)}) from error
+    # What the arm was bound to, and what its items were asked (arms created
+    # before the binding was recorded have only the latter).
+    asked = arm.items.filter(status=Item.Status.SUCCEEDED).order_by().values_list("prompt_version", flat=True)
+    tested = {arm.prompt_version, *asked.distinct()} - {""}
+    if tested != {current}:
+        message = _(
+            "Draft version %(version)s no longer asks the question this experiment tested: it changed after the "
+            "experiment was created (or its judge now asks for another answer format). Nothing was published: "
+            "create a new experiment to test it as it is now."
+        )
+        raise InvalidInputError({"arm": message % {"version": rubric.version}})
+
+
 @transaction.atomic
 def experiment_promote(*, experiment: Experiment, arm: Arm, action: str, user: AbstractBaseUser) -> Promotion:
     """Publish the candidate's draft, or make its judge production's default; logged with the experiment."""
@@ -296,6 +333,7 @@ def experiment_promote(*, experiment: Experiment, arm: Arm, action: str, user: A
     if experiment.status != Experiment.Status.FINISHED:
         raise InvalidInputError({"arm": _("Only a finished experiment can justify a change.")})
     if action == Promotion.Action.PUBLISH_RUBRIC:
+        _arm_tested_draft_check(arm)
         try:
             rubric_publish(rubric=arm.rubric)
         except ValidationError as error:  # frozen meanwhile, or lint errors block it

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.formats import number_format
@@ -134,10 +135,16 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+# Recordings per page of a criterion's drill-down: each row quotes every arm.
+CRITERION_PAGE_SIZE = 50
+
+
 @login_required
 def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
     _readable(request)
     experiment = get_object_or_404(Experiment, pk=pk)
+    # The set is a frozen list of ids: a page of it is a slice, and only that page's rows are read.
+    page = Paginator(sorted(experiment.recording_ids), CRITERION_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
         request,
         "experiments/criterion.html",
@@ -145,7 +152,8 @@ def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
             "experiment": experiment,
             "key": key,
             "arms": list(experiment.arms.order_by("order")),
-            "rows": experiment_criterion_rows(experiment, key),
+            "rows": experiment_criterion_rows(experiment, key, recording_ids=page.object_list),
+            "page": page,
         },
     )
 

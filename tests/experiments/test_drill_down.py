@@ -49,3 +49,28 @@ def test_each_recording_shows_the_human_value_the_stored_baseline_and_the_candid
     # the baseline (3) is exact, so the candidate's c1 is off by 2 once in 30.
     c1 = experiment_comparison(experiment).arms[1].criteria[0]
     assert c1.criterion_key == "c1" and c1.n == 30 and c1.mae == pytest.approx(2 / 30)
+
+
+def test_the_drill_down_is_paginated_and_page_two_shows_the_rest(
+    reviewed, fake_llm, eager_celery, django_capture_on_commit_callbacks, client, monkeypatch
+):
+    from reviews.experiments import views
+
+    monkeypatch.setattr(views, "CRITERION_PAGE_SIZE", 20)
+    rubric_new_version(rubric=next(iter(reviewed.values())).rubric)
+    with django_capture_on_commit_callbacks(execute=True):
+        experiment = experiment_create(rubric_slug="care", candidates=[ArmSpec(rubric_version=2)])
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    url = f"/experiments/{experiment.pk}/criteria/c1/"
+    names = {recording.pk: str(recording) for recording in reviewed.values()}
+    in_order = [names[pk] for pk in sorted(names)]
+
+    first = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    second = client.get(f"{url}?page=2", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+
+    assert [name for name in in_order if f"<td>{name}</td>" in first] == in_order[:20]
+    assert "Page 1 of 2 (30 rows)" in first and 'href="?page=2"' in first
+    assert [name for name in in_order if f"<td>{name}</td>" in second] == in_order[20:]
+    assert "Página 2 de 2 (30 filas)" in second and 'href="?page=1"' in second
+    # Each row still shows the supervisor's value and every arm's answer.
+    assert second.count("Shown.") == 10 and second.count('class="verified"') == 20
