@@ -10,7 +10,6 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
@@ -28,10 +27,7 @@ from reviews.experiments.selectors import (
 )
 from reviews.experiments.services import ArmSpec, experiment_cancel, experiment_create, experiment_promote
 from reviews.reports.charts import Series, interval_chart
-
-
-def _num(value: float | None) -> str:
-    return "—" if value is None else number_format(round(value, 2), 2)
+from reviews.reports.views import _num
 
 
 def _readable(request: HttpRequest) -> None:
