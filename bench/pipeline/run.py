@@ -12,6 +12,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -42,6 +43,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--latency", type=float, default=0.3, help="the fake LLM's seconds per call")
     parser.add_argument("--pool", choices=["threads", "prefork", "solo"], default="threads")
     parser.add_argument("--port", type=int, default=8091)
+    parser.add_argument(
+        "--trace", action="store_true", help="also print where a slot's cycle goes (timestamps in the workers: trace.py)"
+    )
     args = parser.parse_args()
     if args.pool == "solo" and args.workers != args.concurrency:
         parser.error("a solo worker has one slot: give as many --workers as --concurrency")
@@ -79,7 +83,7 @@ def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
     return ids[:warmup], ids[warmup:]
 
 
-def start(args: argparse.Namespace) -> list[subprocess.Popen]:
+def start(args: argparse.Namespace, trace: Path | None = None) -> list[subprocess.Popen]:
     env = {
         **os.environ,
         "OPENAI_BASE_URL": f"http://127.0.0.1:{args.port}/v1",
@@ -88,12 +92,15 @@ def start(args: argparse.Namespace) -> list[subprocess.Popen]:
         # The shared quota stays on (one Redis call per judgment), set above the bench's rate.
         "QA_LLM_REQUESTS_PER_MINUTE": "1000000",
     }
+    if trace:
+        env["BENCH_PIPELINE_TRACE"] = str(trace)
     fake = [sys.executable, "-m", "tests.support.fake_openai", "--port", str(args.port), "--latency", str(args.latency)]
     processes = [subprocess.Popen(fake, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, start_new_session=True)]
     slots = args.concurrency // args.workers
+    celery_app = "bench.pipeline.trace" if trace else "config"  # the project's app, with timestamps or not
     for index in range(args.workers):
         worker = [
-            sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={args.pool}", f"--concurrency={slots}",
+            sys.executable, "-m", "celery", "-A", celery_app, "worker", f"--pool={args.pool}", f"--concurrency={slots}",
             f"--hostname=bench{index}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
             "--without-heartbeat",
         ]
@@ -220,13 +227,19 @@ def main() -> None:
 
     warmup_ids, run_ids = recordings_prepare(args.recordings, warmup=args.concurrency * 2)
     app.control.purge()
-    processes = start(args)
-    try:
-        judge(app, warmup_ids, timeout=120, processes=processes)  # imports, connections, first prompts
-        seconds, cpu = judge(app, run_ids, timeout=args.recordings / 10 + 120, processes=processes)
-    finally:
-        stop(processes)
-    report(args, run_ids, seconds, cpu)
+    with tempfile.TemporaryDirectory() as directory:
+        trace = Path(directory) / "trace.txt" if args.trace else None
+        processes = start(args, trace)
+        try:
+            judge(app, warmup_ids, timeout=120, processes=processes)  # imports, connections, first prompts
+            seconds, cpu = judge(app, run_ids, timeout=args.recordings / 10 + 120, processes=processes)
+        finally:
+            stop(processes)
+        report(args, run_ids, seconds, cpu)
+        if trace:
+            from bench.pipeline.trace import cycle_report
+
+            cycle_report(trace, run_ids, args.concurrency // args.workers)
 
 
 if __name__ == "__main__":
