@@ -122,7 +122,7 @@ def measure_mixes(recordings: list[corpus.Recording]) -> dict[str, list[float]]:
         refused = [case for case in recording.cases if not case.accept]
         for mix in UNVERIFIED_MIXES:
             chosen = corpus.Recording(recording.transcript, recording.words, accepted + refused[:mix])
-            label = f"{len(accepted)} to accept + {len(refused) if mix is None else mix} to refuse"
+            label = f"its quotes to accept + {'all' if mix is None else mix} to refuse"
             for name in ("verifier", "baseline once") if number % 2 == 0 else ("baseline once", "verifier"):
                 if name == "verifier":
                     evidence._prepare.cache_clear()
@@ -134,11 +134,11 @@ def measure_mixes(recordings: list[corpus.Recording]) -> dict[str, list[float]]:
 
 def report_mixes(times: dict[str, list[float]]) -> None:
     print("\nby how many quotes of a call do not verify (medians per recording, CPU ms):")
-    print(f"{'':<30}{'verifier':>12}{'baseline once':>15}{'ratio':>8}")
+    print(f"{'':<40}{'verifier':>12}{'baseline once':>15}{'ratio':>8}")
     labels = dict.fromkeys(name.rsplit(": ", 1)[0] for name in times)
     for label in labels:
         ours, theirs = (statistics.median(times[f"{label}: {name}"]) for name in ("verifier", "baseline once"))
-        print(f"{label:<30}{1000 * ours:>12.2f}{1000 * theirs:>15.2f}{ours / theirs:>8.3f}")
+        print(f"{label:<40}{1000 * ours:>12.2f}{1000 * theirs:>15.2f}{ours / theirs:>8.3f}")
 
 
 def _time_recording(verify: Verifier, recording: corpus.Recording) -> float:
