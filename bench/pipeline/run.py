@@ -245,7 +245,7 @@ def main() -> None:
         if trace:
             from bench.pipeline.trace import cycle_report
 
-            cycle_report(trace, run_ids, args.concurrency // args.workers)
+            cycle_report(trace, run_ids, args.concurrency // args.workers, args.concurrency)
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ def _postrun(task_id: str = "", **_: Any) -> None:
     _trace("postrun", task_id)
 
 
-def cycle_report(path: Path, run_ids: list[int], slots_per_worker: int) -> None:
+def cycle_report(path: Path, run_ids: list[int], slots_per_worker: int, slots: int) -> None:
     """Mean time per phase of a slot's cycle over the runs given (the timed ones, not the warm-up)."""
     wanted = set(run_ids)
     threads: dict[tuple[str, str], list[tuple[float, str, str, str]]] = defaultdict(list)
@@ -153,3 +153,9 @@ def cycle_report(path: Path, run_ids: list[int], slots_per_worker: int) -> None:
             total += mean
             print(f"  {what:<58} mean {1000 * mean:8.1f} ms  median {1000 * statistics.median(values):8.1f} ms")
     print(f"  {'sum of the means':<58} {1000 * total:8.1f} ms")
+    # What a run pays once: every slot's first call starts late by the time the slots take to get going
+    # (all their first tasks at once), and the run ends with the slot that drifted latest.
+    first = min(task["received"] for task in timed if task["received"] is not None)
+    calls = sorted(task["llm_complete start"] for task in timed if "llm_complete start" in task)
+    if len(calls) >= slots:
+        print(f"  the run's start: all {slots} slots calling the LLM {1000 * (calls[slots - 1] - first):.0f} ms after the first message")
