@@ -49,6 +49,8 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if args.pool == "solo" and args.workers != args.concurrency:
         parser.error("a solo worker has one slot: give as many --workers as --concurrency")
+    if args.trace and args.pool == "prefork":
+        parser.error("--trace wraps the steps in the worker's own process: use the threads or solo pool")
     return args
 
 
