@@ -54,6 +54,7 @@ def test_verifier(bench_env):
     output = run(bench_env, "-m", "bench.verifier.run", "--recordings", "2")
     assert "false accepts" in output and "false rejects" in output
     assert "time per recording" in output
+    assert "its quotes to accept + 1 to refuse" in output  # the verifier against the baseline by unverified quotes
 
 
 def test_review(bench_env):
@@ -101,11 +102,15 @@ def test_api_batch(bench_env):
 def test_pipeline(bench_env):
     output = run(
         bench_env, "bench/pipeline/run.py", "--recordings", "40", "--concurrency", "4", "--workers", "2",
-        "--latency", "0.01", "--port", str(free_port()),
+        "--latency", "0.01", "--port", str(free_port()), "--trace",
     )  # fmt: skip
     assert "recordings: 40  succeeded: 40  failed: 0" in output
     assert "CPU per recording" in output
     assert "judging, machine-wide (workers + PostgreSQL + Redis):" in output
+    # --trace: every phase of a slot's cycle was seen in the workers.
+    assert "per slot cycle, mean over 40 timed runs" in output
+    for phase in ("handed to the pool", "the claim", "the LLM call", "storing", "the acknowledgement"):
+        assert phase in output
 
 
 def test_pipeline_in_process(bench_env):

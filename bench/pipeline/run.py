@@ -12,6 +12,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -42,9 +43,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--latency", type=float, default=0.3, help="the fake LLM's seconds per call")
     parser.add_argument("--pool", choices=["threads", "prefork", "solo"], default="threads")
     parser.add_argument("--port", type=int, default=8091)
+    parser.add_argument(
+        "--trace", action="store_true", help="also print where a slot's cycle goes (timestamps in the workers: trace.py)"
+    )
     args = parser.parse_args()
     if args.pool == "solo" and args.workers != args.concurrency:
         parser.error("a solo worker has one slot: give as many --workers as --concurrency")
+    if args.trace and args.pool == "prefork":
+        parser.error("--trace wraps the steps in the worker's own process: use the threads or solo pool")
     return args
 
 
@@ -79,7 +85,7 @@ def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
     return ids[:warmup], ids[warmup:]
 
 
-def start(args: argparse.Namespace) -> list[subprocess.Popen]:
+def start(args: argparse.Namespace, trace: Path | None = None) -> list[subprocess.Popen]:
     env = {
         **os.environ,
         "OPENAI_BASE_URL": f"http://127.0.0.1:{args.port}/v1",
@@ -88,12 +94,15 @@ def start(args: argparse.Namespace) -> list[subprocess.Popen]:
         # The shared quota stays on (one Redis call per judgment), set above the bench's rate.
         "QA_LLM_REQUESTS_PER_MINUTE": "1000000",
     }
+    if trace:
+        env["BENCH_PIPELINE_TRACE"] = str(trace)
     fake = [sys.executable, "-m", "tests.support.fake_openai", "--port", str(args.port), "--latency", str(args.latency)]
     processes = [subprocess.Popen(fake, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, start_new_session=True)]
     slots = args.concurrency // args.workers
+    celery_app = "bench.pipeline.trace" if trace else "config"  # the project's app, with timestamps or not
     for index in range(args.workers):
         worker = [
-            sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={args.pool}", f"--concurrency={slots}",
+            sys.executable, "-m", "celery", "-A", celery_app, "worker", f"--pool={args.pool}", f"--concurrency={slots}",
             f"--hostname=bench{index}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle",
             "--without-heartbeat",
         ]
@@ -149,9 +158,11 @@ def cpu_seconds(processes: list[subprocess.Popen]) -> Counter[str]:
 
 def judge(
     app: Celery, run_ids: list[int], timeout: float, processes: list[subprocess.Popen]
-) -> tuple[float, Counter[str]]:
-    """Queue the runs, then let the workers take them; return the seconds until
-    all are finished and the CPU each part used meanwhile."""
+) -> tuple[float, float, Counter[str]]:
+    """Queue the runs, then let the workers take them; return the seconds until the last run was
+    finished (its `finished_at`), the seconds until this driver saw it, and the CPU each part used."""
+    from django.db.models import Max
+
     from qa.models import JudgeRun
     from qa.tasks import judge_run
 
@@ -159,19 +170,22 @@ def judge(
     app.control.cancel_consumer("celery", reply=True)
     for run_id in run_ids:
         judge_run.apply_async(args=[run_id])
-    cpu_before, started = cpu_seconds(processes), time.monotonic()
+    cpu_before, started, started_at = cpu_seconds(processes), time.monotonic(), time.time()
     app.control.add_consumer("celery", reply=True)
     while JudgeRun.objects.filter(pk__in=run_ids, status__in=["pending", "running"]).exists():
         if time.monotonic() - started > timeout:
             raise SystemExit("The workers did not finish in time.")
         time.sleep(0.25)
-    seconds = time.monotonic() - started
+    polled = time.monotonic() - started
     cpu = cpu_seconds(processes)
     cpu.subtract(cpu_before)
-    return seconds, cpu
+    # The end is when the last run was stored, not when the 0.25 s polling noticed (on average 0.125 s
+    # later): the workers' clock is this machine's, like `started_at`.
+    last = JudgeRun.objects.filter(pk__in=run_ids).aggregate(last=Max("finished_at"))["last"]
+    return last.timestamp() - started_at, polled, cpu
 
 
-def report(args: argparse.Namespace, run_ids: list[int], seconds: float, cpu: Counter[str]) -> None:
+def report(args: argparse.Namespace, run_ids: list[int], seconds: float, polled: float, cpu: Counter[str]) -> None:
     from qa.models import JudgeRun
 
     runs = list(JudgeRun.objects.filter(pk__in=run_ids))
@@ -184,6 +198,7 @@ def report(args: argparse.Namespace, run_ids: list[int], seconds: float, cpu: Co
     print(f"recordings: {len(runs)}  succeeded: {len(succeeded)}  failed: {len(runs) - len(succeeded)}")
     print(f"concurrency: {args.concurrency} slots ({args.pool}) in {args.workers} worker processes  fake LLM latency: {args.latency * 1000:.0f} ms")
     print(f"time: {seconds:.2f} s  throughput: {throughput:.1f} recordings/s  ideal: {ideal:.1f}/s  ({throughput / ideal:.1%} of ideal)")
+    print(f"  (until the last run was stored; the driver, polling every 0.25 s, saw it at {polled:.2f} s)")
     slot_overhead = args.concurrency * seconds / len(runs) * 1000 - args.latency * 1000
     print(f"pipeline overhead per recording: {slot_overhead:.1f} ms per slot (all but the LLM wait, queueing included)")
     print(
@@ -220,13 +235,19 @@ def main() -> None:
 
     warmup_ids, run_ids = recordings_prepare(args.recordings, warmup=args.concurrency * 2)
     app.control.purge()
-    processes = start(args)
-    try:
-        judge(app, warmup_ids, timeout=120, processes=processes)  # imports, connections, first prompts
-        seconds, cpu = judge(app, run_ids, timeout=args.recordings / 10 + 120, processes=processes)
-    finally:
-        stop(processes)
-    report(args, run_ids, seconds, cpu)
+    with tempfile.TemporaryDirectory() as directory:
+        trace = Path(directory) / "trace.txt" if args.trace else None
+        processes = start(args, trace)
+        try:
+            judge(app, warmup_ids, timeout=120, processes=processes)  # imports, connections, first prompts
+            seconds, polled, cpu = judge(app, run_ids, timeout=args.recordings / 10 + 120, processes=processes)
+        finally:
+            stop(processes)
+        report(args, run_ids, seconds, polled, cpu)
+        if trace:
+            from bench.pipeline.trace import cycle_report
+
+            cycle_report(trace, run_ids, args.concurrency // args.workers, args.concurrency)
 
 
 if __name__ == "__main__":

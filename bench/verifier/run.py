@@ -106,6 +106,41 @@ def report_timing(recordings: list[corpus.Recording], times: dict[str, list[floa
     print(" recording instead of once per quote; not a drop-in verify(evidence, transcript), shown for reference)")
 
 
+# How many of a call's quotes do not verify: none, one, two, or all its refused ones (6 of 12, this
+# corpus' extreme mix). The first unverified quote that needs the closest passage (paraphrase or
+# not found) pays for the transcript's word index once; the others only for their own search.
+UNVERIFIED_MIXES = (0, 1, 2, None)
+
+
+def measure_mixes(recordings: list[corpus.Recording]) -> dict[str, list[float]]:
+    """CPU seconds per recording of the verifier and the baseline normalising once, on each recording's
+    quotes to accept plus the first ``k`` of its quotes to refuse; each transcript prepared from scratch."""
+    times: dict[str, list[float]] = defaultdict(list)
+    verify = VERIFIERS["verifier"]
+    for number, recording in enumerate(recordings):
+        accepted = [case for case in recording.cases if case.accept]
+        refused = [case for case in recording.cases if not case.accept]
+        for mix in UNVERIFIED_MIXES:
+            chosen = corpus.Recording(recording.transcript, recording.words, accepted + refused[:mix])
+            label = f"its quotes to accept + {'all' if mix is None else mix} to refuse"
+            for name in ("verifier", "baseline once") if number % 2 == 0 else ("baseline once", "verifier"):
+                if name == "verifier":
+                    evidence._prepare.cache_clear()
+                    times[f"{label}: verifier"].append(_time_recording(verify, chosen))
+                else:
+                    times[f"{label}: baseline once"].append(_time_baseline_normalized_once(chosen))
+    return times
+
+
+def report_mixes(times: dict[str, list[float]]) -> None:
+    print("\nby how many quotes of a call do not verify (medians per recording, CPU ms):")
+    print(f"{'':<40}{'verifier':>12}{'baseline once':>15}{'ratio':>8}")
+    labels = dict.fromkeys(name.rsplit(": ", 1)[0] for name in times)
+    for label in labels:
+        ours, theirs = (statistics.median(times[f"{label}: {name}"]) for name in ("verifier", "baseline once"))
+        print(f"{label:<40}{1000 * ours:>12.2f}{1000 * theirs:>15.2f}{ours / theirs:>8.3f}")
+
+
 def _time_recording(verify: Verifier, recording: corpus.Recording) -> float:
     gc.collect()
     start = time.process_time()
@@ -169,8 +204,10 @@ def main() -> None:
     print(f"corpus: {len(calls)} quotes on {len(corpus.CALLS)} hand-written calls (clean and ASR-style), ", end="")
     print(f"{len(long_cases)} quotes on {len(recordings)} 60-minute recordings\n")
     times = measure(recordings, previous)
+    mixes = measure_mixes(recordings)
     accuracy(calls + long_cases)
     report_timing(recordings, times)
+    report_mixes(mixes)
 
 
 if __name__ == "__main__":
