@@ -64,10 +64,13 @@ PAGE_SIZE = 50
 MIN_N = 10
 
 
-def _num(value: float | None, places: int = 2) -> str:
-    # Not number_format: a scorecard formats thousands of figures, and it costs ten times this. The
-    # figures use no thousands separator, only the language's decimal mark.
-    return "—" if value is None else f"{value:.{places}f}".replace(".", get_format("DECIMAL_SEPARATOR"))
+def _num(value: float | None, places: int = 2, decimal_mark: str | None = None) -> str:
+    """`value` with the language's decimal mark (`decimal_mark`, when the caller looked it up once for many
+    figures) and no thousands separator. Not number_format: a scorecard formats thousands of figures, and it
+    costs ten times this."""
+    if value is None:
+        return "—"
+    return f"{value:.{places}f}".replace(".", decimal_mark or get_format("DECIMAL_SEPARATOR"))
 
 
 def _pct(value: float | None) -> str:

@@ -13,6 +13,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.formats import get_format
+from django.utils.html import format_html
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
@@ -54,34 +56,61 @@ class CellView:
     note: str
     corrected: bool
 
+    def __html__(self) -> str:
+        # Its markup here rather than in an included template: a scorecard has thousands of cells, and
+        # rendering one through the template engine cost more than computing it.
+        uncorrected = "" if self.corrected else " uncorrected"
+        html = format_html('<span class="estimate{}">{}</span>', uncorrected, self.estimate)
+        if self.interval:
+            html += format_html(' <span class="interval">{}</span>', self.interval)
+        html += format_html('\n<span class="cell-counts muted">{}</span>', self.counts)
+        if self.note:
+            html += format_html('\n<span class="cell-note{}">{}</span>', uncorrected, self.note)
+        return html
 
-def _fmt(column: Column) -> Callable[[float | None], str]:
+
+@dataclass(frozen=True)
+class CellWords:
+    """A cell's words and decimal mark in the request's language: looked up once a page, not once a cell
+    (a scorecard has thousands of cells, and each lookup costs about as much as the rest of the cell)."""
+
+    counts: str
+    uncorrected: str
+    pooled: dict[CorrectionLevel, str]
+    decimal_mark: str
+
+    @classmethod
+    def current(cls) -> CellWords:
+        return cls(
+            counts=_("%(judged)s judged · %(audited)s audited"),
+            uncorrected=_("judge's mean, uncorrected: fewer than %(min)s audited calls") % {"min": MIN_AUDITED},
+            pooled={
+                CorrectionLevel.TEAM: _("correction pooled from the team's %(n)s audited calls"),
+                CorrectionLevel.RUBRIC: _("correction pooled from the rubric's %(n)s audited calls"),
+            },
+            decimal_mark=get_format("DECIMAL_SEPARATOR"),
+        )
+
+
+def _fmt(column: Column, decimal_mark: str | None = None) -> Callable[[float | None], str]:
     places = 1 if column.key == OVERALL else 2
-    return lambda value: _num(value, places)
+    return lambda value: _num(value, places, decimal_mark)
 
 
-def cell_view(estimate: Estimate, column: Column) -> CellView:
-    fmt = _fmt(column)
-    counts = _("%(judged)s judged · %(audited)s audited") % {
-        "judged": estimate.judged_n,
-        "audited": estimate.audited_n,
-    }
+def cell_view(estimate: Estimate, column: Column, words: CellWords) -> CellView:
+    fmt = _fmt(column, words.decimal_mark)
+    counts = words.counts % {"judged": estimate.judged_n, "audited": estimate.audited_n}
     if estimate.judged_n == 0:
         return CellView("—", "", counts, "", False)
     if not estimate.corrected:
-        note = _("judge's mean, uncorrected: fewer than %(min)s audited calls") % {"min": MIN_AUDITED}
-        return CellView(fmt(estimate.estimate), "", counts, note, False)
-    notes = {
-        CorrectionLevel.CELL: "",
-        CorrectionLevel.TEAM: _("correction pooled from the team's %(n)s audited calls"),
-        CorrectionLevel.RUBRIC: _("correction pooled from the rubric's %(n)s audited calls"),
-    }
+        return CellView(fmt(estimate.estimate), "", counts, words.uncorrected, False)
     low, high = estimate.ci
+    pooled = words.pooled.get(estimate.correction_level)
     return CellView(
         fmt(estimate.estimate),
         f"[{fmt(low)}, {fmt(high)}]",
         counts,
-        notes[estimate.correction_level] % {"n": estimate.correction_n} if notes[estimate.correction_level] else "",
+        pooled % {"n": estimate.correction_n} if pooled else "",
         True,
     )
 
@@ -129,6 +158,7 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
         header = ["team", "agent_id", "agent_name", "criterion_key", *ESTIMATE_FIELDS]
         return csv_download(request, f"{_file_stem('scorecard', filters)}.csv", header, rows)
     agent_url = reverse("scorecards:agent")
+    words = CellWords.current()
     return render(
         request,
         "scorecards/scorecard.html",
@@ -141,7 +171,7 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
                 {
                     "row": row,
                     "url": row.agent_id and f"{agent_url}?{_query(filters, agent=row.agent_id)}",
-                    "cells": [cell_view(cell, column) for column, cell in zip(card.columns, row.cells, strict=True)],
+                    "cells": [cell_view(cell, column, words) for column, cell in zip(card.columns, row.cells, strict=True)],
                 }
                 for row in card.rows
             ],
@@ -150,7 +180,7 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
                     "column": column,
                     "judge_mean": _fmt(column)(total.judge_mean),
                     "human_mean": _fmt(column)(total.human_audit_mean),
-                    "cell": cell_view(total, column),
+                    "cell": cell_view(total, column, words),
                 }
                 for column, total in zip(card.columns, card.totals, strict=True)
             ],
@@ -187,6 +217,7 @@ def agent_page(request: HttpRequest) -> HttpResponse:
         return _agent_csv(request, card, filters)
     agent_label = card.agent_name or card.agent_id
     team_label = _("Team %(team)s") % {"team": card.team} if card.team else _("No team")
+    words = CellWords.current()
     return render(
         request,
         "scorecards/agent.html",
@@ -198,8 +229,8 @@ def agent_page(request: HttpRequest) -> HttpResponse:
             "criteria": [
                 {
                     "criterion": criterion,
-                    "agent": cell_view(criterion.agent, criterion.column),
-                    "team": cell_view(criterion.team, criterion.column),
+                    "agent": cell_view(criterion.agent, criterion.column, words),
+                    "team": cell_view(criterion.team, criterion.column, words),
                     "agent_judge_mean": _fmt(criterion.column)(criterion.agent.judge_mean),
                     "agent_human_mean": _fmt(criterion.column)(criterion.agent.human_audit_mean),
                     "team_judge_mean": _fmt(criterion.column)(criterion.team.judge_mean),
