@@ -106,6 +106,7 @@ def test_pipeline(bench_env):
     )  # fmt: skip
     assert "recordings: 40  succeeded: 40  failed: 0" in output
     assert "CPU per recording" in output
+    assert "steady state (runs 10%-90% finished):" in output
     assert "judging, machine-wide (workers + PostgreSQL + Redis):" in output
     # --trace: every phase of a slot's cycle was seen in the workers.
     assert "per slot cycle, mean over 40 timed runs" in output
