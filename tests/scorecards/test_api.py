@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
+from reviews.scorecards.api import ScorecardSerializer
 from tests.api.conftest import new_key
 from tests.factories import UserFactory
 
@@ -39,6 +40,8 @@ def test_agent_rows_carry_the_three_numbers_per_criterion_and_overall(api, teams
     assert overall["estimate"] == pytest.approx(2.5 / 4 * 100 - 25)  # c1 alone: (2.5 − 1) / 4 of the scale, in %
     assert rows["a2"]["criteria"][0]["correction_level"] == "team"
     assert rows["a3"]["criteria"][0]["correction_level"] == "rubric"
+    # The cells are written without their serializer (for speed): what they say is what it would.
+    assert ScorecardSerializer(body).data == body
 
 
 def test_team_rows_have_no_agent(api, teams_data):
