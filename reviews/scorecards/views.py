@@ -56,9 +56,10 @@ class CellView:
     note: str
     corrected: bool
 
-    def __html__(self) -> str:
+    def __str__(self) -> str:
         # Its markup here rather than in an included template: a scorecard has thousands of cells, and
-        # rendering one through the template engine cost more than computing it.
+        # rendering one through the template engine cost more than computing it. Safe HTML, as a form
+        # field's: the template engine takes str() of what it shows, then keeps it as it is.
         uncorrected = "" if self.corrected else " uncorrected"
         html = format_html('<span class="estimate{}">{}</span>', uncorrected, self.estimate)
         if self.interval:
@@ -67,6 +68,8 @@ class CellView:
         if self.note:
             html += format_html('\n<span class="cell-note{}">{}</span>', uncorrected, self.note)
         return html
+
+    __html__ = __str__
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,11 @@ def test_the_scorecard_shows_each_team_then_its_agents_with_estimates_and_notes(
     assert a3.note == "correction pooled from the rubric's 14 audited calls"
     html = response.content.decode()
     assert "What the correction does" in html and "?rubric=care&amp;version=1&amp;agent=a1" in html
+    # Each cell as markup in the page (CellView renders itself), the note of a pooled one included.
+    a2_cells = html.split('agent=a2">')[1].split("</tr>")[0]
+    assert '<span class="estimate">' in a2_cells and '<span class="cell-counts muted">' in a2_cells
+    assert '<span class="cell-note">correction pooled from the team&#x27;s 14 audited calls</span>' in a2_cells
+    assert "CellView(" not in html
 
 
 def test_a_cell_without_a_correction_says_uncorrected_and_shows_no_interval(client, supervisor, db):
@@ -60,6 +65,8 @@ def test_a_cell_without_a_correction_says_uncorrected_and_shows_no_interval(clie
     cell = response.context["rows"][1]["cells"][0]
     assert (cell.estimate, cell.interval, cell.corrected) == ("3.00", "", False)
     assert cell.note == "judge's mean, uncorrected: fewer than 10 audited calls"
+    assert '<span class="estimate uncorrected">3.00</span>\n<span class="cell-counts muted">' in str(cell)
+    assert '<span class="cell-note uncorrected">' in response.content.decode()
 
 
 def test_sorting_by_a_criterion_and_refusing_an_unknown_one(client, supervisor, teams_data):
@@ -92,6 +99,7 @@ def test_the_agent_page_compares_with_the_team_and_keeps_unverified_scores_apart
     assert "A3" in html and "Team south" in html
     c1 = response.context["criteria"][0]
     assert c1["agent"].estimate == "1.50" and c1["team"].estimate == "1.50"
+    assert '<td class="num"><span class="estimate' in html and "CellView(" not in html
     assert "<svg" in str(c1["chart"])
     coaching, unverified = html.split("Unverified scores (not evidence)")
     assert "no lo sé" not in coaching and "no lo sé" in unverified
