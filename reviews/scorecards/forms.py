@@ -28,8 +28,13 @@ class ScorecardFilterForm(ReportFilterForm):
 
 
 class ScorecardForm(ScorecardFilterForm):
+    # Set by the columns' headings (a link each), kept when the filters are applied: an empty text box
+    # asking for a criterion's key was no way to choose one.
     sort = forms.SlugField(
-        label=_("Sort by"), required=False, help_text=_("A criterion key, or 'overall' (the default).")
+        label=_("Sort by"),
+        required=False,
+        help_text=_("A criterion key, or 'overall' (the default)."),
+        widget=forms.HiddenInput,
     )
 
     def clean(self) -> dict:

@@ -71,7 +71,10 @@ def test_a_cell_without_a_correction_says_uncorrected_and_shows_no_interval(clie
 
 def test_sorting_by_a_criterion_and_refusing_an_unknown_one(client, supervisor, teams_data):
     client.force_login(supervisor)
-    assert client.get(reverse("scorecards:scorecard"), {"rubric": "care", "sort": "c1"}).status_code == 200
+    sorted_page = client.get(reverse("scorecards:scorecard"), {"rubric": "care", "sort": "c1"})
+    assert sorted_page.status_code == 200
+    # The headings sort; the filters keep the sort when applied, without a box to type a key into.
+    assert '<input type="hidden" name="sort" value="c1"' in sorted_page.content.decode()
     response = client.get(reverse("scorecards:scorecard"), {"rubric": "care", "sort": "nope"})
     assert response.status_code == 400
     assert "No criterion &#x27;nope&#x27; in this rubric version." in response.content.decode()
