@@ -194,7 +194,7 @@ def recording_ingest(
 
 def _check_common(
     *, external_id: str, source: str, transcript: str | None, turns: list[Turn] | None, audio: File | None,
-    agent_channel: str, customer_channel: str, rubric: Rubric, occurred_at: datetime | None,
+    agent_channel: str, customer_channel: str,
 ) -> None:  # fmt: skip
     """The checks every recording passes, whether it brings a transcript, turns or audio."""
     if not external_id.strip():
@@ -241,7 +241,7 @@ def recording_prepare(
     naming the field otherwise. Writes nothing, so a batch checks every item before storing any."""
     _check_common(
         external_id=external_id, source=source, transcript=transcript, turns=turns, audio=None,
-        agent_channel=agent_channel, customer_channel=customer_channel, rubric=rubric, occurred_at=occurred_at,
+        agent_channel=agent_channel, customer_channel=customer_channel,
     )  # fmt: skip
     if turns is not None:
         turns_check(turns)
@@ -389,7 +389,7 @@ def _recording_ingest_audio(
     """Store the file and enqueue its transcription (qa.transcribing); the judgment follows the transcript."""
     _check_common(
         external_id=external_id, source=source, transcript=transcript, turns=turns, audio=audio,
-        agent_channel=agent_channel, customer_channel=customer_channel, rubric=rubric, occurred_at=occurred_at,
+        agent_channel=agent_channel, customer_channel=customer_channel,
     )  # fmt: skip
     audio_info = audio_inspect(audio, size=audio.size)
     agent, customer = channel_map_check(
