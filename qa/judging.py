@@ -224,21 +224,22 @@ def _question_as_created(rubric: Rubric, prompt_version: str, shape: AnswerShape
     # recorded asks that question or none: each process builds it once, and a
     # draft edited since builds another version, which fails the job (an
     # exception: never cached) instead of judging a question nobody chose to test.
-    question = _question_build(rubric, shape)
-    if question.prompt.version != prompt_version:
-        raise LLMError(_question_changed(rubric, prompt_version, question.prompt.version), transient=False)
-    return question
+    return _question_bound(rubric, _question_build(rubric, shape), prompt_version)
 
 
-def _question_changed(rubric: Rubric, recorded: str, current: str) -> str:
+def _question_bound(rubric: Rubric, question: Question, prompt_version: str) -> Question:
+    """`question`, if it is the one `prompt_version` names; else a final LLMError saying what changed."""
+    if question.prompt.version == prompt_version:
+        return question
     why = (
         "the draft changed after the experiment was created"
         if rubric.is_draft
         else "the judge's prompt or answer format changed after the experiment was created"
     )
-    return (
+    raise LLMError(
         f"Rubric {rubric.slug} v{rubric.version} no longer asks the question this experiment tests "
-        f"(prompt version {recorded}, now {current}): {why}; create a new experiment."
+        f"(prompt version {prompt_version}, now {question.prompt.version}): {why}; create a new experiment.",
+        transient=False,
     )
 
 
@@ -283,8 +284,8 @@ def asking_prepare(
     shape = backend.answer_shape
     if rubric.published_at:
         question = _question(rubric, rubric.published_at, shape)
-        if prompt_version and question.prompt.version != prompt_version:
-            raise LLMError(_question_changed(rubric, prompt_version, question.prompt.version), transient=False)
+        if prompt_version:
+            question = _question_bound(rubric, question, prompt_version)
     elif prompt_version:
         question = _question_as_created(rubric, prompt_version, shape)
     else:
