@@ -52,9 +52,9 @@ from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording, Score
 from qa.routing import ReviewGroup, in_review_group
+from reviews.models import Review
 from reviews.reports.selectors import ReportFilters, report_run_q
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, Moments, scorecard_estimate
-from reviews.models import Review
 from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_references, latest_reviews
 from rubrics.models import Criterion, Rubric
 
