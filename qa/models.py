@@ -123,6 +123,10 @@ class Recording(models.Model):
     # current_run's value per criterion key (null: the judge's N/A), set with it: the scorecards sum
     # these 100,000 rows rather than group 1.2 million scores (bench/scorecards/README.md).
     current_values = models.JSONField(_("current values"), null=True, blank=True)
+    # Set wherever the values the scorecards sum change (the current run's, or a review's human values):
+    # the scorecards' weekly rollup then reads this call's agent-week again before it is next summed
+    # (reviews.scorecards.services.scorecard_weeks_refresh). Default too for rows written as SQL.
+    rollup_stale = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -138,6 +142,8 @@ class Recording(models.Model):
             models.Index(fields=["needs_review", "status"]),
             models.Index(F("status"), QUEUE_ORDER_KEY, F("id"), name="qa_recording_queue_key"),
             models.Index(fields=["rubric", "occurred_at"]),
+            # The few calls the rollup must read again, among a rubric's hundred thousand.
+            models.Index(fields=["rubric"], condition=Q(rollup_stale=True), name="qa_recording_rollup_stale"),
         ]
 
     def __str__(self) -> str:

@@ -145,7 +145,8 @@ def routing_fields(
     *, recording: Recording, rubric: Rubric, scores: Sequence[Score], warm_up: bool = False
 ) -> dict[str, object]:
     """The recording's fields that follow the scores of its current run, ready for an UPDATE:
-    how it is routed, and the values the scorecards sum (`Recording.current_values`)."""
+    how it is routed, and the values the scorecards sum (`Recording.current_values`, marked for
+    their weekly rollup)."""
     reasons = review_reasons(recording=recording, rubric=rubric, scores=scores, warm_up=warm_up)
     status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
     return {
@@ -154,6 +155,7 @@ def routing_fields(
         "status": status,
         "lowest_confidence": min((score.confidence for score in scores), default=None),
         "current_values": values_by_key(scores),
+        "rollup_stale": True,
     }
 
 

@@ -220,3 +220,38 @@ class AgreedValue(models.Model):
             models.UniqueConstraint(fields=["call", "criterion"], name="agreed_value_once_per_call"),
             _value_or_not_applicable("agreed_value_value_or_not_applicable"),
         ]
+
+
+class ScorecardWeek(models.Model):
+    """The scorecard estimator's moments (`reviews.reports.stats.CellSample`) of one agent's calls in one team
+    and week, for one column: a criterion's key, or "overall". A cache of the calls, so that a scorecard sums
+    about 70,000 of these rather than 100,000 calls (bench/scorecards/README.md); kept up to date from the
+    calls marked `Recording.rollup_stale` by `reviews.scorecards.services.scorecard_weeks_refresh`, which
+    every scorecard read runs first. Never edited by hand: delete the rows and mark the calls to rebuild."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="+")
+    week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time
+    team = models.CharField(max_length=100)
+    agent_id = models.CharField(max_length=100)
+    agent_name = models.CharField(max_length=200)  # the greatest of the week's, as the scorecard shows one
+    column_key = models.CharField(max_length=64)
+    judged_n = models.IntegerField()
+    judged_total = models.FloatField()
+    judged_squares = models.FloatField()
+    human_n = models.IntegerField()
+    human_total = models.FloatField()
+    human_squares = models.FloatField()
+    difference_n = models.IntegerField()
+    difference_total = models.FloatField()
+    difference_squares = models.FloatField()
+    paired_human_n = models.IntegerField()
+    paired_human_total = models.FloatField()
+    paired_human_squares = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rubric", "week", "agent_id", "team", "column_key"],
+                name="scorecard_week_once",
+            )
+        ]

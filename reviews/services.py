@@ -127,7 +127,8 @@ def review_create(
     reviews_human_values_store(reviews=Review.objects.filter(pk=review.pk))
     # "Needs review" sends the recording on: it stays in the queue for someone else.
     recording.status = Recording.Status.IN_REVIEW if decision == Review.Decision.NEEDS_REVIEW else Recording.Status.REVIEWED
-    recording.save(update_fields=["status", "updated_at"])
+    recording.rollup_stale = True  # its human values changed: the scorecards' rollup reads its week again
+    recording.save(update_fields=["status", "rollup_stale", "updated_at"])
     ReviewClaim.objects.filter(recording=recording).delete()
     return review
 

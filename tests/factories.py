@@ -115,7 +115,8 @@ def judged_recording(*, values: dict[str, int] | None = None, confidence: float 
     recording.current_run = run
     recording.lowest_confidence = confidence
     recording.current_values = values_by_key(run.scores.select_related("criterion"))
-    recording.save(update_fields=["current_run", "lowest_confidence", "current_values"])
+    recording.rollup_stale = True  # as the judging marks the values it sets
+    recording.save(update_fields=["current_run", "lowest_confidence", "current_values", "rollup_stale"])
     return recording
 
 

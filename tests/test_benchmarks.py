@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -126,7 +127,9 @@ def test_scorecards(bench_env):
     # It exits 1 when a URL misses 1 s, which a loaded machine may: only a crash fails here.
     output = run(bench_env, "-m", "bench.scorecards.run", "--repeat", "1", exit_codes=(0, 1))
     assert "300 recordings, 3,960 scores" in output
-    for url in ("scorecard page ", "scorecard page, 8 weeks", "API, agents", "API, teams", "agent page"):
+    assert re.search(r"^rollup built from 300 calls in [\d.]+ s$", output, re.MULTILINE), output
+    urls = ("scorecard page ", "scorecard page, 8 weeks", "page, 8 weeks from a Wed.", "API, agents", "API, teams")
+    for url in (*urls, "agent page", "page, a day changed (", "page, one review"):
         row = next(line for line in output.splitlines() if line.startswith(url))
         assert row.split()[-1].isdigit(), row  # one query count per URL: constant
 

@@ -46,6 +46,8 @@ def generate(*, recordings: int, criteria: int, seed: float) -> dict[str, int]:
         # call and review are filled by the same services the migrations use.
         recordings_current_values_store(recordings=Recording.objects.filter(rubric=rubric))
         reviews_human_values_store(reviews=Review.objects.filter(recording__rubric=rubric))
+        # Both mark the call for the scorecards' weekly rollup: the first scorecard read builds it.
+        Recording.objects.filter(rubric=rubric, current_run__isnull=False).update(rollup_stale=True)
         user = User.objects.create_user(BENCH_USER)
         user.groups.add(Group.objects.get(name="Supervisors"))
     counts = {}

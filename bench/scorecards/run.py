@@ -13,6 +13,12 @@ with the load average before and after, since other work changes wall time.
 The "cpu s" column is the CPU seconds of the PostgreSQL backend plus this
 process for one request, parallel workers off (read from /proc, so run it on
 the database machine): other load hardly changes it.
+
+The pages read the weekly rollup, which every read first brings up to date
+with the calls marked as changed. So the run first times building it from
+every call (as after the migration or a bulk load), then the page after a
+day's calls changed (a day of judging) and after one review, each marked
+again before each request.
 """
 
 from __future__ import annotations
@@ -44,12 +50,14 @@ class QueryMeter:
             self.count += 1
 
 
-def cpu_seconds(client, url: str) -> float:
+def cpu_seconds(client, url: str, before: Callable[[], None] | None = None) -> float:
     """CPU of one request: the backend's (serial plan) and this process's."""
     from django.db import connection
 
     from bench.reports.run import backend_cpu_seconds
 
+    if before:
+        before()
     with connection.cursor() as cursor:
         cursor.execute("SET max_parallel_workers_per_gather = 0")
         cursor.execute("SELECT pg_backend_pid()")
@@ -62,12 +70,14 @@ def cpu_seconds(client, url: str) -> float:
     return spent
 
 
-def measure(client, url: str, repeat: int) -> dict:
+def measure(client, url: str, repeat: int, before: Callable[[], None] | None = None) -> dict:
     from django.db import connection
 
     client.get(url)  # warm the caches, as a server that has been running would be
     timings, sql, counts = [], [], set()
     for _ in range(repeat):
+        if before:
+            before()
         meter = QueryMeter()
         with connection.execute_wrapper(meter):
             started = time.perf_counter()
@@ -80,9 +90,30 @@ def measure(client, url: str, repeat: int) -> dict:
         "median": statistics.median(timings),
         "max": max(timings),
         "sql": statistics.median(sql),
-        "cpu": cpu_seconds(client, url),
+        "cpu": cpu_seconds(client, url, before),
         "queries": counts,
     }
+
+
+def rollup_build() -> tuple[int, float]:
+    """Build the rollup from every judged call, as after the migration; the calls read and the seconds."""
+    from bench.reports.generate import BENCH_SLUG
+    from qa.models import Recording
+    from reviews.models import ScorecardWeek
+    from reviews.scorecards.services import scorecard_weeks_refresh
+    from rubrics.models import Rubric
+
+    rubric = Rubric.objects.get(slug=BENCH_SLUG)
+    ScorecardWeek.objects.filter(rubric=rubric).delete()
+    Recording.objects.filter(rubric=rubric, current_run__isnull=False).update(rollup_stale=True)
+    started = time.perf_counter()
+    calls = scorecard_weeks_refresh(rubric=rubric)
+    return calls, time.perf_counter() - started
+
+
+def marking(recordings) -> Callable[[], None]:
+    """Before each request: mark `recordings` as the judging or a review would."""
+    return lambda: recordings.update(rollup_stale=True)
 
 
 def run(*, repeat: int) -> bool:
@@ -98,12 +129,18 @@ def run(*, repeat: int) -> bool:
     client = Client(HTTP_HOST="localhost", HTTP_ACCEPT_LANGUAGE="es")
     client.force_login(User.objects.get(username=BENCH_USER))
     agent = Recording.objects.filter(rubric__slug=BENCH_SLUG).order_by("pk").values_list("agent_id", flat=True)[0]
+    page = f"/scorecards/?rubric={BENCH_SLUG}"
+    judged = Recording.objects.filter(rubric__slug=BENCH_SLUG, current_run__isnull=False)
+    day = judged.filter(occurred_at__date=judged.order_by("pk").values_list("occurred_at", flat=True)[0].date())
     urls = {
-        "scorecard page": f"/scorecards/?rubric={BENCH_SLUG}",
-        "scorecard page, 8 weeks": f"/scorecards/?rubric={BENCH_SLUG}&since=2026-03-02&until=2026-04-26",
-        "API, agents": f"/api/scorecards/?rubric={BENCH_SLUG}&group=agent",
-        "API, teams": f"/api/scorecards/?rubric={BENCH_SLUG}&group=team",
-        "agent page": f"/scorecards/agent/?rubric={BENCH_SLUG}&agent={agent}",
+        "scorecard page": (page, None),
+        "scorecard page, 8 weeks": (f"{page}&since=2026-03-02&until=2026-04-26", None),
+        "page, 8 weeks from a Wed.": (f"{page}&since=2026-03-04&until=2026-04-29", None),
+        "API, agents": (f"/api/scorecards/?rubric={BENCH_SLUG}&group=agent", None),
+        "API, teams": (f"/api/scorecards/?rubric={BENCH_SLUG}&group=team", None),
+        "agent page": (f"/scorecards/agent/?rubric={BENCH_SLUG}&agent={agent}", None),
+        f"page, a day changed ({day.count()})": (page, marking(day)),
+        "page, one review": (page, marking(judged.filter(pk=day.values("pk")[:1]))),
     }
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
@@ -111,10 +148,12 @@ def run(*, repeat: int) -> bool:
     print(f"{os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}, PostgreSQL {server}")
     print(f"{Recording.objects.count():,} recordings, {Score.objects.count():,} scores; {repeat} timed requests each")
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    calls, seconds = rollup_build()
+    print(f"rollup built from {calls:,} calls in {seconds:.2f} s")
     print(f"{'url':<26}{'median s':>10}{'max s':>8}{'SQL s':>8}{'cpu s':>8}{'queries':>9}")
     ok = True
-    for name, url in urls.items():
-        result = measure(client, url, repeat)
+    for name, (url, before) in urls.items():
+        result = measure(client, url, repeat, before)
         queries = ",".join(map(str, sorted(result["queries"])))
         print(
             f"{name:<26}{result['median']:>10.3f}{result['max']:>8.3f}{result['sql']:>8.3f}{result['cpu']:>8.3f}"

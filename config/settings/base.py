@@ -259,6 +259,8 @@ QA_LOCAL_ANSWER_SHAPE = env("QA_LOCAL_ANSWER_SHAPE", default="compact")
 CELERY_BEAT_SCHEDULE = {
     "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     "experiments-sweep": {"task": "experiments.sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
+    # The scorecards' weekly rollup, brought up to date every minute (the pages also do it before reading).
+    "scorecards-refresh": {"task": "scorecards.refresh", "schedule": 60.0},
 }
 # Without it Celery's Django fixup closes every database connection around
 # every task; config.celery closes only the broken or expired ones instead

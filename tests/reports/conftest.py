@@ -64,7 +64,8 @@ def add_review(
     criteria = {criterion.key: criterion for criterion in recording.rubric.criteria.all()}
     for key, fields in (entries or {}).items():
         CriterionReview.objects.create(review=review, criterion=criteria[key], **fields)
-    reviews_human_values_store(reviews=Review.objects.filter(pk=review.pk))  # as review_create does
+    reviews_human_values_store(reviews=Review.objects.filter(pk=review.pk))  # as review_create does,
+    Recording.objects.filter(pk=recording.pk).update(rollup_stale=True)  # with the mark for the rollup
     return review
 
 

@@ -1,0 +1,86 @@
+"""Keeping the scorecards' weekly rollup (`reviews.models.ScorecardWeek`) equal to the calls."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, date, datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils.dateparse import parse_datetime
+
+from qa.models import Recording
+from reviews.models import ScorecardWeek
+from reviews.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields, week_of
+from rubrics.models import Rubric
+
+
+def _occurred(value: datetime | str | None) -> datetime | None:
+    """A call's time from a raw row: a datetime, or on SQLite the text Django stores there, in UTC."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return parse_datetime(value).replace(tzinfo=UTC)
+
+
+def _stale_take(rubric: Rubric) -> list[tuple[str, datetime | None]]:
+    """Unmark the rubric's stale calls, returning each one's agent and time. One statement, so a call marked
+    again after it (judged or reviewed meanwhile) stays marked for the next refresh; one marked before it and
+    committed since is read by the refresh's queries, which all come after."""
+    table = connection.ops.quote_name(Recording._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET rollup_stale = %s WHERE rubric_id = %s AND rollup_stale"
+            " RETURNING agent_id, occurred_at",
+            [False, rubric.pk],
+        )
+        return [(agent_id, _occurred(occurred_at)) for agent_id, occurred_at in cursor.fetchall()]
+
+
+def _week_calls(rubric: Rubric, week: date | None, agents: set[str]) -> Calls:
+    """The rubric's judged calls of `agents` in `week` (None: the calls with no time)."""
+    in_week = judged_calls(rubric, week, week + timedelta(days=6)) if week else judged_calls(rubric)
+
+    def calls(prefix: str) -> Q:
+        chosen = in_week(prefix) & Q(**{f"{prefix}agent_id__in": agents})
+        return chosen if week else chosen & Q(**{f"{prefix}occurred_at__isnull": True})
+
+    return calls
+
+
+@transaction.atomic
+def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
+    """Read again the agent-weeks of the rubric's calls whose values changed since the last refresh (those
+    marked `Recording.rollup_stale`), and replace their rollup rows. Returns how many calls were marked.
+
+    Two queries per week touched, whatever the number of its agents: after a day of judging, the current
+    week; after a review, the reviewed call's agent-week; after a migration or a bulk load, every week."""
+    # One refresh of a rubric at a time: two would replace the same rows. The judging's warm-up takes the
+    # same lock before it touches a recording, as this does, so neither waits for the other in a cycle.
+    Rubric.objects.select_for_update().values_list("pk", flat=True).get(pk=rubric.pk)
+    stale = _stale_take(rubric)
+    agents_by_week: defaultdict[date | None, set[str]] = defaultdict(set)
+    for agent_id, occurred_at in stale:
+        agents_by_week[week_of(occurred_at)].add(agent_id)
+    for week, agents in agents_by_week.items():
+        samples = call_samples(rubric, _week_calls(rubric, week, agents), by_agent)
+        ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+        ScorecardWeek.objects.bulk_create(
+            ScorecardWeek(
+                rubric=rubric,
+                week=week,
+                team=team,
+                agent_id=agent_id,
+                agent_name=samples.agent_names[agent_id],
+                column_key=column_key,
+                **sample_fields(sample),
+            )
+            for ((team, agent_id), column_key), sample in samples.cells.items()
+        )
+    return len(stale)
+
+
+def scorecard_weeks_refresh_all() -> int:
+    """Refresh the rollup of every rubric with changed calls; returns how many calls were read again. Run by
+    Celery beat (`scorecards.refresh`), so that a page seldom finds more than a minute's changes to read."""
+    rubrics = Rubric.objects.filter(pk__in=Recording.objects.filter(rollup_stale=True).values("rubric_id"))
+    return sum(scorecard_weeks_refresh(rubric=rubric) for rubric in rubrics)

@@ -1,0 +1,12 @@
+"""Celery tasks of the reviews app."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from reviews.scorecards.services import scorecard_weeks_refresh_all
+
+
+@shared_task(name="scorecards.refresh", ignore_result=True)
+def scorecards_refresh() -> int:
+    return scorecard_weeks_refresh_all()

@@ -1,0 +1,263 @@
+"""The scorecards' weekly rollup: a page's figures are the calls' own, whatever the period and however the
+data changed since the last read, and a read reads again only the agent-weeks that changed."""
+
+from __future__ import annotations
+
+import importlib
+import random
+import re
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from qa.execution import judge_run_execute
+from qa.judging import recording_enqueue_judging
+from qa.models import Recording, values_by_key
+from reviews.models import Review, ScorecardWeek
+from reviews.reports.selectors import ReportFilters
+from reviews.scorecards.moments import (
+    PARTS,
+    Samples,
+    by_agent,
+    by_week_around,
+    call_samples,
+    judged_calls,
+    period_split,
+)
+from reviews.scorecards.selectors import period_samples, scorecard
+from reviews.scorecards.services import scorecard_weeks_refresh
+from reviews.services import CriterionAdjustment, review_create
+from tests.factories import JudgeRunFactory, RecordingFactory, ScoreFactory, judged_recording, published_rubric
+from tests.judge.conftest import fake_llm, judge_rubric  # noqa: F401 (a fixture)
+from tests.reports.conftest import APPROVE, AUDIT, LOW, NEEDS_REVIEW, REJECT, add_review
+from tests.support.fake_openai import answer_for, completion
+
+pytestmark = pytest.mark.django_db
+
+MON, TUE, WED, SUN = date(2026, 3, 2), date(2026, 3, 3), date(2026, 3, 4), date(2026, 3, 8)
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "whole_weeks", "first", "last", "edges"),
+    [
+        (None, None, True, None, None, []),
+        (MON, SUN + timedelta(weeks=7), True, MON, MON + timedelta(weeks=7), []),  # 8 whole weeks
+        (WED, WED + timedelta(weeks=8), True, MON + timedelta(weeks=1), MON + timedelta(weeks=7),
+         [(WED, SUN), (MON + timedelta(weeks=8), WED + timedelta(weeks=8))]),
+        (SUN, SUN, False, None, None, [(SUN, SUN)]),  # one day: no whole week
+        (WED, TUE + timedelta(weeks=1), False, None, None, [(WED, TUE + timedelta(weeks=1))]),
+        (None, WED, True, None, MON - timedelta(weeks=1), [(MON, WED)]),
+        (WED, None, True, MON + timedelta(weeks=1), None, [(WED, SUN)]),
+    ],
+)  # fmt: skip
+def test_a_period_is_its_whole_weeks_and_the_days_at_either_end(since, until, whole_weeks, first, last, edges):
+    split = period_split(since, until)
+    assert (split.whole_weeks, split.first_week, split.last_week, split.edges) == (whole_weeks, first, last, edges)
+
+
+def _week_key(value: object) -> object:
+    """A week as the calls' raw rows give it on PostgreSQL (a datetime) or as the rollup does (a date)."""
+    return value.date() if isinstance(value, datetime) else value
+
+
+def assert_same_samples(got: Samples, expected: Samples) -> None:
+    def normalised(samples: Samples) -> dict:
+        return {(tuple(_week_key(key) for key in group), column): cell for (group, column), cell in samples.cells.items()}
+
+    got_cells, expected_cells = normalised(got), normalised(expected)
+    assert got_cells.keys() == expected_cells.keys()
+    for cell, sample in expected_cells.items():
+        for part in PARTS:
+            mine, theirs = getattr(got_cells[cell], part), getattr(sample, part)
+            assert mine.n == theirs.n, (cell, part)
+            assert mine.total == pytest.approx(theirs.total), (cell, part)
+            assert mine.squares == pytest.approx(theirs.squares), (cell, part)
+    assert got.agent_names == expected.agent_names
+
+
+def rejudge(recording: Recording, values: dict[str, int | None]) -> None:
+    """A new current run with `values`, marked as the judging marks it: earlier reviews judged another run."""
+    run = JudgeRunFactory(recording=recording)
+    for criterion in recording.rubric.criteria.all():
+        ScoreFactory(run=run, criterion=criterion, value=values[criterion.key])
+    Recording.objects.filter(pk=recording.pk).update(
+        current_run=run, current_values=values_by_key(run.scores.select_related("criterion")), rollup_stale=True
+    )
+
+
+def random_calls(rubric, rng: random.Random, count: int) -> list[Recording]:
+    """Calls over six weeks of March and April 2026 at any hour (some with no time), five agents in two teams
+    (a4 moves team), audited, flagged, reviewed once or twice, some judged again after their review."""
+    calls = []
+    for _ in range(count):
+        agent = rng.choice(["a1", "a2", "a3", "a4", "a5"])
+        moment = datetime(2026, 3, 1, tzinfo=UTC) + timedelta(minutes=rng.randrange(45 * 24 * 60))
+        team = "north" if agent in ("a1", "a2") or (agent == "a4" and moment.day < 20 and moment.month == 3) else "south"
+        values = {key: rng.choice([1, 2, 3, 4, 5]) for key in ("c1", "c2")} | {"c3": rng.choice([None, 2, 4])}
+        recording = judged_recording(
+            rubric=rubric,
+            values=values,
+            agent_id=agent,
+            agent_name=agent.upper(),
+            team=team,
+            occurred_at=None if rng.random() < 0.04 else moment,
+            review_reasons=[reason for reason, rate in ((AUDIT, 0.5), (LOW, 0.15)) if rng.random() < rate],
+        )
+        if values["c3"] is None:
+            recording.current_run.scores.filter(criterion__key="c3").update(value=None)
+        for _ in range(rng.choice([0, 1, 1, 2])):
+            entries = {key: {"adjusted_value": rng.choice([1, 3, 5])} for key in ("c1", "c2") if rng.random() < 0.4}
+            if rng.random() < 0.2:
+                entries["c3"] = {"not_applicable": True}
+            add_review(recording, rng.choice([APPROVE, APPROVE, REJECT, NEEDS_REVIEW]), when=moment, entries=entries)
+            moment += timedelta(hours=1)
+        if rng.random() < 0.1:
+            rejudge(recording, {key: rng.choice([1, 5]) for key in ("c1", "c2", "c3")})
+        calls.append(recording)
+    return calls
+
+
+PERIODS = [
+    (None, None),
+    (date(2026, 3, 2), date(2026, 4, 12)),  # whole weeks only
+    (date(2026, 3, 4), date(2026, 4, 8)),  # Wednesday to Wednesday: two partial weeks
+    (date(2026, 3, 29), date(2026, 3, 29)),  # one day, the one the clocks go forward in Madrid
+    (None, date(2026, 3, 25)),
+    (date(2026, 3, 18), None),
+]
+
+
+def test_the_rollup_gives_the_calls_own_figures_for_any_period_and_after_any_change(settings):
+    settings.TIME_ZONE = "Europe/Madrid"  # weeks start at local midnight; summer time starts on 29 March
+    rubric = published_rubric(criteria=3, not_applicable=("c3",))
+    rng = random.Random(20261201)
+
+    def check() -> None:
+        for since, until in PERIODS:
+            filters = ReportFilters(rubric=rubric, date_from=since, date_to=until)
+            from_calls = judged_calls(rubric, since, until)
+            assert_same_samples(period_samples(filters, by_agent), call_samples(rubric, from_calls, by_agent))
+            around = by_week_around("a4", "north")
+            assert_same_samples(period_samples(filters, around), call_samples(rubric, from_calls, around))
+
+    random_calls(rubric, rng, 80)
+    check()  # built from nothing
+    calls = random_calls(rubric, rng, 40)  # new calls, reviews and re-judged calls in weeks already rolled up
+    for recording in rng.sample(calls + list(Recording.objects.filter(rubric=rubric)[:30]), 15):
+        add_review(recording, APPROVE, when=datetime(2026, 4, 20, tzinfo=UTC), entries={"c1": {"adjusted_value": 2}})
+    for recording in rng.sample(list(Recording.objects.filter(rubric=rubric)), 10):
+        rejudge(recording, {"c1": 3, "c2": None, "c3": 4})
+    check()  # brought up to date
+    assert ScorecardWeek.objects.filter(rubric=rubric, week__isnull=True).exists()  # calls with no time have a row
+    assert not Recording.objects.filter(rollup_stale=True).exists()
+
+
+def lowest_reply(request: dict) -> object:
+    """Every criterion at its scale minimum."""
+    answer = answer_for(request)
+    schema = request["response_format"]["json_schema"]["schema"]["properties"]["scores"]["properties"]
+    for key, item in schema.items():
+        answer["scores"][key]["value"] = min(value for value in item["properties"]["value"]["enum"] if value is not None)
+    return completion(answer)
+
+
+def test_a_scorecard_shows_a_judgment_or_a_review_as_soon_as_it_is_stored(fake_llm, supervisor):  # noqa: F811
+    rubric = judge_rubric(audit_rate=1.0)  # every call in the random audit
+    first, second = (RecordingFactory(rubric=rubric, occurred_at=datetime(2026, 3, day, 10, tzinfo=UTC)) for day in (3, 4))
+    for recording in (first, second):
+        judge_run_execute(run_id=recording_enqueue_judging(recording=recording).pk)
+
+    def greeting() -> object:
+        agent = next(row for row in scorecard(ReportFilters(rubric=rubric)).rows if row.agent_id)
+        return agent.cells[0]  # "saludo", 1–5
+
+    assert (greeting().judged_n, greeting().judge_mean) == (2, 5)
+    fake_llm.script(lowest_reply)
+    judge_run_execute(run_id=recording_enqueue_judging(recording=first).pk)  # judged again: 1
+    assert greeting().judge_mean == 3
+
+    second.refresh_from_db()
+    review_create(
+        recording=second,
+        decision=Review.Decision.REJECT,
+        reviewer="sup",
+        user=supervisor,
+        criteria=[CriterionAdjustment("saludo", adjusted_value=2, comment="no name given")],
+    )
+    cell = greeting()
+    assert (cell.audited_n, cell.human_audit_mean) == (1, 2)
+
+
+def statements(queries: CaptureQueriesContext) -> list[str]:
+    """What a refresh asked the database, without the savepoints of the test's transaction."""
+    return [query["sql"] for query in queries if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))]
+
+
+def test_a_read_reads_again_only_the_agent_weeks_that_changed(supervisor):
+    rubric = published_rubric(criteria=2)
+    calls = {
+        (agent, day): judged_recording(
+            rubric=rubric, agent_id=agent, team="t", occurred_at=datetime(2026, 3, day, 12, tzinfo=UTC)
+        )
+        for agent in ("a1", "a2")
+        for day in (3, 10, 17)
+    }
+    assert scorecard_weeks_refresh(rubric=rubric) == 6
+    assert ScorecardWeek.objects.count() == 2 * 3 * 3  # agents × weeks × (2 criteria and the overall)
+
+    def refreshed(*changed: tuple[str, int]) -> tuple[set, int]:
+        """Review `changed` calls and refresh: the agent-weeks whose rows were replaced, and the queries."""
+        rows = dict(ScorecardWeek.objects.values_list("pk", "week"))
+        agents = dict(ScorecardWeek.objects.values_list("pk", "agent_id"))
+        for key in changed:
+            review_create(recording=calls[key], decision=Review.Decision.APPROVE, reviewer="s", user=supervisor, criteria=[])
+        with CaptureQueriesContext(connection) as queries:
+            assert scorecard_weeks_refresh(rubric=rubric) == len(changed)
+        replaced = {(rows[pk], agents[pk]) for pk in rows if not ScorecardWeek.objects.filter(pk=pk).exists()}
+        return replaced, len(queries)
+
+    one, one_queries = refreshed(("a1", 10))
+    assert one == {(date(2026, 3, 9), "a1")}
+    both, both_queries = refreshed(("a1", 17), ("a2", 17))
+    assert both == {(date(2026, 3, 16), "a1"), (date(2026, 3, 16), "a2")}
+    assert both_queries == one_queries  # per week, whatever the number of its agents
+    assert ScorecardWeek.objects.count() == 2 * 3 * 3
+
+    with CaptureQueriesContext(connection) as queries:
+        assert scorecard_weeks_refresh(rubric=rubric) == 0
+    assert len(statements(queries)) == 2  # the lock and the marked calls: nothing to read
+
+
+def test_the_migration_marks_every_judged_call_for_the_first_read():
+    rubric = published_rubric(criteria=1)
+    judged = judged_recording(rubric=rubric)
+    waiting = RecordingFactory(rubric=rubric)
+    Recording.objects.update(rollup_stale=False)
+    migration = importlib.import_module("qa.migrations.0011_recording_rollup_stale")
+    migration.judged_mark(apps, None)
+    assert set(Recording.objects.filter(rollup_stale=True)) == {judged}
+    assert waiting.pk not in Recording.objects.filter(rollup_stale=True).values_list("pk", flat=True)
+
+
+def test_after_a_time_zone_change_marking_every_call_draws_the_weeks_again(settings):
+    """As the README says to do after changing TIME_ZONE, with the command it gives."""
+    rubric = published_rubric(criteria=1)
+    for day, hour in ((1, 23), (2, 3), (4, 12)):  # a Sunday night, a Monday morning and a Wednesday, in UTC
+        judged_recording(rubric=rubric, agent_id="a1", team="t", occurred_at=datetime(2026, 3, day, hour, tzinfo=UTC))
+    filters = ReportFilters(rubric=rubric, date_from=date(2026, 3, 2), date_to=date(2026, 3, 8))
+    from_calls = judged_calls(rubric, filters.date_from, filters.date_to)
+    assert_same_samples(period_samples(filters, by_agent), call_samples(rubric, from_calls, by_agent))
+
+    settings.TIME_ZONE = "Asia/Tokyo"  # UTC+9: Sunday 23:00 UTC is Monday morning there
+    stale = period_samples(filters, by_agent).cells[(("t", "a1"), "c1")].judged.n
+    assert stale != call_samples(rubric, from_calls, by_agent).cells[(("t", "a1"), "c1")].judged.n
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    command = re.search(r'`python manage.py shell -c "([^"]*rollup_stale[^"]*)"`', readme).group(1)
+    call_command("shell", command=command)
+    assert_same_samples(period_samples(filters, by_agent), call_samples(rubric, from_calls, by_agent))
