@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.db import connection, transaction
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from qa.models import Recording
@@ -16,10 +17,12 @@ from rubrics.models import Rubric
 
 
 def _occurred(value: datetime | str | None) -> datetime | None:
-    """A call's time from a raw row: a datetime, or on SQLite the text Django stores there, in UTC."""
-    if value is None or isinstance(value, datetime):
-        return value
-    return parse_datetime(value).replace(tzinfo=UTC)
+    """A call's time from a raw row: an aware datetime on PostgreSQL; on SQLite, what Django stores there,
+    in UTC without saying so (a naive datetime or its text, depending on the column's declared type)."""
+    if value is None:
+        return None
+    moment = value if isinstance(value, datetime) else parse_datetime(value)
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
 
 
 def _stale_take(rubric: Rubric) -> list[tuple[str, datetime | None]]:
