@@ -132,6 +132,7 @@ def test_scorecards(bench_env):
     for url in (*urls, "agent page", "page, a day changed (", "page, one review"):
         row = next(line for line in output.splitlines() if line.startswith(url))
         assert row.split()[-1].isdigit(), row  # one query count per URL: constant
+    assert re.search(r"^scorecard page while the rollup is built \(reads the calls\): [\d.]+ s median$", output, re.M)
 
 
 def test_experiments(bench_env):

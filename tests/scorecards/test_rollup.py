@@ -29,6 +29,7 @@ from reviews.scorecards.moments import (
     judged_calls,
     period_split,
 )
+from reviews.scorecards import selectors
 from reviews.scorecards.selectors import period_samples, scorecard
 from reviews.scorecards.services import scorecard_weeks_refresh
 from reviews.services import CriterionAdjustment, review_create
@@ -266,3 +267,19 @@ def test_after_a_time_zone_change_marking_every_call_draws_the_weeks_again(setti
     command = re.search(r'`python manage.py shell -c "([^"]*rollup_stale[^"]*)"`', readme).group(1)
     call_command("shell", command=command)
     assert_same_samples(period_samples(filters, by_agent), call_samples(rubric, from_calls, by_agent))
+
+
+def test_with_too_many_changed_calls_a_read_reads_the_calls_and_leaves_the_rollup_to_the_beat(monkeypatch):
+    rubric = published_rubric(criteria=2)
+    for day in (3, 4, 10):
+        judged_recording(rubric=rubric, agent_id="a1", team="t", occurred_at=datetime(2026, 3, day, tzinfo=UTC))
+    filters = ReportFilters(rubric=rubric, date_from=date(2026, 3, 2), date_to=date(2026, 3, 15))
+    from_calls = call_samples(rubric, judged_calls(rubric, filters.date_from, filters.date_to), by_agent)
+
+    monkeypatch.setattr(selectors, "REFRESH_IN_READ_MAX", 2)
+    assert_same_samples(period_samples(filters, by_agent), from_calls)
+    assert Recording.objects.filter(rollup_stale=True).count() == 3 and not ScorecardWeek.objects.exists()
+
+    monkeypatch.setattr(selectors, "REFRESH_IN_READ_MAX", 3)
+    assert_same_samples(period_samples(filters, by_agent), from_calls)
+    assert not Recording.objects.filter(rollup_stale=True).exists() and ScorecardWeek.objects.exists()
