@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import random
 import re
+import threading
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -283,3 +284,48 @@ def test_with_too_many_changed_calls_a_read_reads_the_calls_and_leaves_the_rollu
     monkeypatch.setattr(selectors, "REFRESH_IN_READ_MAX", 3)
     assert_same_samples(period_samples(filters, by_agent), from_calls)
     assert not Recording.objects.filter(rollup_stale=True).exists() and ScorecardWeek.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_review_committed_while_a_refresh_runs_is_read_by_the_next_one(monkeypatch, supervisor):
+    """Another connection reviews a call of the week being read again, after the refresh read its calls and
+    before it commits: the refresh's rows miss the review, but the call stays marked for the next one."""
+    rubric = published_rubric(criteria=1)
+    first, second = (
+        judged_recording(
+            rubric=rubric, agent_id="a1", team="t", review_reasons=[AUDIT], occurred_at=datetime(2026, 3, day, tzinfo=UTC)
+        )
+        for day in (3, 4)
+    )
+    scorecard_weeks_refresh(rubric=rubric)
+    Recording.objects.filter(pk=first.pk).update(rollup_stale=True)  # the refresh below reads first's week
+
+    def review_elsewhere() -> None:
+        try:
+            review_create(
+                recording=Recording.objects.get(pk=second.pk),
+                decision=Review.Decision.REJECT,
+                reviewer="sup",
+                user=supervisor,
+                criteria=[CriterionAdjustment("c1", adjusted_value=1, comment="wrong")],
+            )
+        finally:
+            connection.close()
+
+    real_insert = ScorecardWeek.objects.bulk_create
+
+    def insert_after_a_review(rows):
+        thread = threading.Thread(target=review_elsewhere)
+        thread.start()
+        thread.join()
+        return real_insert(rows)
+
+    monkeypatch.setattr(ScorecardWeek.objects, "bulk_create", insert_after_a_review)
+    assert scorecard_weeks_refresh(rubric=rubric) == 1
+    monkeypatch.undo()
+
+    week = ScorecardWeek.objects.get(rubric=rubric, column_key="c1")
+    assert week.human_n == 0  # the review came after this refresh read the calls
+    assert Recording.objects.filter(pk=second.pk, rollup_stale=True).exists()
+    assert scorecard_weeks_refresh(rubric=rubric) == 1
+    assert ScorecardWeek.objects.get(rubric=rubric, column_key="c1").human_n == 1
