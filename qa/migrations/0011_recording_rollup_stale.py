@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='recording',
             name='rollup_stale',
-            field=models.BooleanField(db_default=False, default=False),
+            field=models.BooleanField(db_default=False, default=False, editable=False),
         ),
         migrations.AddIndex(
             model_name='recording',
