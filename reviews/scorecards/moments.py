@@ -69,6 +69,7 @@ class PeriodSplit:
 
 
 def period_split(since: date | None, until: date | None) -> PeriodSplit:
+    """The period from `since` to `until` (days, both included; None: unbounded) as whole weeks and edges."""
     first = since + timedelta(days=(7 - since.weekday()) % 7) if since else None  # the first Monday from `since`
     last = until - timedelta(days=(until.weekday() + 1) % 7 + 6) if until else None  # the last whole week's
     if first and last and first > last:
@@ -115,11 +116,11 @@ def by_week_around(agent_id: str, team: str) -> Grouping:
     return grouping
 
 
-def _grouped(rows: QuerySet, groups: dict[str, Expression], *fields: str, **columns: Expression) -> QuerySet:
-    """values() of the group keys, the model's `fields` and `columns`; a key that is the model's own field is
-    named as such."""
+def _grouped(rows: QuerySet, groups: dict[str, Expression], *names: str, **columns: Expression) -> QuerySet:
+    """values() of the group keys, the model's fields `names` and `columns`; a key that is the model's own
+    field is named as such."""
     own = [name for name, expression in groups.items() if isinstance(expression, F) and expression.name == name]
-    return rows.values(*own, *fields, **{name: groups[name] for name in groups if name not in own}, **columns)
+    return rows.values(*own, *names, **{name: groups[name] for name in groups if name not in own}, **columns)
 
 
 @dataclass(frozen=True)
