@@ -154,7 +154,7 @@ def sample_fields(sample: CellSample) -> dict[str, float]:
 
 
 def _sample_of(row: dict[str, Any]) -> CellSample:
-    return CellSample(*(Moments(row[f"{part}_n"], row[f"{part}_total"], row[f"{part}_squares"]) for part in PARTS))
+    return CellSample(*(_moments(row, part) for part in PARTS))
 
 
 def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping) -> Samples:
