@@ -227,7 +227,8 @@ class ScorecardWeek(models.Model):
     and week, for one column: a criterion's key, or "overall". A cache of the calls, so that a scorecard sums
     about 70,000 of these rather than 100,000 calls (bench/scorecards/README.md); kept up to date from the
     calls marked `Recording.rollup_stale` by `reviews.scorecards.services.scorecard_weeks_refresh`, which
-    every scorecard read runs first. Never edited by hand: delete the rows and mark the calls to rebuild."""
+    Celery beat and a scorecard read run (`reviews.scorecards.selectors.period_samples`). Never edited by
+    hand: delete the rows and mark the calls to rebuild."""
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="+")
     week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time

@@ -6,8 +6,9 @@ Constant cost in the number of agents, and nearly in the number of calls: the
 moments of a period's whole weeks come from the weekly rollup, those of the
 days at either end from the calls (`reviews.scorecards.moments`, which also
 says which calls count and what the overall is). Every read first brings the
-rollup up to date with the calls (`scorecard_weeks_refresh`), so no page is
-ever older than the data.
+rollup up to date with the calls (`scorecard_weeks_refresh`), or reads the
+calls themselves while too many are marked (`REFRESH_IN_READ_MAX`), so no page
+is ever older than the data.
 """
 
 from __future__ import annotations
