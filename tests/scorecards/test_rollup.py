@@ -114,9 +114,7 @@ def random_calls(rubric, rng: random.Random, count: int) -> list[Recording]:
             team=team,
             occurred_at=None if rng.random() < 0.04 else moment,
             review_reasons=[reason for reason, rate in ((AUDIT, 0.5), (LOW, 0.15)) if rng.random() < rate],
-        )
-        if values["c3"] is None:
-            recording.current_run.scores.filter(criterion__key="c3").update(value=None)
+        )  # a None in values is the judge's N/A, as judged_recording scores it
         for _ in range(rng.choice([0, 1, 1, 2])):
             entries = {key: {"adjusted_value": rng.choice([1, 3, 5])} for key in ("c1", "c2") if rng.random() < 0.4}
             if rng.random() < 0.2:
