@@ -295,6 +295,8 @@ def test_a_blind_audit_takes_one_key_per_criterion(live_server, browser, supervi
 def test_the_review_page_is_usable_at_390_px(live_server, browser, supervisor_with_password, locale):
     recording = queued(values={"c1": 4, "c2": 4, "c3": 4})
     set_evidence(recording, "c1", QUOTE)
+    # What the bundled small model writes when it rambles: strings with no space to wrap at.
+    set_evidence(recording, "c3", "agent:1.0.0.0.1:" + "1000000:" * 40, rationale="0" * 300)
     page = browser.new_page(locale=locale, viewport={"width": 390, "height": 844})
     log_in(page, f"{live_server.url}/review/{recording.pk}/")
     tag = locale[:2]
