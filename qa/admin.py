@@ -11,7 +11,7 @@ from django.utils.translation import ngettext
 
 from qa.audio import AudioTooLargeError, audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
-from qa.models import Judge, JudgeRun, Recording, Score, Transcription
+from qa.models import UNVERIFIED_MARK, Judge, JudgeRun, Recording, Score, Transcription
 from qa.services import recording_ingest
 from qa.transcribing import transcription_create
 from rubrics.models import Rubric
@@ -48,7 +48,7 @@ class ScoreInline(admin.TabularInline):
 def evidence_display(score: Score) -> str:
     if score.evidence_verified:
         return score.evidence
-    return format_html('<strong class="unverified">{}</strong> {}', _("NO VERIFICADA / NOT VERIFIED"), score.evidence)
+    return format_html('<strong class="unverified">{}</strong> {}', UNVERIFIED_MARK, score.evidence)
 
 
 class AudioUploadForm(forms.ModelForm):

@@ -350,6 +350,11 @@ class JudgeRun(models.Model):
         return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
 
 
+# How a score whose quote was not verified is marked wherever it is shown or exported. Bilingual on
+# purpose: the mark must survive any UI language and any copy of a page or export.
+UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
+
+
 class Score(models.Model):
     """The judge's answer for one criterion, after its evidence was verified."""
 

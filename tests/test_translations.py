@@ -24,7 +24,7 @@ from tests.review.conftest import client_for, set_evidence
 
 CATALOG = Path(settings.BASE_DIR) / "locale" / "es" / "LC_MESSAGES" / "django.po"
 # Bilingual on purpose, in every language: the unverified mark must survive any copy of a page or export.
-BILINGUAL = {"NOT VERIFIED"}
+BILINGUAL = {"NO VERIFICADA / NOT VERIFIED"}
 TRANSCRIPT = (
     "AGENTE: Buenas tardes, le atiende Marta de Telco Sur.\n"
     "CLIENTE: Me cobraron dos veces la factura de octubre.\n"

@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
-from qa.models import Score
+from qa.models import UNVERIFIED_MARK, Score
 from reviews.models import Review
 from reviews.reports.access import can_view_reports
 from reviews.reports.charts import Series, bar_chart, line_chart
@@ -56,8 +56,6 @@ from reviews.reports.stats import Agreement, Tally
 from reviews.selectors import rubric_choices
 from rubrics.models import Rubric
 
-# Bilingual on purpose: the mark must survive any UI language and any copy of an export.
-UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
 PAGE_SIZE = 50
 # Below this many pairs a figure is shown greyed and marked as too few, and left out of the charts:
 # QWK 0.00 from one pair says nothing.
@@ -440,7 +438,6 @@ class ScoreListView(ReportView):
             "rows": [(score, review_url(score.run.recording_id)) for score in page],
             "query": query,
             "back_url": _url(self.back, form.filters()),
-            "unverified_mark": UNVERIFIED_MARK,
         }
 
     def csv(self, form: ReportFilterForm) -> HttpResponse:

@@ -23,7 +23,7 @@ from reviews.reports.charts import Series, line_chart
 from reviews.reports.export import csv_download
 from reviews.reports.selectors import ReportFilters
 from reviews.reports.stats import MIN_AUDITED, CorrectionLevel, Estimate
-from reviews.reports.views import UNVERIFIED_MARK, ReportView, _num, review_url
+from reviews.reports.views import ReportView, _num, review_url
 from reviews.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from reviews.scorecards.selectors import OVERALL, AgentCriterion, Column, agent_card, scorecard
 
@@ -244,7 +244,6 @@ def agent_page(request: HttpRequest) -> HttpResponse:
                 }
                 for criterion in card.criteria
             ],
-            "unverified_mark": UNVERIFIED_MARK,
             "back_url": f"{reverse('scorecards:scorecard')}?{_query(filters)}",
             "csv_url": f"?{_query(filters, agent=card.agent_id, format='csv')}",
         },

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import template
 from django.utils.translation import gettext_lazy as _
 
-from qa.models import Recording
+from qa.models import UNVERIFIED_MARK, Recording
 from reviews.claims import claim_is_active
 from reviews.models import ReviewClaim
 from reviews.selectors import is_blind_audit
@@ -69,6 +69,12 @@ def tint(number: int | None) -> str:
 @register.filter
 def reason_label(reason: str) -> str:
     return Recording.ReviewReason(reason).label if reason in Recording.ReviewReason.values else reason
+
+
+@register.simple_tag
+def unverified_mark() -> str:
+    """The one mark of a score whose quote was not verified (qa.models.UNVERIFIED_MARK)."""
+    return UNVERIFIED_MARK
 
 
 @register.filter
