@@ -83,3 +83,10 @@ def test_an_owner_runs_and_promotes_an_experiment_and_a_supervisor_reads_it_in_s
     width = phone.evaluate("Math.max(...[...document.querySelectorAll('main > *')].map(e => e.getBoundingClientRect().right))")
     phone.screenshot(path=SCREENSHOTS / "exp-05-supervisor-es-390.png", full_page=True)
     assert width <= 390 + 1, f"the experiment's content is wider than 390 px ({width} px)"
+
+    # The owner's form on a phone, in Spanish: a select as wide as its longest option shrinks to the screen.
+    owner_phone = browser.new_page(locale="es-ES", viewport={"width": 390, "height": 844})
+    log_in(owner_phone, f"{live_server.url}/experiments/", "owner")
+    assert owner_phone.locator("select[name=baseline]").is_visible()
+    owner_phone.screenshot(path=SCREENSHOTS / "exp-06-new-experiment-es-390.png", full_page=True)
+    assert owner_phone.evaluate("document.documentElement.scrollWidth") <= 390
