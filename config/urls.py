@@ -1,6 +1,5 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 import qa.api.urls
@@ -8,6 +7,7 @@ import reviews.api.urls
 import reviews.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
 import rubrics.api
 from qa.api.views import api_not_found
+from reviews import views as review_views
 from reviews.api.views import RecordingReviewView
 
 # One `api` namespace, each app serving what it owns (rubrics ← qa ← reviews).
@@ -24,7 +24,7 @@ api_urlpatterns = [
 ]
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="review-queue", permanent=False)),
+    path("", review_views.home, name="home"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

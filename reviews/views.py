@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -17,6 +18,7 @@ from qa.models import Recording
 from reviews.claims import claim_holder, claim_release, claim_take
 from reviews.forms import QueueFilterForm, ReviewForm
 from reviews.models import Review
+from reviews.reports.access import can_view_reports
 from reviews.selectors import (
     QueuePosition,
     ReviewPage,
@@ -32,6 +34,20 @@ from reviews.services import RecordingNotJudgedError, review_create
 QUEUE_PAGE_SIZE = 50
 # Where the supervisor goes after a review: the next call in the queue, or back to the queue.
 AFTER_SUBMIT_SESSION_KEY = "review_after_submit"
+
+
+@login_required
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    """Where `/` and a login land: the queue for those who review, else the first page this user may
+    open, so a rubric owner is not greeted by the queue's 403."""
+    if request.user.has_perm("reviews.add_review"):
+        return redirect("review-queue")
+    if can_view_reports(request.user):
+        return redirect("reports:deviation")
+    if request.user.is_staff:
+        return redirect("admin:index")
+    raise PermissionDenied
 
 
 def supervisor_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -139,7 +139,7 @@ STORAGES = {
 QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "/review/"
+LOGIN_REDIRECT_URL = "/"  # reviews.views.home: each role to its first page
 LOGOUT_REDIRECT_URL = "login"
 
 # A request body above this size is refused with 413 (the API's ingest limit).

@@ -1,0 +1,58 @@
+"""Logging in lands each role on a page it may open, and the top bar links only to such pages."""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from tests.factories import UserFactory, published_rubric
+
+pytestmark = pytest.mark.django_db
+
+NAV = re.compile(r"<nav>(.*?)</nav>", re.S)
+
+
+def log_in(username: str, password: str = "pass-word-123") -> tuple[Client, object]:
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    response = client.post("/accounts/login/", {"username": username, "password": password}, follow=True)
+    return client, response
+
+
+@pytest.mark.parametrize(("username", "landing"), [("supervisor", "/review/"), ("owner", "/reports/deviation/")])
+def test_the_demo_logins_land_where_the_readme_says_and_every_link_of_the_bar_opens(username, landing):
+    published_rubric()  # the reports and scorecards open on a rubric
+    printed = StringIO()
+    call_command("create_demo_users", stdout=printed)
+    passwords = dict(re.findall(r"(\w+) +password: (\S+)", printed.getvalue()))
+
+    client, response = log_in(username, passwords[username])
+
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == landing
+    links = re.findall(r'href="([^"]+)"', NAV.search(response.content.decode()).group(1))
+    assert len(links) >= 4
+    assert {link: client.get(link).status_code for link in links} == dict.fromkeys(links, 200)
+
+
+def test_a_rubric_owner_is_not_offered_the_review_queue():
+    owner = UserFactory(groups=["Rubric owners"], is_staff=True)
+    client, response = log_in(owner.username)
+
+    nav = NAV.search(response.content.decode()).group(1)
+    assert "/review/" not in nav and "/reports/deviation/" in nav and "/experiments/" in nav
+    assert client.get("/review/").status_code == 403  # the page itself is still closed to them
+
+
+def test_staff_with_no_role_lands_on_the_admin():
+    _client, response = log_in(UserFactory(is_staff=True).username)
+
+    assert response.status_code == 200 and response.redirect_chain[-1][0] == "/admin/"
+
+
+def test_an_account_with_no_role_is_refused_not_sent_in_circles():
+    _client, response = log_in(UserFactory().username)
+
+    assert response.status_code == 403
