@@ -116,6 +116,7 @@ def _comparison_body(comparison: Comparison) -> dict:
     return ExperimentSerializer(comparison).data
 
 
+@extend_schema(tags=["experiments"])
 class ExperimentsView(APIView):
     permission_classes = [ExperimentAccess]
 
@@ -159,6 +160,7 @@ class ExperimentsView(APIView):
         return Response(_comparison_body(experiment_comparison(experiment)), status=status.HTTP_201_CREATED)
 
 
+@extend_schema(tags=["experiments"])
 class ExperimentDetailView(APIView):
     permission_classes = [ExperimentAccess]
 

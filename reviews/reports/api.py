@@ -182,7 +182,7 @@ class ReportAPIView(APIView):
         raise NotImplementedError
 
 
-@extend_schema(parameters=FILTER_PARAMETERS, responses={200: DeviationReportSerializer, 400: BAD_REQUEST})
+@extend_schema(tags=["reports"], parameters=FILTER_PARAMETERS, responses={200: DeviationReportSerializer, 400: BAD_REQUEST})
 class DeviationReportView(ReportAPIView):
     """Per criterion, how far the judge sits from the supervisors, in three groups never mixed."""
 
@@ -192,7 +192,7 @@ class DeviationReportView(ReportAPIView):
         return deviation_report(filters)
 
 
-@extend_schema(parameters=FILTER_PARAMETERS, responses={200: EvidenceReportSerializer, 400: BAD_REQUEST})
+@extend_schema(tags=["reports"], parameters=FILTER_PARAMETERS, responses={200: EvidenceReportSerializer, 400: BAD_REQUEST})
 class EvidenceReportView(ReportAPIView):
     """How often the judge's quotes fail verification: overall, per criterion, model and prompt version, week."""
 
@@ -245,6 +245,7 @@ class VersionsReportSerializer(serializers.Serializer):
 
 
 @extend_schema(
+    tags=["reports"],
     parameters=[_parameter("rubric", VersionsFilterForm.base_fields["rubric"])],
     responses={200: VersionsReportSerializer, 400: BAD_REQUEST},
 )

@@ -71,6 +71,7 @@ class ScorecardSerializer(serializers.Serializer):
 
 
 @extend_schema(
+    tags=["scorecards"],
     parameters=[_parameter(name, field) for name, field in ScorecardAPIForm.base_fields.items()],
     responses={200: ScorecardSerializer, 400: BAD_REQUEST},
 )

@@ -24,6 +24,14 @@ def test_the_schema_is_openapi_3_and_public():
 
 
 @pytest.mark.django_db
+def test_every_operation_is_filed_under_what_it_is_about():
+    """The docs group operations by tag; an untagged view falls under a meaningless "api"."""
+    schema = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    tags = {operation["tags"][0] for path in schema["paths"].values() for operation in path.values()}
+    assert tags == {"recordings", "reviews", "rubrics", "reports", "scorecards", "calibrations", "experiments"}
+
+
+@pytest.mark.django_db
 def test_the_docs_load_their_assets_from_the_app_not_a_cdn():
     response = APIClient().get("/api/docs/")
     assert response.status_code == 200
