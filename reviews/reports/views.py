@@ -10,6 +10,7 @@ from itertools import chain
 from typing import Any
 from urllib.parse import urlencode
 
+from django import forms
 from django.contrib.auth.mixins import LoginRequiredMixin, UserPassesTestMixin
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
@@ -134,6 +135,14 @@ def csv_links(name: str, filters: ReportFilters, **extra: Any) -> dict[str, str]
     return {sep: _url(name, filters, format="csv", sep=sep, **extra) for sep in (";", ",")}
 
 
+def filters_refused(request: HttpRequest, template_name: str, form: forms.Form) -> HttpResponse:
+    """The page with its form's errors, or, on an install with no published rubric yet, what comes
+    first: an empty rubric field's "This field is required" says nothing to a first visitor."""
+    if not rubric_choices():
+        return render(request, "reports/no_rubric.html")
+    return render(request, template_name, {"form": form}, status=400)
+
+
 class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
     """Validates the filters, then renders the page or, with ?format=csv, its table."""
 
@@ -146,7 +155,7 @@ class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
     def get(self, request: HttpRequest) -> HttpResponse:
         form = self.form_class(self._with_default_rubric(request.GET))
         if not form.is_valid():
-            return render(request, self.template_name, {"form": form}, status=400)
+            return filters_refused(request, self.template_name, form)
         if request.GET.get("format") == "csv":
             return self.csv(form)
         return render(request, self.template_name, {"form": form, **self.context(form)})

@@ -23,7 +23,7 @@ from reviews.reports.charts import Series, line_chart
 from reviews.reports.export import csv_download
 from reviews.reports.selectors import ReportFilters
 from reviews.reports.stats import MIN_AUDITED, CorrectionLevel, Estimate
-from reviews.reports.views import ReportView, _num, review_url
+from reviews.reports.views import ReportView, _num, filters_refused, review_url
 from reviews.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from reviews.scorecards.selectors import OVERALL, AgentCriterion, Column, agent_card, scorecard
 
@@ -149,7 +149,7 @@ def _form(request: HttpRequest, form_class: type[ScorecardFilterForm]) -> Scorec
 def scorecard_page(request: HttpRequest) -> HttpResponse:
     form = _form(request, ScorecardForm)
     if not form.is_valid():
-        return render(request, "scorecards/scorecard.html", {"form": form}, status=400)
+        return filters_refused(request, "scorecards/scorecard.html", form)
     filters = form.filters()
     card = scorecard(filters, sort=form.cleaned_data["sort"] or OVERALL)
     if request.GET.get("format") == "csv":
@@ -211,7 +211,7 @@ def _trend(criterion: AgentCriterion, agent_label: str, team_label: str) -> str:
 def agent_page(request: HttpRequest) -> HttpResponse:
     form = _form(request, AgentForm)
     if not form.is_valid():
-        return render(request, "scorecards/agent.html", {"form": form}, status=400)
+        return filters_refused(request, "scorecards/agent.html", form)
     filters = form.filters()
     card = agent_card(filters, form.cleaned_data["agent"])
     if card is None:

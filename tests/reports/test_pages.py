@@ -232,3 +232,18 @@ def test_each_report_says_what_is_wrong_with_its_dates(client, supervisor, care_
     assert response.status_code == 400
     assert message in " ".join(response.context["form"].errors[field])
     assert message in response.content.decode()
+
+
+@pytest.mark.parametrize("url", ["/reports/deviation/", "/reports/evidence/", "/reports/versions/", "/scorecards/"])
+def test_a_first_install_says_a_rubric_comes_first_instead_of_refusing_an_empty_field(
+    client, supervisor, rubric_owner, url
+):
+    client.force_login(rubric_owner)
+    page = client.get(url, HTTP_ACCEPT_LANGUAGE="es")
+    client.force_login(supervisor)
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+
+    assert page.status_code == 200 and "No se ha publicado ninguna rúbrica" in page.content.decode()
+    assert 'href="/admin/rubrics/rubric/"' in page.content.decode()  # the owner is shown where to write one
+    assert "No rubric has been published" in english and "/admin/rubrics/" not in english
+    assert "This field is required" not in english
