@@ -23,6 +23,9 @@ api_urlpatterns = [
     re_path(r"^", api_not_found),  # a prefix match: any rest of the path, newlines included
 ]
 
+# The admin is where rubric owners work: it carries the product's name, not "Django administration".
+admin.site.site_header = admin.site.site_title = "Veredicto"
+
 urlpatterns = [
     path("", review_views.home, name="home"),
     path("admin/", admin.site.urls),

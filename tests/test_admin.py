@@ -57,6 +57,13 @@ def superuser_client(client, django_user_model):
 
 
 @pytest.mark.django_db
+def test_the_admin_carries_the_products_name(superuser_client):
+    page = superuser_client.get("/admin/", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert '<a href="/admin/">Veredicto</a>' in page and "<title>Sitio administrativo | Veredicto</title>" in page
+    assert "Django" not in page.split("<body")[1].split("</header>")[0]
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("model", list(admin.site._registry), ids=lambda m: m._meta.label)
 def test_every_model_admin_lists_searches_and_opens(model, superuser_client, django_user_model):
     model_admin = admin.site._registry[model]
