@@ -50,7 +50,7 @@ def rubric_version_of(*, slug: str, version: int | None = None) -> Rubric | None
     versions = Rubric.objects.filter(slug=slug)
     if version is not None:
         return versions.filter(version=version).first()
-    return versions.filter(status=Rubric.Status.PUBLISHED).first() or versions.order_by("-version").first()
+    return rubric_latest_published(slug=slug) or versions.order_by("-version").first()
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promoti
 from reviews.experiments.selectors import experiment_recording_ids
 from reviews.reports.selectors import Group
 from rubrics.models import Rubric
+from rubrics.selectors import rubric_latest_published
 from rubrics.services import rubric_publish
 
 logger = logging.getLogger(__name__)
@@ -49,8 +50,10 @@ class ArmSpec:
 
 
 def _arm_rubric(slug: str, version: int | None, field: str) -> Rubric:
-    rubrics = Rubric.objects.filter(slug=slug)
-    rubric = rubrics.filter(**({"status": Rubric.Status.PUBLISHED} if version is None else {"version": version})).first()
+    if version is None:
+        rubric = rubric_latest_published(slug=slug)
+    else:
+        rubric = Rubric.objects.filter(slug=slug, version=version).first()
     if rubric is None:
         what = _("a published version") if version is None else _("version %(version)s") % {"version": version}
         raise InvalidInputError({field: _("Rubric %(slug)s has no %(what)s.") % {"slug": slug, "what": what}})

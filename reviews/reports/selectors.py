@@ -76,6 +76,7 @@ from reviews.selectors import (
     with_review_entry,
 )
 from rubrics.models import Criterion, Rubric
+from rubrics.selectors import rubric_latest_published
 
 
 class Group(StrEnum):
@@ -504,7 +505,7 @@ def rubric_health(*, slug: str) -> RubricHealth | None:
 
     None when the rubric has no published version yet.
     """
-    current = Rubric.objects.filter(slug=slug, status=Rubric.Status.PUBLISHED).order_by("-version").first()
+    current = rubric_latest_published(slug=slug)
     if current is None:
         return None
     previous = current.previous_version()
