@@ -13,7 +13,7 @@ from tests.factories import UserFactory, published_rubric
 
 pytestmark = pytest.mark.django_db
 
-NAV = re.compile(r"<nav>(.*?)</nav>", re.S)
+NAV = re.compile(r"<nav aria-label=\"Main\">(.*?)</nav>", re.S)
 
 
 def log_in(username: str, password: str = "pass-word-123") -> tuple[Client, object]:

@@ -10,7 +10,7 @@ from reviews.calibration.services import calibration_create
 from reviews.models import CalibrationEntry
 from tests.factories import UserFactory, judged_recording, published_rubric
 from tests.review.conftest import set_evidence
-from tests.review.test_browser import QUOTE, SCREENSHOTS, browser  # noqa: F401 (the fixture)
+from tests.review.test_browser import QUOTE, SCREENSHOTS, accessibility_violations, browser  # noqa: F401 (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -53,6 +53,7 @@ def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browse
     assert QUOTE in page.locator(".transcript").inner_text()
     assert page.locator("#id_c1-value").input_value() == ""
     page.screenshot(path=SCREENSHOTS / f"calibration-score-{locale}-{width}.png", full_page=True)
+    assert accessibility_violations(page) == []
 
     # By keyboard only, in the page's tab order: value, value, "does not apply", value, comment, save.
     page.locator("#id_c1-value").focus()
@@ -113,5 +114,7 @@ def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, br
     agreed = AgreedValue.objects.get()
     assert (agreed.call.recording_id, agreed.criterion.key, agreed.value) == (calls[0].pk, "c1", 3)
     page.screenshot(path=SCREENSHOTS / "calibration-results-en-1280.png", full_page=True)
+    assert accessibility_violations(page) == []
     page.set_viewport_size({"width": 390, "height": 900})
     page.screenshot(path=SCREENSHOTS / "calibration-results-en-390.png", full_page=True)
+    assert accessibility_violations(page) == []  # the matrix scrolls in its box, and takes the focus to do so

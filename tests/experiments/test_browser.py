@@ -12,7 +12,7 @@ from reviews.experiments.models import Experiment, Promotion
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version
 from tests.factories import UserFactory
-from tests.review.test_browser import SCREENSHOTS, browser  # noqa: F401  (the fixture)
+from tests.review.test_browser import SCREENSHOTS, accessibility_violations, browser  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -57,6 +57,7 @@ def test_an_owner_runs_and_promotes_an_experiment_and_a_supervisor_reads_it_in_s
     assert "is closer to the supervisors on 2 criteria" in body and "better" in body
     assert page.locator("svg.chart").count() == 1
     page.screenshot(path=SCREENSHOTS / "exp-02-comparison.png", full_page=True)
+    assert accessibility_violations(page) == []
 
     page.click("table.figures >> text=c1 >> nth=0")
     page.wait_for_url("**/criteria/c1/")
@@ -90,3 +91,4 @@ def test_an_owner_runs_and_promotes_an_experiment_and_a_supervisor_reads_it_in_s
     assert owner_phone.locator("select[name=baseline]").is_visible()
     owner_phone.screenshot(path=SCREENSHOTS / "exp-06-new-experiment-es-390.png", full_page=True)
     assert owner_phone.evaluate("document.documentElement.scrollWidth") <= 390
+    assert accessibility_violations(owner_phone) == []

@@ -8,7 +8,13 @@ from django.contrib.auth.models import Permission
 
 from tests.factories import judged_recording
 from tests.reports.conftest import APPROVE, AUDIT, add_review, at
-from tests.review.test_browser import SCREENSHOTS, browser, log_in, supervisor_with_password  # noqa: F401
+from tests.review.test_browser import (  # noqa: F401 (fixtures)
+    SCREENSHOTS,
+    accessibility_violations,
+    browser,
+    log_in,
+    supervisor_with_password,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,8 +37,10 @@ def test_the_deviation_report_opens_on_the_reviewed_version_and_fits_the_screen(
     # One reviewed call: every row is too few to trust, greyed and marked.
     assert page.locator("#group-all tr.too-few").count() == 2
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    assert accessibility_violations(page) == []  # e.g. a table or chart that scrolls must take the focus
     tag = f"{locale[:2]}-{width}"
     page.screenshot(path=SCREENSHOTS / f"20-deviation-{tag}.png", full_page=True)
     page.goto(f"{live_server.url}/reports/evidence/?rubric=care")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    assert accessibility_violations(page) == []
     page.screenshot(path=SCREENSHOTS / f"21-evidence-{tag}.png", full_page=True)

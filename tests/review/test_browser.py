@@ -99,6 +99,14 @@ def log_in(page, url: str) -> None:
     page.wait_for_url(url)
 
 
+def accessibility_violations(page) -> list[str]:
+    """What axe-core (bundled by axe-playwright-python: nothing is fetched) finds wrong on the page as it is."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    violations = Axe().run(page).response["violations"]
+    return [f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes'][:3]]}" for v in violations]
+
+
 def focused(page) -> str:
     """`name=value` of the focused element, e.g. criterion-c2-value=4."""
     return page.evaluate("() => `${document.activeElement.name}=${document.activeElement.value}`")
@@ -304,6 +312,7 @@ def test_the_review_page_is_usable_at_390_px(live_server, browser, supervisor_wi
 
     # Nothing is wider than the screen, and a value can be clicked (nothing covers it).
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    assert accessibility_violations(page) == []
     page.locator("#criterion-c2 label.rate", has_text="3").click(timeout=3000)
     assert page.locator("#id_criterion-c2-value_2").is_checked()
     # The transcript is one button away, and its quote leads back to the scoring.
@@ -315,6 +324,7 @@ def test_the_review_page_is_usable_at_390_px(live_server, browser, supervisor_wi
     assert page.locator("#criterion-c1").is_visible()
     page.goto(f"{live_server.url}/review/")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    assert accessibility_violations(page) == []
     page.screenshot(path=SCREENSHOTS / f"10-queue-{tag}-390.png", full_page=True)
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
-from tests.review.test_browser import SCREENSHOTS, browser, supervisor_with_password  # noqa: F401 (fixtures)
+from tests.review.test_browser import (  # noqa: F401 (fixtures)
+    SCREENSHOTS,
+    accessibility_violations,
+    browser,
+    supervisor_with_password,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -40,6 +45,7 @@ def test_a_scorecard_and_an_agents_page(  # noqa: F811 (pytest fixtures imported
     heading = "What the correction does" if english else "Qué hace la corrección"
     assert page.locator("#correction h2").inner_text() == heading
     page.screenshot(path=SCREENSHOTS / f"scorecard-{locale}-{width}.png", full_page=True)
+    assert accessibility_violations(page) == []
 
     # By keyboard: focus the agent's link and follow it.
     page.locator("a", has_text="A1").focus()
@@ -54,3 +60,4 @@ def test_a_scorecard_and_an_agents_page(  # noqa: F811 (pytest fixtures imported
     # Nothing wider than the window but the scrollable tables.
     overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0
+    assert accessibility_violations(page) == []
