@@ -52,7 +52,21 @@ def test_staff_with_no_role_lands_on_the_admin():
     assert response.status_code == 200 and response.redirect_chain[-1][0] == "/admin/"
 
 
-def test_an_account_with_no_role_is_refused_not_sent_in_circles():
+def test_an_account_with_no_role_is_refused_with_a_page_that_says_what_to_do():
     _client, response = log_in(UserFactory().username)
 
     assert response.status_code == 403
+    page = response.content.decode()
+    assert "Your account may not open this page" in page and "ask an administrator" in page
+    assert '<nav aria-label="Main">' in page  # the app's own layout, not a bare "403 Forbidden"
+
+
+def test_an_unknown_address_answers_the_apps_own_page_in_the_users_language(supervisor):
+    client = Client(HTTP_ACCEPT_LANGUAGE="es")
+    client.force_login(supervisor)
+
+    response = client.get("/no-such-page/")
+
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "No hay nada en esta dirección." in page and 'href="/"' in page and "Resolver404" not in page
