@@ -68,6 +68,16 @@ def experiment_progress(experiment: Experiment) -> Progress:
     return Progress(**counts)
 
 
+def experiment_criterion_titles(experiment: Experiment) -> dict[str, str]:
+    """Criterion key -> title, as the first arm (the baseline) words it; a key only a candidate has, as
+    that candidate does. Keys stay the arms' common identity: a rewritten criterion keeps its key."""
+    titles: dict[str, str] = {}
+    for arm in experiment.arms.order_by("order").prefetch_related("rubric__criteria"):
+        for criterion in arm.rubric.criteria.all():
+            titles.setdefault(criterion.key, criterion.title)
+    return titles
+
+
 def experiments_list() -> QuerySet[Experiment]:
     return Experiment.objects.prefetch_related("arms__rubric", "arms__judge")
 

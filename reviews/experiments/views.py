@@ -23,6 +23,7 @@ from reviews.experiments.selectors import (
     Verdict,
     experiment_comparison,
     experiment_criterion_rows,
+    experiment_criterion_titles,
     experiments_list,
 )
 from reviews.experiments.services import ArmSpec, experiment_cancel, experiment_create, experiment_promote
@@ -101,9 +102,10 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = get_object_or_404(Experiment, pk=pk)
     comparison = experiment_comparison(experiment)
     keys = list(dict.fromkeys(row.criterion_key for arm in comparison.arms for row in arm.criteria))
+    titles = experiment_criterion_titles(experiment)
     by_arm = [{row.criterion_key: row for row in arm.criteria} for arm in comparison.arms]
     chart = interval_chart(
-        keys,
+        [titles.get(key, key) for key in keys],
         [
             Series(arm.label, [rows.get(key) and rows[key].mae for key in keys])
             for arm, rows in zip(comparison.arms, by_arm, strict=True)
@@ -123,6 +125,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "experiment": experiment,
             "comparison": comparison,
             "chart": chart,
+            "titles": titles,
             "candidates": candidates,
             "deltas": [(delta, VERDICT_LABELS[delta.verdict]) for delta in comparison.deltas],
             "can_run": can_run_experiments(request.user),
@@ -147,6 +150,7 @@ def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
         {
             "experiment": experiment,
             "key": key,
+            "title": experiment_criterion_titles(experiment).get(key, key),
             "arms": list(experiment.arms.order_by("order")),
             "rows": experiment_criterion_rows(experiment, key, recording_ids=page.object_list),
             "page": page,

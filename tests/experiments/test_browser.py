@@ -59,8 +59,12 @@ def test_an_owner_runs_and_promotes_an_experiment_and_a_supervisor_reads_it_in_s
     page.screenshot(path=SCREENSHOTS / "exp-02-comparison.png", full_page=True)
     assert accessibility_violations(page) == []
 
-    page.click("table.figures >> text=c1 >> nth=0")
+    # Criteria are named by their titles, their keys beside them.
+    assert page.locator("svg.chart text", has_text="Greets").count() == 1
+    page.click("table.figures a >> text=Greets >> nth=0")
     page.wait_for_url("**/criteria/c1/")
+    assert page.locator("h1").inner_text() == "Greets c1"
+    assert accessibility_violations(page) == []
     assert page.locator("table.drill tbody tr").count() == 20
     page.screenshot(path=SCREENSHOTS / "exp-03-drill-down.png", full_page=True)
     page.go_back()
