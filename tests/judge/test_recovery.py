@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -21,6 +23,26 @@ from qa.rate_limit import quota_settle, quota_try_acquire
 from qa.tasks import judge_run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]
+
+
+@contextmanager
+def claimed_in_another_thread(run: JudgeRun) -> Iterator[Future[Outcome]]:
+    """An executor judging `run` on a thread and connection of its own, as a second worker thread
+    would; yielded once it holds the claim, so the test can act while it waits for the LLM."""
+
+    def execute() -> Outcome:
+        try:
+            return judge_run_execute(run_id=run.pk).outcome
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(execute)
+        deadline = time.monotonic() + 10
+        while JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.RUNNING:
+            assert time.monotonic() < deadline, "the first executor never claimed the run"
+            time.sleep(0.02)
+        yield first
 
 
 def test_broker_down_keeps_the_recording_and_the_sweep_enqueues_it(
@@ -102,18 +124,7 @@ def test_a_swept_run_is_never_stored_by_its_old_executor(fake_llm, recording, se
     fake_llm.latency = 1.0
     run, _created = judge_run_create(recording=recording)
 
-    def first_executor() -> Outcome:
-        try:
-            return judge_run_execute(run_id=run.pk).outcome
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(1) as pool:
-        first = pool.submit(first_executor)
-        deadline = time.monotonic() + 10
-        while JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.RUNNING:
-            assert time.monotonic() < deadline, "the first executor never claimed the run"
-            time.sleep(0.02)
+    with claimed_in_another_thread(run) as first:
         # It looks stuck: the sweep takes the run back, and (tasks in-process) a second executor judges it.
         JudgeRun.objects.filter(pk=run.pk).update(
             started_at=timezone.now() - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 60)
@@ -133,18 +144,7 @@ def test_a_swept_run_taken_back_but_not_yet_reclaimed_is_not_stored_either(fake_
     fake_llm.latency = 1.0
     run, _created = judge_run_create(recording=recording)
 
-    def first_executor() -> Outcome:
-        try:
-            return judge_run_execute(run_id=run.pk).outcome
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(1) as pool:
-        first = pool.submit(first_executor)
-        deadline = time.monotonic() + 10
-        while JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.RUNNING:
-            assert time.monotonic() < deadline, "the first executor never claimed the run"
-            time.sleep(0.02)
+    with claimed_in_another_thread(run) as first:
         # What the sweep does before it publishes (the broker may be down): the run is pending again.
         JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PENDING)
         assert first.result(timeout=30) is Outcome.SKIPPED
