@@ -3,15 +3,10 @@ PostgreSQL database through the fake LLM server."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from qa.judging import recording_enqueue_judging
@@ -21,17 +16,11 @@ from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import RecordingFactory
 from tests.judge.conftest import judge_rubric
 from tests.support.fake_openai import error
+from tests.support.workers import celery_worker
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
 DONE = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.FAILED)
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.fixture
@@ -46,35 +35,15 @@ def worker_keeping_connections(fake_llm):
 
 
 def _worker(fake_llm, **extra_env: str):
-    if not settings.CELERY_BROKER_URL:
-        pytest.skip("No broker configured: set CELERY_BROKER_URL to run a real worker.")
-    if connection.vendor != "postgresql":
-        pytest.skip("The worker must share the test database: set DATABASE_URL to PostgreSQL.")
     env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "OPENAI_BASE_URL": fake_llm.base_url,
         "OPENAI_API_KEY": "test-key",
         "QA_JUDGE_MODEL": "fake-judge",
         "QA_JUDGE_RETRY_BASE": "0.2",
         **extra_env,
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=WARNING", "--concurrency=2",
-         "--without-gossip", "--without-mingle", "--without-heartbeat"],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
-    yield process
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    with celery_worker("--concurrency=2", env=env) as process:
+        yield process
 
 
 def _wait_until_done(recordings: list[Recording], worker: subprocess.Popen, timeout: float = 60) -> None:

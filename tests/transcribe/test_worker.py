@@ -3,69 +3,30 @@ OpenAI-protocol server) and leaves the judging to the workers of the default que
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.files import File
-from django.db import connection
 
 from qa.models import JudgeRun, Recording, Transcription
 from qa.services import recording_ingest
 from tests.judge.conftest import judge_rubric
-from tests.judge.test_worker import _database_url
 from tests.support.fake_openai import transcription
+from tests.support.workers import celery_worker
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def transcription_worker(fake_llm, media_root):
-    if not settings.CELERY_BROKER_URL or connection.vendor != "postgresql":
-        pytest.skip("A real worker needs CELERY_BROKER_URL and PostgreSQL.")
     env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "OPENAI_BASE_URL": fake_llm.base_url,
         "OPENAI_API_KEY": "test-key",
         "QA_TRANSCRIBE_MODEL": "fake-whisper",
         "MEDIA_ROOT": str(media_root),
     }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "transcription",
-            "--loglevel=WARNING",
-            "--concurrency=1",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-    )
-    yield process
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    with celery_worker("-Q", "transcription", "--concurrency=1", env=env) as process:
+        yield process
 
 
 def test_the_transcription_queue_has_its_own_worker_and_judging_stays_on_the_default_queue(
