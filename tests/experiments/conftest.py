@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from config.celery import app as celery_app
 from qa.models import Recording
 from reviews.models import CriterionReview, Review
 from rubrics.models import Rubric
@@ -86,11 +85,3 @@ def fake_llm(monkeypatch, settings):
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
         settings.QA_JUDGE_MODEL = "fake-judge"
         yield server
-
-
-@pytest.fixture
-def eager_celery():
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
