@@ -139,7 +139,8 @@ def period_samples(filters: ReportFilters, grouping: Grouping) -> Samples:
     changed = Recording.objects.filter(rubric=rubric, rollup_stale=True)[: REFRESH_IN_READ_MAX + 1].count()
     if changed > REFRESH_IN_READ_MAX:
         return call_samples(rubric, judged_calls(rubric, filters.date_from, filters.date_to), grouping)
-    scorecard_weeks_refresh(rubric=rubric)
+    if changed:  # else the refresh would only take the rubric's lock, which every other read waits for
+        scorecard_weeks_refresh(rubric=rubric)
     split = period_split(filters.date_from, filters.date_to)
     samples = week_samples(rubric, split, grouping)
     for first, last in split.edges:
