@@ -50,6 +50,13 @@ def tools_missing() -> list[str]:
     return [tool for tool in ("espeak-ng", "sox") if shutil.which(tool) is None]
 
 
+def sox(*arguments: str | Path) -> None:
+    """Run sox repeatably (`-R`): its dither, applied when it changes the rate or the depth, otherwise
+    draws a new random seed each run, so the same script made different audio, and the recognizer's word
+    error rate on it moved between runs (0.37 to 0.50 on the four-channel call)."""
+    subprocess.run(["sox", "-R", *map(str, arguments)], check=True)
+
+
 def _seconds(path: Path) -> float:
     return float(subprocess.run(["soxi", "-D", str(path)], check=True, capture_output=True, text=True).stdout)
 
@@ -64,15 +71,15 @@ def _tracks(script: list[tuple[str, str]], *, language: str, work: Path, repeat:
         raw = work / f"{index}-raw.wav"
         subprocess.run(["espeak-ng", "-v", VOICES[language], "-s", "150", "-w", str(raw), text], check=True)
         # Speech then a pause, at the call's rate; the other side gets the same length of silence.
-        subprocess.run(["sox", str(raw), "-r", str(RATE), str(spoken), "pad", "0", str(PAUSE_SECONDS)], check=True)
-        subprocess.run(["sox", str(spoken), str(silent), "vol", "0"], check=True)
+        sox(raw, "-r", str(RATE), spoken, "pad", "0", str(PAUSE_SECONDS))
+        sox(spoken, silent, "vol", "0")
         length = _seconds(spoken)
         turns.append(ScriptTurn(role, text, round(elapsed * 1000), round((elapsed + length - PAUSE_SECONDS) * 1000)))
         elapsed += length
         agent.append(spoken if role == "agent" else silent)
         customer.append(silent if role == "agent" else spoken)
-    subprocess.run(["sox", *map(str, agent), str(work / "agent.wav")], check=True)
-    subprocess.run(["sox", *map(str, customer), str(work / "customer.wav")], check=True)
+    sox(*agent, work / "agent.wav")
+    sox(*customer, work / "customer.wav")
     return turns, work / "agent.wav", work / "customer.wav"
 
 
@@ -84,7 +91,7 @@ def stereo_call(
     with tempfile.TemporaryDirectory() as tmp:
         turns, agent, customer = _tracks(script, language=language, work=Path(tmp), repeat=repeat)
         left, right = (agent, customer) if agent_channel == "left" else (customer, agent)
-        subprocess.run(["sox", "-M", str(left), str(right), str(out)], check=True)
+        sox("-M", left, right, out)
     return turns
 
 
@@ -104,13 +111,13 @@ def multichannel_call(
                 continue
             track, raw = work / f"channel-{index}.wav", work / f"channel-{index}-raw.wav"
             if content == "silence":
-                subprocess.run(["sox", str(agent), str(track), "vol", "0"], check=True)
+                sox(agent, track, "vol", "0")
             else:
                 subprocess.run(["espeak-ng", "-v", VOICES[language], "-s", "150", "-w", str(raw), content], check=True)
-                subprocess.run(["sox", str(raw), "-r", str(RATE), str(track)], check=True)
+                sox(raw, "-r", str(RATE), track)
             tracks.append(track)
         # sox -M pads the shorter tracks with silence to the longest.
-        subprocess.run(["sox", "-M", *map(str, tracks), str(out)], check=True)
+        sox("-M", *tracks, out)
     return turns
 
 

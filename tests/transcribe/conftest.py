@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.support.calls import SCRIPTS, ScriptTurn, stereo_call, tools_missing
+from tests.support.calls import SCRIPTS, ScriptTurn, sox, stereo_call, tools_missing
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -28,7 +27,7 @@ def sox_file(tmp_path_factory):
 
     def make(name: str, rate: int, channels: int, *effects: str) -> Path:
         path = directory / name
-        subprocess.run(["sox", "-n", "-r", str(rate), "-c", str(channels), str(path), *effects], check=True)
+        sox("-n", "-r", str(rate), "-c", str(channels), path, *effects)
         return path
 
     return make

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from qa.audio import AudioTooLargeError
 from qa.errors import InvalidInputError
 from qa.models import Recording, Transcription
 from qa.services import audio_orphans_delete, recording_ingest
+from tests.support.calls import sox
 from tests.transcribe.conftest import stored_files
 
 
@@ -89,7 +89,7 @@ def _bad_files(sox_file, tmp_path) -> dict[str, tuple[Path, str]]:
     truncated.write_bytes(sox_file("whole.flac", 16000, 1, "synth", "2", "sine", "440").read_bytes()[:40])
     left = sox_file("l.wav", 16000, 1, "synth", "2", "sine", "300")
     three = tmp_path / "three.wav"
-    subprocess.run(["sox", "-M", str(left), str(left), str(left), str(three)], check=True)
+    sox("-M", left, left, left, three)
     return {
         "not audio": (text, "not readable audio"),
         "unreadable": (noise, "not readable audio"),

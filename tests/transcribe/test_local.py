@@ -12,8 +12,8 @@ from qa.transcription import recognizer_get, transcribe
 from tests.support.calls import word_error_rate
 
 # Measured on this script with Whisper base, greedy decoding at temperature 0:
-# WER 0.42, the same with the temperature fallback, which this clip never
-# triggers (0.39 in an earlier measurement). espeak's Spanish voice is far
+# WER 0.45, the same from run to run since sox's dither is seeded (tests/support/calls.sox);
+# before, the dither's random seed gave 0.37 to 0.50 from run to run. espeak's Spanish voice is far
 # harder than a human's: "de Telco Sur" -> "en el que suel", "Le abro un
 # reclamo" -> "le ha reunir clamo". The bound leaves room for another CPU's rounding, not for a broken
 # pipeline: a channel lost or turns merged wrongly push it past 0.5.
