@@ -389,6 +389,22 @@ class Score(models.Model):
     def __str__(self) -> str:
         return f"{self.criterion.key}={self.value} ({self.confidence:.2f})"
 
+    @property
+    def value_exists(self) -> bool:
+        """Does the judge's value exist: see `judge_value_exists`."""
+        return judge_value_exists(evidence_verified=self.evidence_verified)
+
+
+# Does the judge's value exist (shared/design.md): only when its quote verified. An unverified value is
+# shown, marked, but is no value: it never counts as the judge's number in a scorecard, a call's quality
+# score or an approve. This is the one answer: `judge_value_exists` (or `Score.value_exists`) for a row,
+# `JUDGE_VALUE_EXISTS` inside a query on scores; nothing else tests `evidence_verified` for that.
+JUDGE_VALUE_EXISTS = Q(evidence_verified=True)
+
+
+def judge_value_exists(*, evidence_verified: bool) -> bool:
+    return bool(evidence_verified)
+
 
 def values_by_key(scores: Iterable[Score]) -> dict[str, int | None]:
     """A run's values per criterion key, as Recording.current_values keeps them."""
