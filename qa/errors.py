@@ -20,4 +20,9 @@ class ConflictError(Exception):
     """The request is valid but the stored state does not allow it now (the API answers 409 with the message).
 
     Apps above qa subclass it for their own conflicts, so the API's error mapping needs no import of them.
+    `fields` travel beside the message in the 409's body (e.g. who holds a claim, and until when).
     """
+
+    def __init__(self, message: str = "", **fields: Any) -> None:
+        super().__init__(message)
+        self.fields = fields

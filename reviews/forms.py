@@ -93,6 +93,8 @@ class ReviewForm(forms.Form):
                 widget=forms.RadioSelect,
                 required=blind,
                 initial=None if blind else _starting_choice(view),
+                # The judge's value exists only where its quote verified: elsewhere nothing is
+                # preselected, as in a blind audit, and an approve needs the supervisor's own value.
                 error_messages={"required": _("Choose your value.")},
             )
             self.fields[_field(criterion.key, "comment")] = forms.CharField(
@@ -128,11 +130,13 @@ class ReviewForm(forms.Form):
             comment = self.cleaned_data[_field(key, "comment")]
             rejected = self.cleaned_data.get(_field(key, "rejected"), False)
             model_value = view.score.value if view.score is not None else None
+            # Where the judge's value does not exist, whatever the supervisor chooses is their own.
+            own = self.blind or (view.score is not None and not view.score.value_exists)
             ticked = choice == NOT_APPLICABLE
             value = int(choice) if choice and not ticked else None
             # The model's own answer chosen again means "the model's value stands", stored as nothing.
-            adjusted = value if self.blind or value != model_value else None
-            not_applicable = ticked and (self.blind or model_value is not None)
+            adjusted = value if own or value != model_value else None
+            not_applicable = ticked and (own or model_value is not None)
             if adjusted is not None or not_applicable or comment.strip() or rejected:
                 adjustments.append(
                     CriterionAdjustment(
@@ -147,6 +151,9 @@ class ReviewForm(forms.Form):
             if name == "criteria":
                 for index, criterion_message in message.items():
                     key = adjustments[int(index)].criterion_key
+                    self.add_error(_field(key, "value"), criterion_message)
+            elif name == "unverified":  # per criterion key: an approve that gives no value where none exists
+                for key, criterion_message in message.items():
                     self.add_error(_field(key, "value"), criterion_message)
             elif name in self.fields:
                 self.add_error(name, message)
@@ -176,7 +183,7 @@ def _starting_choice(view: CriterionView) -> str | None:
         return NOT_APPLICABLE
     if latest is not None and latest.adjusted_value is not None:
         return str(latest.adjusted_value)
-    if score is None:
+    if score is None or not score.value_exists:  # an unverified value is not offered as a starting point
         return None
     return NOT_APPLICABLE if score.value is None else str(score.value)
 

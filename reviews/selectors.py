@@ -30,7 +30,7 @@ from django.db.models.lookups import GreaterThan, LessThan
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from qa.models import QUEUE_ORDER_KEY, JudgeRun, Recording, Score
+from qa.models import JUDGE_VALUE_EXISTS, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
 from reviews.models import AgreedValue, CalibrationSession, CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
@@ -53,6 +53,26 @@ class QueueFilters:
 def is_blind_audit(recording: Recording) -> bool:
     """In review only because it was drawn at random: the reviewer must not see the model first."""
     return recording.status == Recording.Status.IN_REVIEW and recording.review_reasons == [Reason.RANDOM_AUDIT]
+
+
+def blind_recordings_for(user: AbstractBaseUser) -> QuerySet[Recording]:
+    """The recordings whose judgment `user` must not see, anywhere (pages, API, CSV): those in review only
+    as a random audit that they have not reviewed yet on this judgment, and those in an open calibration
+    session they take part in. Keys (external systems) are never blind. The one definition of blindness;
+    `recording_is_blind_for` asks it of one call."""
+    audit = Q(status=Recording.Status.IN_REVIEW, review_reasons=[Reason.RANDOM_AUDIT]) & ~Exists(
+        Review.objects.filter(recording=OuterRef("pk"), run=OuterRef("current_run"), user=user)
+    )
+    calibrating = Exists(
+        CalibrationSession.objects.filter(
+            status=CalibrationSession.Status.OPEN, participants=user, calls__recording=OuterRef("pk")
+        )
+    )
+    return Recording.objects.filter(audit | calibrating)
+
+
+def recording_is_blind_for(*, recording: Recording, user: AbstractBaseUser) -> bool:
+    return blind_recordings_for(user).filter(pk=recording.pk).exists()
 
 
 def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = None) -> QuerySet[Recording]:
@@ -290,7 +310,7 @@ def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
         )
     )
     reviewed_by_user = any(review.user_id == user.pk and review.run_id == run.pk for review in reviews)
-    blind = is_blind_audit(recording) and not reviewed_by_user
+    blind = recording_is_blind_for(recording=recording, user=user)
     latest = {}
     if reviews and reviews[0].run_id == run.pk:
         latest = {entry.criterion_id: entry for entry in reviews[0].criteria.all()}
@@ -339,7 +359,13 @@ def latest_reviews(*, decisions: Iterable[str] | None = None) -> QuerySet[Review
 # These read the annotations review_decision and cr_* (the criterion's review
 # entry: cr_not_applicable, cr_adjusted, cr_rejected) beside the score's value;
 # queries take them from joins or subqueries. With no entry, cr_* are NULL.
-_APPROVED_AS_JUDGED = Q(review_decision=Review.Decision.APPROVE) & (Q(cr_rejected__isnull=True) | Q(cr_rejected=False))
+# Approved without marking the criterion wrong, where the judge's value exists: an approve never turns an
+# unverified value into a human one (review_create refuses such an approve; older ones count for nothing).
+_APPROVED_AS_JUDGED = (
+    Q(review_decision=Review.Decision.APPROVE)
+    & (Q(cr_rejected__isnull=True) | Q(cr_rejected=False))
+    & JUDGE_VALUE_EXISTS
+)
 HUMAN_VALUE = Case(
     # "Does not apply" is no number: the pair is left out of the numeric figures.
     When(cr_not_applicable=True, then=Value(None)),

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
 from qa.services import UPDATE_BATCH
 from reviews.models import CriterionReview, Review, ReviewClaim
-from reviews.selectors import review_values
+from reviews.selectors import recording_is_blind_for, review_values
 from rubrics.models import Criterion
 
 REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)
@@ -21,6 +23,23 @@ REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Reco
 
 class RecordingNotJudgedError(ConflictError):
     """A review can only be given on a recording that has a judgment to review."""
+
+
+class FinalReviewLockedError(ConflictError):
+    """The call already has a final review: only an explicit new review (`replace_final`) replaces it,
+    so a stray click, key or retried request never supersedes a finished call."""
+
+
+class RecordingClaimedError(ConflictError):
+    """Another supervisor holds the call's claim: their review would be thrown away by this one."""
+
+
+def may_review(*, user: AbstractBaseUser | None = None, api_key: ApiKey | None = None) -> bool:
+    """Who may give a review: a person allowed to review (the Supervisors group), or a key made with
+    review rights. The page, the API and the service all ask here."""
+    if api_key is not None:
+        return api_key.can_review
+    return bool(user is not None and user.is_authenticated and user.is_active and user.has_perm("reviews.add_review"))
 
 
 @dataclass(frozen=True)
@@ -45,12 +64,21 @@ def review_create(
     criteria: list[CriterionAdjustment] | tuple[CriterionAdjustment, ...] = (),
     blind: bool = False,
     reject_reason: str = "",
+    replace_final: bool = False,
 ) -> Review:
     """Record a supervisor's decision on the recording's current judgment.
 
+    The rules every caller (page, API, admin, scripts) shares live here: who may
+    review (PermissionDenied), a call whose latest review is final is replaced
+    only with `replace_final` (FinalReviewLockedError), a call another
+    supervisor holds is theirs (RecordingClaimedError), and an approve cannot
+    carry a judge's value that does not exist (an unverified quote).
     Raises InvalidInputError (keyed by field, with one entry per bad criterion)
     before anything is written, so a rejected review leaves no trace.
+    `user` and `api_key` both None: a trusted caller of the code (a command).
     """
+    if (user is not None or api_key is not None) and not may_review(user=user, api_key=api_key):
+        raise PermissionDenied(_("You may not review calls."))
     # Lock the row: two reviews of one recording are serialized, never interleaved.
     recording = Recording.objects.select_for_update().get(pk=recording.pk)
     if recording.status not in REVIEWABLE_STATUSES or recording.current_run_id is None:
@@ -58,6 +86,19 @@ def review_create(
             _("Recording %(id)s is %(status)s: only a judged recording can be reviewed.")
             % {"id": recording.pk, "status": recording.status}
         )
+    _check_claim(recording=recording, user=user)
+    latest = recording.reviews.order_by("-created_at", "-id").first()
+    if latest is not None and latest.is_final and not replace_final:
+        raise FinalReviewLockedError(
+            _(
+                "Recording %(id)s already has a final review (%(decision)s by %(reviewer)s); "
+                "start a new review to replace it."
+            )
+            % {"id": recording.pk, "decision": latest.get_decision_display(), "reviewer": latest.reviewer}
+        )
+    # A supervisor who has not seen the judge's values gives their own: the call is blind for them.
+    # External systems (keys) read everything, so nothing is blind for them.
+    blind = blind or (user is not None and recording_is_blind_for(recording=recording, user=user))
     errors: dict = {}
     if decision not in Review.Decision.values:
         errors["decision"] = _("Unknown decision '%(decision)s'; use one of: %(choices)s.") % {
@@ -86,11 +127,18 @@ def review_create(
                 "high": high,
             }
 
-    model_values = dict(recording.current_run.scores.values_list("criterion__key", "value"))
+    scores = list(recording.current_run.scores.select_related("criterion"))
+    # What the judge said where its value exists; an unverified value is no value (shared/design.md).
+    model_values = {score.criterion.key: score.value for score in scores if score.value_exists}
+    unverified = {score.criterion.key for score in scores if not score.value_exists}
     criterion_errors = _criteria_errors(criteria, criteria_by_key, model_values, blind=blind)
     if criterion_errors:
         errors["criteria"] = criterion_errors
-    elif decision == Review.Decision.REJECT and not any(
+    if decision == Review.Decision.APPROVE and (
+        missing := _unverified_without_own_value(criteria, criteria_by_key, unverified)
+    ):
+        errors["unverified"] = missing
+    if "criteria" not in errors and decision == Review.Decision.REJECT and not any(
         _says_what_was_wrong(item, model_values.get(item.criterion_key)) for item in criteria
     ):
         # A reject with nothing marked tells no one what to fix, and reads as a 100% rejection in the reports.
@@ -133,6 +181,44 @@ def review_create(
     return review
 
 
+def _check_claim(*, recording: Recording, user: AbstractBaseUser | None) -> None:
+    """Refuse a review of a call someone else holds an active claim on (keys included: a person is on it)."""
+    claim = ReviewClaim.objects.select_related("user").filter(recording=recording, expires_at__gt=timezone.now()).first()
+    if claim is not None and (user is None or claim.user_id != user.pk):
+        raise RecordingClaimedError(
+            _("%(user)s is reviewing recording %(id)s until %(until)s; your review was not saved.")
+            % {
+                "user": claim.user.get_username(),
+                "id": recording.pk,
+                "until": formats.date_format(timezone.localtime(claim.expires_at), "DATETIME_FORMAT"),
+            },
+            claimed_by=claim.user.get_username(),
+            claimed_until=claim.expires_at.isoformat(),
+        )
+
+
+def _unverified_without_own_value(
+    criteria: list[CriterionAdjustment] | tuple[CriterionAdjustment, ...],
+    criteria_by_key: dict[str, Criterion],
+    unverified: set[str],
+) -> dict[str, str]:
+    """Per criterion whose quote did not verify and that the approve gives no word on: the message.
+    Its value does not exist, so approving "as judged" would invent a human value."""
+    answered = {
+        item.criterion_key
+        for item in criteria
+        if item.adjusted_value is not None or item.not_applicable or item.rejected
+    }
+    return {
+        key: _(
+            "“%(title)s”: the judge's quote was not found in the transcript, so its value does not exist. "
+            "Give your own value, mark it not applicable, or mark that the judge got it wrong."
+        )
+        % {"title": criteria_by_key[key].title}
+        for key in sorted(unverified & set(criteria_by_key) - answered, key=lambda key: criteria_by_key[key].order)
+    }
+
+
 def reviews_human_values_store(*, reviews: QuerySet[Review], batch_size: int = 2000) -> int:
     """Set `human_values` on `reviews` from what each says (`review_values`: the human reference's rule).
     review_create calls it; its migration and the benchmarks, for reviews stored without. Returns how many."""
@@ -161,8 +247,9 @@ def _criteria_errors(
     "Not applicable" is allowed where the judge may say it too: on a criterion
     whose rubric lists a not-applicable exception. A changed value, or "not
     applicable" where the model gave a number, needs a comment, except in a
-    blind audit: there the supervisor has not seen the model's value, so
-    nothing was "changed".
+    blind audit (the supervisor has not seen the model's value, so nothing was
+    "changed") and where the judge's value does not exist (`model_values`
+    holds only the values that do).
     """
     errors: dict[str, str] = {}
     seen: set[str] = set()
@@ -189,7 +276,9 @@ def _criteria_errors(
         elif (
             not blind
             and not item.comment.strip()
-            and _replaces_model_value(item, model_values.get(item.criterion_key))
+            # Only an existing judge value can be "changed": where its quote did not verify there is none.
+            and item.criterion_key in model_values
+            and _replaces_model_value(item, model_values[item.criterion_key])
         ):
             message = (
                 _("Marking “%(title)s” not applicable needs a comment saying why.")

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from qa.errors import InvalidInputError
+from qa.errors import ConflictError, InvalidInputError
 from qa.models import Recording
 from reviews.claims import claim_holder, claim_release, claim_take
 from reviews.forms import QueueFilterForm, ReviewForm
@@ -29,7 +29,7 @@ from reviews.selectors import (
     review_page,
     rubric_choices,
 )
-from reviews.services import RecordingNotJudgedError, review_create
+from reviews.services import review_create
 
 QUEUE_PAGE_SIZE = 50
 # Where the supervisor goes after a review: the next call in the queue, or back to the queue.
@@ -101,7 +101,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             form.add_error(None, message)
         elif read_only:
             form.add_error(None, _("This call already has a final review; start a new review to replace it."))
-        elif (review := _submit(request, page, form)) is not None:
+        elif (review := _submit(request, page, form, replace_final=starting_new)) is not None:
             request.session[AFTER_SUBMIT_SESSION_KEY] = form.cleaned_data["then"] or "next"
             return _after_submit(request, page, review)
     context = {
@@ -141,8 +141,10 @@ def next_item(request: HttpRequest) -> HttpResponse:
     return _keeping_filters(request, reverse("review-detail", args=[following.pk]))
 
 
-def _submit(request: HttpRequest, page: ReviewPage, form: ReviewForm) -> Review | None:
-    """Save the review through the service; on refusal put its messages on the form and return None."""
+def _submit(request: HttpRequest, page: ReviewPage, form: ReviewForm, *, replace_final: bool) -> Review | None:
+    """Save the review through the service; on refusal put its messages on the form and return None.
+    The service decides the claim, the final-review lock and who may review: the checks above only
+    say it sooner, and a race between them and the service ends here."""
     adjustments = form.adjustments()
     try:
         return review_create(
@@ -155,10 +157,11 @@ def _submit(request: HttpRequest, page: ReviewPage, form: ReviewForm) -> Review 
             criteria=adjustments,
             blind=page.blind,
             reject_reason=form.cleaned_data["reject_reason"],
+            replace_final=replace_final,
         )
     except InvalidInputError as error:
         form.add_service_errors(error.errors, adjustments)
-    except RecordingNotJudgedError as error:
+    except ConflictError as error:  # not judged, claimed by someone else, or a final review already there
         form.add_error(None, str(error))
     return None
 

@@ -15,7 +15,8 @@ from tests.factories import UserFactory, judged_recording, published_rubric
 
 def _review(recording, decision, *criteria, at=None, reviewer="s1", comment=""):
     review = review_create(
-        recording=recording, decision=decision, reviewer=reviewer, criteria=list(criteria), comment=comment
+        recording=recording, decision=decision, reviewer=reviewer, criteria=list(criteria), comment=comment,
+        replace_final=True,  # these tests stack reviews on purpose, as "start a new review" does
     )
     if at is not None:  # reviews are append-only; tests place them in time directly
         Review.objects.filter(pk=review.pk).update(created_at=at)

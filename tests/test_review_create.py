@@ -74,7 +74,8 @@ def test_an_unchanged_value_needs_no_comment_and_a_blind_value_neither():
     recording = judged_recording(values={"c1": 4})
     review_create(recording=recording, decision="approve", reviewer="s", criteria=[CriterionAdjustment("c1", 4)])
     review_create(
-        recording=recording, decision="approve", reviewer="s", blind=True, criteria=[CriterionAdjustment("c1", 2)]
+        recording=recording, decision="approve", reviewer="s", blind=True, criteria=[CriterionAdjustment("c1", 2)],
+        replace_final=True,
     )
     assert Review.objects.filter(recording=recording).count() == 2
 
@@ -149,7 +150,9 @@ class TestRejectSaysWhatWasWrong:
     pytestmark = pytest.mark.django_db
 
     def reject(self, recording: Recording, *criteria: CriterionAdjustment, **fields) -> Review:
-        return review_create(recording=recording, decision="reject", reviewer="s", criteria=criteria, **fields)
+        return review_create(
+            recording=recording, decision="reject", reviewer="s", criteria=criteria, replace_final=True, **fields
+        )
 
     @pytest.mark.parametrize(
         "criteria",
@@ -179,7 +182,9 @@ class TestRejectSaysWhatWasWrong:
         review = self.reject(recording, marked, reject_reason="unsupported_quote")
         assert review.get_reject_reason_display() == "The quote doesn't support the score"
         with pytest.raises(InvalidInputError) as caught:
-            review_create(recording=recording, decision="approve", reviewer="s", reject_reason="wrong_score")
+            review_create(
+                recording=recording, decision="approve", reviewer="s", reject_reason="wrong_score", replace_final=True
+            )
         assert caught.value.errors == {"reject_reason": "Only a reject has a reject reason."}
         with pytest.raises(InvalidInputError) as caught:
             self.reject(recording, marked, reject_reason="bored")

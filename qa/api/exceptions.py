@@ -39,7 +39,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     if isinstance(exc, AudioTooLargeError):
         return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, ConflictError):
-        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response({"detail": str(exc), **exc.fields}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):
         # Django raises it while DRF reads the body; left alone it becomes a plain-text 400.
         return Response(

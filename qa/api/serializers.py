@@ -287,6 +287,12 @@ class RecordingDetailSerializer(RecordingSerializer):
 
     latest_run = serializers.SerializerMethodField(help_text=_("The most recent run, whatever its status."))
     scores = serializers.SerializerMethodField(help_text=_("The scores of the latest successful run."))
+    judgment_hidden = serializers.SerializerMethodField(
+        help_text=_(
+            "True when the reader must not see the judgment (a blind audit or an open calibration they take "
+            "part in): scores and reviews are then empty. Never true for an API key."
+        )
+    )
 
     class Meta(RecordingSerializer.Meta):
         fields = [
@@ -296,8 +302,12 @@ class RecordingDetailSerializer(RecordingSerializer):
             "failure_reason",
             "latest_run",
             "scores",
+            "judgment_hidden",
             "review_reasons",
         ]
+
+    def get_judgment_hidden(self, recording: Recording) -> bool:
+        return bool(self.context.get("judgment_hidden"))
 
     @extend_schema_field(JudgeRunSerializer(allow_null=True))
     def get_latest_run(self, recording: Recording) -> dict | None:
@@ -307,7 +317,7 @@ class RecordingDetailSerializer(RecordingSerializer):
     @extend_schema_field(ScoreSerializer(many=True))
     def get_scores(self, recording: Recording) -> list[dict]:
         # Only a succeeded run becomes the current one: a failed run's partial answers never show.
-        if recording.current_run is None:
+        if recording.current_run is None or self.context.get("judgment_hidden"):
             return []
         return ScoreSerializer(recording.current_run.scores.all(), many=True).data
 

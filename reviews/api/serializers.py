@@ -55,6 +55,14 @@ class ReviewInputSerializer(serializers.Serializer):
     adjusted_mean = serializers.FloatField(required=False, allow_null=True)
     comment = StringField(required=False, allow_blank=True, default="")
     criteria = ReviewCriterionSerializer(many=True, required=False, default=list)
+    replace_final = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=_(
+            "Replace the call's final review with this one. Without it, a call whose latest review is final "
+            "answers 409, so a retried request never supersedes a finished call."
+        ),
+    )
 
     def validate(self, values: dict[str, Any]) -> dict[str, Any]:
         # A key speaks for a system, so the person must be named; a session already names them.
@@ -108,3 +116,9 @@ class RecordingWithReviewsSerializer(RecordingDetailSerializer):
 
     class Meta(RecordingDetailSerializer.Meta):
         fields = [*RecordingDetailSerializer.Meta.fields, "reviews"]
+
+    def to_representation(self, instance: Any) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        if self.context.get("judgment_hidden"):
+            data["reviews"] = []  # earlier reviews carry values as telling as the judge's
+        return data

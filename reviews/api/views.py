@@ -17,7 +17,7 @@ from qa.api.permissions import CanReview
 from qa.api.schema import BAD_REQUEST, NOT_FOUND, TOO_LARGE, ErrorSerializer
 from qa.models import ApiKey, Recording
 from reviews.api.serializers import RecordingWithReviewsSerializer, ReviewInputSerializer, ReviewSerializer
-from reviews.selectors import recording_detail_with_reviews, review_detail
+from reviews.selectors import recording_detail_with_reviews, recording_is_blind_for, review_detail
 from reviews.services import review_create
 
 
@@ -34,7 +34,10 @@ class RecordingDetailView(GenericAPIView):
             recording = recording_detail_with_reviews(pk=pk)
         except Recording.DoesNotExist:
             raise NotFound() from None
-        return Response(self.get_serializer(recording).data)
+        # Blind means blind on the API too: a supervisor's session reads no judgment the page hides.
+        hidden = not isinstance(request.auth, ApiKey) and recording_is_blind_for(recording=recording, user=request.user)
+        serializer = self.get_serializer(recording, context={**self.get_serializer_context(), "judgment_hidden": hidden})
+        return Response(serializer.data)
 
 
 @extend_schema(tags=["reviews"])
@@ -50,7 +53,14 @@ class RecordingReviewView(GenericAPIView):
             201: ReviewSerializer,
             400: BAD_REQUEST,
             404: NOT_FOUND,
-            409: OpenApiResponse(ErrorSerializer, description=_("The recording is not judged yet.")),
+            403: OpenApiResponse(ErrorSerializer, description=_("This user or key may not review.")),
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description=_(
+                    "The recording is not judged yet, already has a final review (send replace_final), "
+                    "or another supervisor holds its claim (claimed_by, claimed_until)."
+                ),
+            ),
             413: TOO_LARGE,
         },
         summary=_("Post a supervisor's review of the recording's current judgment"),
@@ -70,6 +80,7 @@ class RecordingReviewView(GenericAPIView):
             comment=values["comment"],
             criteria=values["criteria"],
             reject_reason=values["reject_reason"],
+            replace_final=values["replace_final"],
         )
         url = reverse("api:recording-detail", kwargs={"pk": pk}, request=request)
         return Response(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -15,7 +16,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from qa.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
-from reviews.calibration.selectors import CriterionSummary, session_get, session_summary, sessions_for
+from reviews.calibration.selectors import (
+    CriterionSummary,
+    session_get,
+    session_own_progress,
+    session_summary,
+    sessions_for,
+    sees_own_progress_only,
+)
 from reviews.calibration.services import CalibrationAnswer, SessionStateError, calibration_close, calibration_entry_save
 from reviews.models import CalibrationEntry, CalibrationSession
 from reviews.reports.api import RubricSerializer
@@ -57,8 +65,17 @@ class SessionSerializer(serializers.Serializer):
     participants = serializers.ListField(child=serializers.CharField(), help_text=_("Usernames."))
 
 
+class OwnProgressSerializer(serializers.Serializer):
+    scored = serializers.IntegerField(help_text=_("Calls of the session you have scored."))
+    calls = serializers.IntegerField(help_text=_("Calls in the session."))
+
+
 class SessionDetailSerializer(SessionSerializer):
-    criteria = CriterionSummarySerializer(many=True)
+    criteria = CriterionSummarySerializer(
+        many=True,
+        help_text=_("Empty for a participant while the session is open: they see their own progress only."),
+    )
+    own_progress = OwnProgressSerializer(allow_null=True, help_text=_("A participant's own progress while open."))
 
 
 class AnswerSerializer(serializers.Serializer):
@@ -108,7 +125,7 @@ class SessionDetailView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         session = session_get(pk=pk, user=request.user)
-        return Response(SessionDetailSerializer(_detail(session)).data)
+        return Response(SessionDetailSerializer(_detail(session, user=request.user)).data)
 
 
 def _record(session: CalibrationSession) -> dict[str, Any]:
@@ -122,8 +139,15 @@ def _record(session: CalibrationSession) -> dict[str, Any]:
     }
 
 
-def _detail(session: CalibrationSession) -> dict[str, Any]:
-    return {**_record(session), "criteria": session_summary(session=session)}
+def _detail(session: CalibrationSession, *, user: AbstractBaseUser | None = None) -> dict[str, Any]:
+    """With `user` a participant of the open session: no per-criterion counts (they tell who marked N/A),
+    only their own progress."""
+    own_only = user is not None and sees_own_progress_only(session=session, user=user)
+    return {
+        **_record(session),
+        "criteria": [] if own_only else session_summary(session=session),
+        "own_progress": session_own_progress(session=session, user=user) if own_only else None,
+    }
 
 
 @extend_schema(tags=["calibrations"])

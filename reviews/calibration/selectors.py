@@ -124,13 +124,33 @@ def session_overview(*, session: CalibrationSession, user: AbstractBaseUser) -> 
         CalibrationEntry.objects.filter(call__session=session, participant=user).values_list("call_id", flat=True)
     )
     participants = list(session.participants.order_by("username"))
+    is_participant = any(participant.pk == user.pk for participant in participants)
+    # While the session is open a participant sees their own progress only: the others' counts tell
+    # who has scored what, and per criterion, who marked it N/A.
+    shown = [user] if sees_own_progress_only(session=session, user=user, is_participant=is_participant) else participants
     return SessionOverview(
         session=session,
-        participants=participants,
+        participants=shown,
         calls=[CallProgress(call, call.pk in mine) for call in calls],
-        entries_by_participant={user.pk: counts.get(user.pk, 0) for user in participants},
-        is_participant=any(participant.pk == user.pk for participant in participants),
+        entries_by_participant={person.pk: counts.get(person.pk, 0) for person in shown},
+        is_participant=is_participant,
     )
+
+
+def session_own_progress(*, session: CalibrationSession, user: AbstractBaseUser) -> dict[str, int]:
+    return {
+        "scored": CalibrationEntry.objects.filter(call__session=session, participant=user).count(),
+        "calls": session.calls.count(),
+    }
+
+
+def sees_own_progress_only(*, session: CalibrationSession, user: AbstractBaseUser, is_participant: bool | None = None) -> bool:
+    """A participant of an open session (a lead who takes part too): they see nothing of the others."""
+    if not session.is_open:
+        return False
+    if is_participant is None:
+        is_participant = session.participants.filter(pk=user.pk).exists()
+    return is_participant
 
 
 @dataclass(frozen=True)

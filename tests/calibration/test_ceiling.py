@@ -80,12 +80,12 @@ def test_independent_reviews_count_and_a_review_that_saw_the_first_does_not(cal_
             criteria=[CriterionAdjustment("c1", a, comment="mine")] if a != 3 else [],
         )  # fmt: skip
         review_create(
-            recording=recording, decision="approve", reviewer="ben", user=ben, blind=True,
+            recording=recording, decision="approve", reviewer="ben", user=ben, blind=True, replace_final=True,
             criteria=[CriterionAdjustment("c1", b), CriterionAdjustment("c2", 3)],
         )  # fmt: skip
         # Eva reviews after seeing both: not independent, left out.
         review_create(
-            recording=recording, decision="approve", reviewer="eva", user=eva,
+            recording=recording, decision="approve", reviewer="eva", user=eva, replace_final=True,
             criteria=[CriterionAdjustment("c1", 1, comment="saw theirs")],
         )  # fmt: skip
     c1 = by_key(deviation_report(ReportFilters(rubric=cal_rubric)).ceiling)["c1"]

@@ -58,7 +58,10 @@ def test_a_supervisor_cannot_create_or_close_and_others_entries_stay_hidden(sess
     assert client.post(f"/calibrations/{session.pk}/close/").status_code == 403
     assert CalibrationSession.objects.get().status == "open"
     overview = client.get(f"/calibrations/{session.pk}/").content.decode()
-    assert "BEN-SECRET-COMMENT" not in overview and "ben: 1 of 4 calls scored" in overview
+    # While open, a participant sees their own progress only: not even how far the others are.
+    assert "BEN-SECRET-COMMENT" not in overview and "ben:" not in overview
+    assert "ana: 0 of 4 calls scored" in overview
+    assert "ben: 1 of 4 calls scored" in client_for(lead).get(f"/calibrations/{session.pk}/").content.decode()
     assert "calibration-matrix" not in overview
     assert client.get(f"/calibrations/{session.pk}/?format=csv")["Content-Type"].startswith("text/html")
     # Someone outside the session sees nothing of it.

@@ -88,10 +88,14 @@ def test_the_api_from_entries_to_close_with_the_issues_shape(session, lead, supe
     body["criteria"][0]["value"] = 3
     assert client_for(ben).post(f"{url}entries/", body, content_type="application/json").status_code == 201
 
-    # Open: the counts, no figures, for the participant and the lead alike.
-    open_detail = client_for(ana).get(url).json()
-    assert set(open_detail) == {"id", "name", "status", "rubric", "participants", "criteria"}
-    assert open_detail["status"] == "open" and open_detail["participants"] == ["ana", "ben", "eva"]
+    # Open: a participant sees their own progress only; no counts, since per criterion they tell who
+    # marked it N/A. The lead sees the counts, no figures.
+    own = client_for(ana).get(url).json()
+    assert set(own) == {"id", "name", "status", "rubric", "participants", "criteria", "own_progress"}
+    assert own["status"] == "open" and own["participants"] == ["ana", "ben", "eva"]
+    assert own["criteria"] == [] and own["own_progress"] == {"scored": 1, "calls": 4}
+    open_detail = client_for(lead).get(url).json()
+    assert open_detail["own_progress"] is None
     c1 = open_detail["criteria"][0]
     assert set(c1) == {
         "criterion_key", "n_recordings", "n_raters", "exact_agreement", "within_one", "mean_pairwise_qwk", "alpha",
@@ -177,7 +181,7 @@ def test_the_calibration_api_is_in_the_openapi_schema(lead):
         "/api/calibrations/{id}/close/",
     } <= set(schema["paths"])  # fmt: skip
     detail = schema["components"]["schemas"]["SessionDetail"]["properties"]
-    assert set(detail) == {"id", "name", "status", "rubric", "participants", "criteria"}
+    assert set(detail) == {"id", "name", "status", "rubric", "participants", "criteria", "own_progress"}
 
 
 def test_every_matching_call_is_taken_up_to_200(lead, supervisors, cal_rubric, calls, monkeypatch):
