@@ -1,9 +1,42 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
-from qa.admin import ReadOnlyAdmin
+from qa.admin import JudgeRunAdmin, ReadOnlyAdmin, RecordingAdmin, ScoreAdmin
+from qa.models import JudgeRun, Recording, Score
 from reviews.models import CriterionReview, Review
+from reviews.selectors import blind_recordings_for, recording_is_blind_for
+
+# Blind means blind in the admin too (supervisors browse it): the judgment of a call the user must see
+# blind (a random audit they have not reviewed, an open calibration they take part in) is left out of
+# the lists of scores, runs and reviews, and out of the recording's own page. qa cannot know about
+# reviews, so its admins are extended here.
+JUDGMENT_FIELDS = ("current_run", "lowest_confidence", "current_values")
+
+
+class BlindRecordingAdmin(RecordingAdmin):
+    def get_fields(self, request: HttpRequest, obj: Recording | None = None):
+        fields = super().get_fields(request, obj)
+        if obj is not None and recording_is_blind_for(recording=obj, user=request.user):
+            return [field for field in fields if field not in JUDGMENT_FIELDS]
+        return fields
+
+
+class BlindJudgeRunAdmin(JudgeRunAdmin):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[JudgeRun]:
+        return super().get_queryset(request).exclude(recording__in=blind_recordings_for(request.user))
+
+
+class BlindScoreAdmin(ScoreAdmin):
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Score]:
+        return super().get_queryset(request).exclude(run__recording__in=blind_recordings_for(request.user))
+
+
+for model, model_admin in ((Recording, BlindRecordingAdmin), (JudgeRun, BlindJudgeRunAdmin), (Score, BlindScoreAdmin)):
+    admin.site.unregister(model)
+    admin.site.register(model, model_admin)
 
 
 class CriterionReviewInline(admin.TabularInline):
@@ -26,3 +59,6 @@ class ReviewAdmin(ReadOnlyAdmin):
     search_fields = ["recording__external_id", "reviewer", "comment"]
     list_select_related = ["recording"]
     inlines = [CriterionReviewInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Review]:
+        return super().get_queryset(request).exclude(recording__in=blind_recordings_for(request.user))

@@ -317,3 +317,45 @@ def test_an_open_calibration_hides_the_judgment_from_its_participants_on_the_api
     assert session_api(ana).get(url).json()["scores"] == []
     assert len(session_api(outsider).get(url).json()["scores"]) == 3
     assert key_client(new_key("ccaas")[1]).get(url).json()["judgment_hidden"] is False
+
+
+@pytest.mark.django_db
+def test_a_blind_audit_leaks_nothing_through_the_admin_or_the_scores_drill_down_and_its_csv(supervisor):
+    supervisor.is_staff = True  # supervisors browse the admin (create_demo_users makes them staff)
+    supervisor.save(update_fields=["is_staff"])
+    recording = blind_audit()
+    seen = judged_recording(values={"c1": 3}, rubric=recording.rubric)  # an ordinary judged call beside it
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(supervisor)
+    slug = recording.rubric.slug
+    pages = {
+        "score list": "/admin/qa/score/",
+        "run list": "/admin/qa/judgerun/",
+        "recording": f"/admin/qa/recording/{recording.pk}/change/",
+        "drill-down": f"/reports/evidence/scores/?rubric={slug}",
+        "drill-down csv": f"/reports/evidence/scores/?rubric={slug}&format=csv",
+    }
+    seen_score = seen.current_run.scores.first()
+    shown = {
+        "score list": f"/admin/qa/score/{seen_score.pk}/change/",
+        "run list": f"/admin/qa/judgerun/{seen.current_run_id}/change/",
+        "recording": recording.external_id,
+        "drill-down": seen.external_id,
+        "drill-down csv": seen.external_id,
+    }
+    for name, url in pages.items():
+        response = client.get(url)
+        assert response.status_code == 200, name
+        text = b"".join(response.streaming_content if response.streaming else [response.content]).decode()
+        assert not any(words in text for words in JUDGE_WORDS), name
+        assert shown[name] in text, name  # the page itself still shows what is not blind
+    assert client.get(f"/admin/qa/judgerun/{recording.current_run_id}/change/").status_code == 302  # not found
+
+    # Once they reviewed it, the judgment is theirs to see everywhere.
+    review_create(
+        recording=recording, decision="approve", reviewer="supervisor", user=supervisor,
+        criteria=[CriterionAdjustment(key, adjusted_value=3) for key in ("c1", "c2", "c3")],
+    )  # fmt: skip
+    blind_score = recording.current_run.scores.first()
+    assert f"/admin/qa/score/{blind_score.pk}/change/" in client.get("/admin/qa/score/").content.decode()
+    assert JUDGE_WORDS[1] in client.get(f"/admin/qa/score/{blind_score.pk}/change/").content.decode()

@@ -54,7 +54,7 @@ from reviews.reports.selectors import (
     versions_report,
 )
 from reviews.reports.stats import Agreement, Tally
-from reviews.selectors import rubric_choices
+from reviews.selectors import blind_recordings_for, rubric_choices
 from rubrics.models import Rubric
 
 PAGE_SIZE = 50
@@ -438,8 +438,13 @@ class ScoreListView(ReportView):
     def rows(self, form: ReportFilterForm) -> QuerySet[Score]:
         raise NotImplementedError
 
+    def visible_rows(self, form: ReportFilterForm) -> QuerySet[Score]:
+        """The rows less the calls this user must see blind: a judgment hidden on the review page is
+        hidden in every list and CSV too (reviews.selectors.blind_recordings_for)."""
+        return self.rows(form).exclude(run__recording__in=blind_recordings_for(self.request.user))
+
     def context(self, form: ReportFilterForm) -> dict[str, Any]:
-        page, query = _paginate(self.request, self.rows(form))
+        page, query = _paginate(self.request, self.visible_rows(form))
         return {
             "title": self.title,
             "scope": _scope(form),
@@ -451,7 +456,7 @@ class ScoreListView(ReportView):
 
     def csv(self, form: ReportFilterForm) -> HttpResponse:
         def lines() -> Iterator[list[Any]]:
-            for score in self.rows(form).iterator(chunk_size=2000):
+            for score in self.visible_rows(form).iterator(chunk_size=2000):
                 recording = score.run.recording
                 evidence = score.evidence if score.evidence_verified else f"[{UNVERIFIED_MARK}] {score.evidence}"
                 yield [
