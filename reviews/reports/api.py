@@ -36,6 +36,23 @@ class RubricSerializer(serializers.Serializer):
     name = serializers.CharField()
 
 
+class AgreementSplitSerializer(serializers.Serializer):
+    """The same figures on part of the reviewed scores."""
+
+    n = serializers.IntegerField()
+    model_mean = serializers.FloatField(allow_null=True)
+    human_mean = serializers.FloatField(allow_null=True)
+    bias = serializers.FloatField(allow_null=True)
+    mae = serializers.FloatField(allow_null=True)
+    exact_agreement = serializers.FloatField(allow_null=True)
+    within_one = serializers.FloatField(allow_null=True)
+    qwk = serializers.FloatField(allow_null=True)
+    reviewed = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    rejection_rate = serializers.FloatField(allow_null=True)
+    not_applicable_disputed = serializers.IntegerField()
+
+
 class CriterionDeviationSerializer(serializers.Serializer):
     criterion_key = serializers.CharField(source="criterion.key")
     title = serializers.CharField(source="criterion.title")
@@ -59,6 +76,11 @@ class CriterionDeviationSerializer(serializers.Serializer):
     not_applicable_disputed = serializers.IntegerField(
         source="agreement.not_applicable_disputed",
         help_text="Reviewed scores where one side found the criterion not applicable and the other gave it a value.",
+    )
+    verified = AgreementSplitSerializer(help_text="The same figures on the scores whose quote verified.")
+    unverified = AgreementSplitSerializer(
+        help_text="The same figures on the scores whose quote did not verify: the judge's value is compared "
+        "(the report measures the judge), though it counts nowhere else."
     )
 
 

@@ -96,7 +96,14 @@ class CriterionFieldMixin(forms.Form):
 
 
 class DeviationScoresForm(CriterionFieldMixin, GroupFilterForm):
-    pass
+    evidence = forms.ChoiceField(
+        label=_("Quotes"),
+        required=False,
+        choices=[("", _("All")), ("verified", _("Verified")), ("unverified", _("Unverified"))],
+    )
+
+    def verified(self) -> bool | None:
+        return {"verified": True, "unverified": False}.get(self.cleaned_data.get("evidence") or "")
 
 
 class EvidenceScoresForm(CriterionFieldMixin, ReportFilterForm):

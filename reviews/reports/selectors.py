@@ -62,7 +62,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, TruncWeek
 
-from qa.models import JudgeRun, Score
+from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Score, judge_value_exists
 from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
@@ -103,8 +103,13 @@ class ReportFilters:
 
 @dataclass(frozen=True)
 class CriterionDeviation:
+    """The judge against the supervisors on one criterion: on every reviewed score (the report measures
+    the judge, so an unverified value is compared too), and split by whether the quote verified."""
+
     criterion: Criterion
     agreement: Agreement
+    verified: Agreement
+    unverified: Agreement
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
         .values(
             "criterion_id",
             "value",
+            "evidence_verified",
             human=HUMAN_VALUE,
             rejected=IS_REJECTED,
             human_not_applicable=F("cr_not_applicable"),
@@ -221,6 +227,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
         .order_by()
     )
     pairs: defaultdict[tuple[Group, int], list[PairCount]] = defaultdict(list)
+    split: defaultdict[tuple[Group, int, bool], list[PairCount]] = defaultdict(list)
     for row in cube:
         pair = PairCount(
             model=row["value"],
@@ -231,6 +238,9 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
         )
         for group in _groups_of(row):
             pairs[(group, row["criterion_id"])].append(pair)
+            split[(group, row["criterion_id"], judge_value_exists(evidence_verified=row["evidence_verified"]))].append(
+                pair
+            )
 
     recordings = (
         latest_reviews()
@@ -267,7 +277,13 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
                 needs_review=pending[group],
                 reject_reasons=dict(reasons[group].most_common()),
                 criteria=[
-                    CriterionDeviation(criterion, agreement(pairs[(group, criterion.pk)])) for criterion in criteria
+                    CriterionDeviation(
+                        criterion,
+                        agreement=agreement(pairs[(group, criterion.pk)]),
+                        verified=agreement(split[(group, criterion.pk, True)]),
+                        unverified=agreement(split[(group, criterion.pk, False)]),
+                    )
+                    for criterion in criteria
                 ],
             )
             for group in Group
@@ -325,11 +341,15 @@ def _score_rows(scores: QuerySet[Score]) -> QuerySet[Score]:
     )
 
 
-def deviation_scores(filters: ReportFilters, group: Group, criterion: Criterion | None = None) -> QuerySet[Score]:
-    """The rows behind a deviation cell."""
+def deviation_scores(
+    filters: ReportFilters, group: Group, criterion: Criterion | None = None, verified: bool | None = None
+) -> QuerySet[Score]:
+    """The rows behind a deviation cell (`verified`: only the scores whose quote did, or did not, verify)."""
     scores = _reviewed_scores(filters).filter(_group_q(group, "run__recording__review_reasons"))
     if criterion is not None:
         scores = scores.filter(criterion=criterion)
+    if verified is not None:
+        scores = scores.filter(JUDGE_VALUE_EXISTS if verified else ~JUDGE_VALUE_EXISTS)
     return _score_rows(scores)
 
 

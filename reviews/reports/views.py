@@ -245,12 +245,26 @@ class DeviationView(ReportView):
 
     @staticmethod
     def _row(filters: ReportFilters, group: Group, row: CriterionDeviation) -> dict[str, Any]:
+        """The criterion's figures on every reviewed score, then split: the judge's verified quotes and
+        its unverified ones (a value the judge could not back is still the judge's mistake to measure)."""
         url = _url("reports:deviation-scores", filters, group=group.value, criterion=row.criterion.key)
+
+        def cells(figures: Agreement, link: str) -> list[Cell]:
+            return [Cell(column.fmt(getattr(figures, column.field)), link) for column in DEVIATION_COLUMNS]
+
         return {
             "criterion": row.criterion,
             "url": url,
             "too_few": row.agreement.n < MIN_N,
-            "cells": [Cell(column.fmt(getattr(row.agreement, column.field)), url) for column in DEVIATION_COLUMNS],
+            "cells": cells(row.agreement, url),
+            "split": [
+                (label, cells(figures, f"{url}&evidence={key}"), figures.n < MIN_N)
+                for key, label, figures in (
+                    ("verified", _("verified quotes"), row.verified),
+                    ("unverified", _("unverified quotes"), row.unverified),
+                )
+                if figures.reviewed
+            ],
         }
 
     def csv(self, form: ReportFilterForm) -> HttpResponse:
@@ -258,11 +272,12 @@ class DeviationView(ReportView):
         report = deviation_report(filters)
         names = [field.name for field in fields(Agreement)]
         rows = (
-            [group.value, row.criterion.key, row.criterion.title, *(getattr(row.agreement, name) for name in names)]
+            [group.value, row.criterion.key, row.criterion.title, quotes, *(getattr(figures, name) for name in names)]
             for group, data in report.groups.items()
             for row in data.criteria
+            for quotes, figures in (("all", row.agreement), ("verified", row.verified), ("unverified", row.unverified))
         )
-        header = ["group", "criterion_key", "criterion_title", *names]
+        header = ["group", "criterion_key", "criterion_title", "quotes", *names]
         return csv_download(self.request, f"{_file_stem('deviation', filters)}.csv", header, rows)
 
 
@@ -477,7 +492,9 @@ class DeviationScoresView(ScoreListView):
     back = "reports:deviation"
 
     def rows(self, form: ReportFilterForm) -> QuerySet[Score]:
-        return deviation_scores(form.filters(), form.cleaned_data["group"], form.cleaned_data["criterion_object"])
+        return deviation_scores(
+            form.filters(), form.cleaned_data["group"], form.cleaned_data["criterion_object"], verified=form.verified()
+        )
 
 
 class EvidenceScoresView(ScoreListView):

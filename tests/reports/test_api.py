@@ -28,7 +28,12 @@ def test_deviation_groups_are_keyed_and_never_mixed(api, care_rubric, deviation_
     by_group = {
         group: {row["criterion_key"]: row for row in data["criteria"]} for group, data in body["groups"].items()
     }
-    assert by_group["random_audit"]["c1"] == {
+    audit_c1 = dict(by_group["random_audit"]["c1"])
+    verified, unverified = audit_c1.pop("verified"), audit_c1.pop("unverified")
+    # Every quote of this data verified: the verified split is the whole, the unverified one is empty.
+    assert verified == {key: value for key, value in audit_c1.items() if key in verified}
+    assert (unverified["n"], unverified["reviewed"], unverified["mae"]) == (0, 0, None)
+    assert audit_c1 == {
         "criterion_key": "c1",
         "title": "Greets",
         "scale_min": 1,
@@ -104,3 +109,25 @@ def test_access(care_rubric):
     key = ApiKey.objects.create(name="bi", prefix="abcd1234", key_hash="x")
     client.force_authenticate(user=None, token=key)
     assert client.get("/api/reports/evidence/", {"rubric": "care"}).status_code == 200
+
+
+@pytest.mark.django_db
+def test_every_deviation_figure_is_split_by_verified_and_unverified_quotes(api, care_rubric):
+    """The report measures the judge, so an unverified value is compared, but apart: r1's c1 quote
+    verified (4 against 4), r2's did not (5 against the supervisor's own 2)."""
+    from reviews.services import CriterionAdjustment, review_create
+    from tests.factories import judged_recording
+
+    r1 = judged_recording(rubric=care_rubric, values={"c1": 4, "c2": 2})
+    review_create(recording=r1, decision="approve", reviewer="s")
+    r2 = judged_recording(rubric=care_rubric, values={"c1": 5, "c2": 2})
+    r2.current_run.scores.filter(criterion__key="c1").update(evidence_verified=False, verification_status="not_found")
+    review_create(recording=r2, decision="approve", reviewer="s", criteria=[CriterionAdjustment("c1", 2)])
+
+    body = api.get("/api/reports/deviation/", {"rubric": "care"}).json()
+    c1 = next(row for row in body["groups"]["all"]["criteria"] if row["criterion_key"] == "c1")
+    assert (c1["n"], c1["mae"]) == (2, 1.5)
+    assert (c1["verified"]["n"], c1["verified"]["mae"], c1["verified"]["model_mean"]) == (1, 0.0, 4.0)
+    assert (c1["unverified"]["n"], c1["unverified"]["mae"], c1["unverified"]["model_mean"]) == (1, 3.0, 5.0)
+    c2 = next(row for row in body["groups"]["all"]["criteria"] if row["criterion_key"] == "c2")
+    assert (c2["verified"]["n"], c2["unverified"]["n"]) == (2, 0)

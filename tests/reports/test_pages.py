@@ -76,7 +76,9 @@ def test_deviation_page_shows_each_group_with_linked_figures(client, supervisor,
 
 def test_deviation_csv_has_every_group_and_figure(client, supervisor, care_rubric, deviation_data):
     client.force_login(supervisor)
-    rows = rows_of(client.get(reverse("reports:deviation"), {"rubric": "care", "format": "csv"}))
+    every = rows_of(client.get(reverse("reports:deviation"), {"rubric": "care", "format": "csv"}))
+    assert [row["quotes"] for row in every[:3]] == ["all", "verified", "unverified"]
+    rows = [row for row in every if row["quotes"] == "all"]
     assert [(row["group"], row["criterion_key"]) for row in rows] == [
         ("random_audit", "c1"),
         ("random_audit", "c2"),
