@@ -26,6 +26,16 @@ class ProgressSerializer(serializers.Serializer):
     total = serializers.IntegerField()
 
 
+class SplitFiguresSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    bias = serializers.FloatField(allow_null=True)
+    mae = serializers.FloatField(allow_null=True)
+    exact_agreement = serializers.FloatField(allow_null=True)
+    within_one = serializers.FloatField(allow_null=True)
+    qwk = serializers.FloatField(allow_null=True)
+
+
 class CriterionFiguresSerializer(serializers.Serializer):
     criterion_key = serializers.CharField()
     n = serializers.IntegerField(help_text="Recordings with a value from both this arm and the supervisor.")
@@ -38,6 +48,8 @@ class CriterionFiguresSerializer(serializers.Serializer):
     unverified_rate = serializers.FloatField(allow_null=True)
     not_applicable_rate = serializers.FloatField(allow_null=True)
     stability = serializers.FloatField(allow_null=True, help_text="Share of stable scores; null with one sample.")
+    verified = SplitFiguresSerializer(help_text="The same figures on the arm's scores whose quote verified.")
+    unverified = SplitFiguresSerializer(help_text="The same figures on the arm's scores whose quote did not verify.")
 
 
 class TokensSerializer(serializers.Serializer):

@@ -16,7 +16,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum, Value
 from django.db.models.expressions import RawSQL
 
-from qa.models import Recording, Score
+from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.reports.selectors import Group
@@ -86,6 +86,19 @@ def experiments_list() -> QuerySet[Experiment]:
 
 
 @dataclass(frozen=True)
+class SplitFigures:
+    """An arm's agreement with the supervisors on the scores whose quote did (or did not) verify."""
+
+    n: int
+    mean: float | None
+    bias: float | None
+    mae: float | None
+    exact_agreement: float | None
+    within_one: float | None
+    qwk: float | None
+
+
+@dataclass(frozen=True)
 class CriterionFigures:
     criterion_key: str
     n: int  # recordings with a value from both the arm and the supervisor
@@ -102,6 +115,10 @@ class CriterionFigures:
     scored: int  # recordings the arm scored on this criterion
     has_reference: bool  # False: a key the recordings' rubric versions never had (a split criterion)
     distribution: dict[int, int]  # value -> scores
+    # The experiment measures the judge, so an unverified value is compared too, but each figure is also
+    # given apart for verified and unverified quotes: a candidate that "agrees" by quotes it invented shows.
+    verified: SplitFigures
+    unverified: SplitFigures
 
 
 @dataclass(frozen=True)
@@ -156,6 +173,8 @@ class Tallies:
     """One arm's answers on one criterion, counted: everything its figures derive from."""
 
     pairs: Counter[tuple[int, int]] = field(default_factory=Counter)  # (arm value, human value) -> recordings
+    # The same pairs split by whether the arm's quote verified.
+    split: dict[bool, Counter[tuple[int, int]]] = field(default_factory=lambda: {True: Counter(), False: Counter()})
     triples: Counter[Triple] = field(default_factory=Counter)  # (baseline, arm, human value) -> recordings
     distribution: Counter[int] = field(default_factory=Counter)  # arm value -> recordings
     scored: int = 0
@@ -276,6 +295,7 @@ def _tallies(cells: list[Cell]) -> tuple[dict[tuple[int, str], Tallies], set[str
         tally.distribution[cell.value] += count
         if cell.human is not None:
             tally.pairs[(cell.value, cell.human)] += count
+            tally.split[judge_value_exists(evidence_verified=bool(cell.verified))][(cell.value, cell.human)] += count
             if cell.baseline is not None:
                 tally.triples[(cell.baseline, cell.value, cell.human)] += count
     # The bootstrap draws cells in the order given: sorted, the same counts give the same interval
@@ -284,6 +304,19 @@ def _tallies(cells: list[Cell]) -> tuple[dict[tuple[int, str], Tallies], set[str
         tally.pairs = Counter(dict(sorted(tally.pairs.items())))
         tally.triples = Counter(dict(sorted(tally.triples.items())))
     return tallies, referenced
+
+
+def _split_figures(pairs: Counter[tuple[int, int]]) -> SplitFigures:
+    figures = agreement(PairCount(model, human, False, count) for (model, human), count in pairs.items())
+    return SplitFigures(
+        n=figures.n,
+        mean=figures.model_mean,
+        bias=figures.bias,
+        mae=figures.mae,
+        exact_agreement=figures.exact_agreement,
+        within_one=figures.within_one,
+        qwk=figures.qwk,
+    )
 
 
 def _criterion_figures(key: str, arm: Arm, tally: Tallies, has_reference: bool) -> CriterionFigures:
@@ -304,6 +337,8 @@ def _criterion_figures(key: str, arm: Arm, tally: Tallies, has_reference: bool) 
         scored=tally.scored,
         has_reference=has_reference,
         distribution=dict(sorted(tally.distribution.items())),
+        verified=_split_figures(tally.split[True]),
+        unverified=_split_figures(tally.split[False]),
     )
 
 

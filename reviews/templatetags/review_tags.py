@@ -80,3 +80,10 @@ def unverified_mark() -> str:
 @register.filter
 def verification_label(status: str) -> str:
     return VERIFICATION_LABELS.get(status, status)
+
+
+@register.filter
+def quote_split(figures) -> list[tuple[str, object]]:
+    """A criterion's figures' verified and unverified parts that have pairs, labelled for a sub-row."""
+    parts = ((_("verified quotes"), figures.verified), (_("unverified quotes"), figures.unverified))
+    return [(label, part) for label, part in parts if part.n]

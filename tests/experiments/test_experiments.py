@@ -55,6 +55,23 @@ def test_a_candidate_answering_like_the_supervisors_is_better_everywhere(
     assert len(fake_llm.requests) == 30
 
 
+def test_every_figure_is_also_split_by_verified_and_unverified_quotes(
+    draft, reviewed, fake_llm, eager_celery, django_capture_on_commit_callbacks
+):
+    # Production's quotes for c1 did not verify on the first ten calls: the baseline still compares them
+    # (the experiment measures the judge), and shows them apart.
+    Score.objects.filter(run__recording__in=[reviewed[i] for i in range(10)], criterion__key="c1").update(
+        evidence_verified=False, verification_status="not_found", confidence=0
+    )
+    experiment = run(django_capture_on_commit_callbacks, candidates=[ArmSpec(rubric_version=2)])
+    baseline, candidate = experiment_comparison(experiment).arms
+    c1, c2 = baseline.criteria
+    assert (c1.n, c1.verified.n, c1.unverified.n) == (30, 20, 10)
+    assert c1.verified.mae == c1.unverified.mae == 2.0 and c1.unverified_rate == pytest.approx(1 / 3)
+    assert (c2.verified.n, c2.unverified.n) == (30, 0) and c2.unverified.mae is None
+    assert [(c.verified.n, c.unverified.n) for c in candidate.criteria] == [(30, 0), (30, 0)]
+
+
 def test_identical_arms_make_no_difference(reviewed, fake_llm, eager_celery, django_capture_on_commit_callbacks):
     experiment = run(
         django_capture_on_commit_callbacks,

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 ARM_FIELDS = {"label", "rubric_version", "judge", "model", "samples", "tokens", "cost", "criteria"}
 CRITERION_FIELDS = {
     "criterion_key", "n", "mean", "bias", "mae", "exact_agreement", "within_one", "qwk", "unverified_rate",
-    "not_applicable_rate", "stability",
+    "not_applicable_rate", "stability", "verified", "unverified",
 }
 DELTA_FIELDS = {"arm", "criterion_key", "mae_delta", "mae_delta_ci", "qwk_delta", "qwk_delta_ci", "verdict"}
 
