@@ -9,6 +9,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from access import Capability, may
 from qa.audio import AudioTooLargeError, audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.models import UNVERIFIED_MARK, Judge, JudgeRun, Recording, Score, Transcription
@@ -106,7 +107,7 @@ class RecordingAdmin(ReadOnlyAdmin):
     actions = ["transcribe_again"]
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return request.user.has_perm("qa.add_recording")
+        return may(request.user, Capability.ADD_RECORDINGS)
 
     def get_form(self, request: HttpRequest, obj=None, change: bool = False, **kwargs):
         if obj is None:

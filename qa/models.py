@@ -453,6 +453,8 @@ class Transcription(models.Model):
 
 
 class ApiKey(models.Model):
+    is_api_key = True  # how the access module (below every app) tells a key from a person: access.is_api_key
+
     """A key an external system uses for the REST API. Only a hash is stored."""
 
     PREFIX_LENGTH = 8

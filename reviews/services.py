@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
+from access import Capability, may
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
 from qa.services import UPDATE_BATCH
@@ -39,7 +40,7 @@ def may_review(*, user: AbstractBaseUser | None = None, api_key: ApiKey | None =
     review rights. The page, the API and the service all ask here."""
     if api_key is not None:
         return api_key.can_review
-    return bool(user is not None and user.is_authenticated and user.is_active and user.has_perm("reviews.add_review"))
+    return may(user, Capability.REVIEW)
 
 
 @dataclass(frozen=True)

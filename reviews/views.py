@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,12 +10,12 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from access import Capability, SIGNED_IN, may, page_requires
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import Recording
 from reviews.claims import claim_holder, claim_release, claim_take
 from reviews.forms import QueueFilterForm, ReviewForm
 from reviews.models import Review
-from reviews.reports.access import can_view_reports
 from reviews.selectors import (
     QueuePosition,
     ReviewPage,
@@ -36,23 +33,22 @@ QUEUE_PAGE_SIZE = 50
 AFTER_SUBMIT_SESSION_KEY = "review_after_submit"
 
 
-@login_required
+@page_requires(SIGNED_IN)
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     """Where `/` and a login land: the queue for those who review, else the first page this user may
     open, so a rubric owner is not greeted by the queue's 403."""
-    if request.user.has_perm("reviews.add_review"):
+    if may(request.user, Capability.REVIEW):
         return redirect("review-queue")
-    if can_view_reports(request.user):
+    if may(request.user, Capability.READ_REPORTS):
         return redirect("reports:deviation")
     if request.user.is_staff:
         return redirect("admin:index")
     raise PermissionDenied
 
 
-def supervisor_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Anonymous users go to the login page; signed-in users who may not review get a 403."""
-    return login_required(permission_required("reviews.add_review", raise_exception=True)(view))
+# Anonymous users go to the login page; signed-in users who may not review get a 403.
+supervisor_required = page_requires(Capability.REVIEW)
 
 
 @supervisor_required

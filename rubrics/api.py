@@ -18,6 +18,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from access import Capability
 from rubrics.lint import Severity, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric
 from rubrics.selectors import rubric_detail, rubric_list_current, rubric_version_of
@@ -77,7 +78,7 @@ class RubricDetailSerializer(RubricSummarySerializer):
 @extend_schema(tags=["rubrics"])
 class RubricsView(GenericAPIView):
     serializer_class = RubricSummarySerializer
-    session_permissions = {"GET": "rubrics.view_rubric"}
+    session_permissions = {"GET": Capability.READ_RUBRICS}
 
     @extend_schema(
         responses={200: RubricSummarySerializer(many=True), 400: BAD_REQUEST, 404: NO_PAGE},
@@ -94,7 +95,7 @@ class RubricsView(GenericAPIView):
 @extend_schema(tags=["rubrics"])
 class RubricDetailView(GenericAPIView):
     serializer_class = RubricDetailSerializer
-    session_permissions = {"GET": "rubrics.view_rubric"}
+    session_permissions = {"GET": Capability.READ_RUBRICS}
 
     @extend_schema(
         parameters=[RubricQuerySerializer],
@@ -140,6 +141,8 @@ class RubricLintQuerySerializer(serializers.Serializer):
 @extend_schema(tags=["rubrics"])
 class RubricLintView(GenericAPIView):
     serializer_class = RubricLintSerializer
+    # Whoever reads rubrics reads their lint: rubric owners above all, who write them.
+    session_permissions = {"GET": Capability.READ_RUBRICS}
 
     @extend_schema(
         parameters=[RubricLintQuerySerializer],

@@ -184,7 +184,7 @@ REST_FRAMEWORK = {
         "qa.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["qa.api.permissions.IsApiKeyOrPermitted"],
+    "DEFAULT_PERMISSION_CLASSES": ["access.ApiAccess"],
     "DEFAULT_PAGINATION_CLASS": "qa.api.pagination.ApiPagination",
     "PAGE_SIZE": env.int("QA_API_PAGE_SIZE", default=50),
     "DEFAULT_THROTTLE_CLASSES": ["qa.api.throttling.ApiKeyRateThrottle"],

@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from access import Capability, public
 from qa.api.parsers import JSONParser, parse_with
 from qa.api.recording_input import BATCH_MAX, recording_input, rubric_lookup
 from qa.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND, TOO_LARGE
@@ -60,7 +61,7 @@ class RecordingsView(GenericAPIView):
     serializer_class = RecordingSerializer
     # JSON with a transcript, or multipart/form-data with the call's audio.
     parser_classes = [JSONParser, MultiPartParser]
-    session_permissions = {"GET": "qa.view_recording", "POST": "qa.add_recording"}
+    session_permissions = {"GET": Capability.READ_RECORDINGS, "POST": Capability.ADD_RECORDINGS}
 
     @extend_schema(
         parameters=[RecordingFilterSerializer],
@@ -110,7 +111,7 @@ def default_source(request: Request) -> str:
 @extend_schema(tags=["recordings"])
 class RecordingBatchView(GenericAPIView):
     serializer_class = RecordingBatchResultSerializer
-    session_permissions = {"POST": "qa.add_recording"}
+    session_permissions = {"POST": Capability.ADD_RECORDINGS}
 
     @extend_schema(
         request=RecordingBatchSerializer,
@@ -188,7 +189,7 @@ def batch_result(ingested: Ingested, request: Request) -> dict:
 @extend_schema(tags=["recordings"])
 class RecordingRejudgeView(GenericAPIView):
     serializer_class = JudgeRunSerializer
-    session_permissions = {"POST": "qa.add_judgerun"}
+    session_permissions = {"POST": Capability.REJUDGE}
 
     @extend_schema(
         request=None,
@@ -220,6 +221,7 @@ class RecordingRejudgeView(GenericAPIView):
         return Response(self.get_serializer(run).data, status=status.HTTP_202_ACCEPTED)
 
 
+@public  # answers only "not found", to anyone
 @csrf_exempt  # nothing to protect, and a POST must get the same JSON 404
 def api_not_found(request: HttpRequest) -> JsonResponse:
     """Any other URL under /api/: a JSON 404 like the API's own, not the site's HTML page."""

@@ -12,8 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from access import Capability
 from qa.api.parsers import parse_with
-from qa.api.permissions import CanReview
 from qa.api.schema import BAD_REQUEST, NOT_FOUND, TOO_LARGE, ErrorSerializer
 from qa.models import ApiKey, Recording
 from reviews.api.serializers import RecordingWithReviewsSerializer, ReviewInputSerializer, ReviewSerializer
@@ -24,7 +24,7 @@ from reviews.services import review_create
 @extend_schema(tags=["recordings"])
 class RecordingDetailView(GenericAPIView):
     serializer_class = RecordingWithReviewsSerializer
-    session_permissions = {"GET": "qa.view_recording"}
+    session_permissions = {"GET": Capability.READ_RECORDINGS}
 
     @extend_schema(
         responses={200: RecordingWithReviewsSerializer, 404: NOT_FOUND}, summary=_("A recording with its scores")
@@ -44,7 +44,9 @@ class RecordingDetailView(GenericAPIView):
 class RecordingReviewView(GenericAPIView):
     """Also served at `/recordings/{id}/review`, the path external tools were given."""
 
-    permission_classes = [CanReview]
+    # A supervisor's session, or a key made with review rights.
+    session_permissions = {"POST": Capability.REVIEW}
+    key_permissions = {"POST": "can_review"}
     serializer_class = ReviewInputSerializer
 
     @extend_schema(

@@ -10,11 +10,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from access import NO_KEY, SIGNED_IN
 from qa.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
 from reviews.calibration.selectors import (
     CriterionSummary,
@@ -32,11 +32,12 @@ CONFLICT = OpenApiResponse(ErrorSerializer, description=_("The session is closed
 FORBIDDEN = OpenApiResponse(ErrorSerializer, description=_("Not a participant (entries) or not a QA lead (close)."))
 
 
-class IsSignedInPerson(BasePermission):
-    """A calibration entry is a person's own judgment: a login session, never a system's key."""
+class PersonsOnly:
+    """A calibration entry is a person's own judgment: a login session, never a system's key. What the
+    person then sees is decided per session (they lead it or take part in it)."""
 
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return bool(request.user and request.user.is_authenticated)
+    session_permissions = {"GET": SIGNED_IN, "POST": SIGNED_IN}
+    key_permissions = {"GET": NO_KEY, "POST": NO_KEY}
 
 
 def _summary_field(name: str) -> serializers.Field:
@@ -105,8 +106,7 @@ def _conflict(error: SessionStateError) -> Response:
 
 
 @extend_schema(tags=["calibrations"])
-class SessionListView(APIView):
-    permission_classes = [IsSignedInPerson]
+class SessionListView(PersonsOnly, APIView):
 
     @extend_schema(
         responses={200: SessionSerializer(many=True)}, summary=_("Calibration sessions you lead or take part in")
@@ -116,8 +116,7 @@ class SessionListView(APIView):
 
 
 @extend_schema(tags=["calibrations"])
-class SessionDetailView(APIView):
-    permission_classes = [IsSignedInPerson]
+class SessionDetailView(PersonsOnly, APIView):
 
     @extend_schema(
         responses={200: SessionDetailSerializer, 404: NOT_FOUND},
@@ -151,8 +150,7 @@ def _detail(session: CalibrationSession, *, user: AbstractBaseUser | None = None
 
 
 @extend_schema(tags=["calibrations"])
-class EntryView(APIView):
-    permission_classes = [IsSignedInPerson]
+class EntryView(PersonsOnly, APIView):
 
     @extend_schema(
         request=EntryInputSerializer,
@@ -186,8 +184,7 @@ def _entry_record(entry: CalibrationEntry) -> CalibrationEntry:
 
 
 @extend_schema(tags=["calibrations"])
-class CloseView(APIView):
-    permission_classes = [IsSignedInPerson]
+class CloseView(PersonsOnly, APIView):
 
     @extend_schema(
         request=None,

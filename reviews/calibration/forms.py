@@ -12,7 +12,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import PARTICIPANT_PERMISSION, CalibrationAnswer
+from reviews.calibration.services import PARTICIPANT_CAPABILITY, CalibrationAnswer
 from reviews.selectors import rubric_choices
 from rubrics.models import Criterion
 from rubrics.selectors import rubric_latest_published
@@ -20,7 +20,7 @@ from rubrics.selectors import rubric_latest_published
 
 def supervisors() -> QuerySet:
     """Active users who may review, so may take part in a calibration."""
-    app_label, codename = PARTICIPANT_PERMISSION.split(".")
+    app_label, codename = PARTICIPANT_CAPABILITY.split(".")
     permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
     return (
         get_user_model()

@@ -15,6 +15,7 @@ from django.db.models import Count, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from access import Capability, may, signed_in
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from reviews.reports.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
@@ -23,19 +24,18 @@ from reviews.services import REVIEWABLE_STATUSES
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
 
-RUN_PERMISSION = "reviews.run_calibration"
 # Calls whose participants differ by this much or more are listed first, to be discussed.
 DISCUSS_SPREAD = 2
 
 
 def is_calibration_lead(user: AbstractBaseUser | AnonymousUser) -> bool:
-    return bool(user.is_authenticated and user.is_active and user.has_perm(RUN_PERMISSION))
+    return may(user, Capability.RUN_CALIBRATION)
 
 
 def can_view_session(user: AbstractBaseUser | AnonymousUser, session: CalibrationSession) -> bool:
     if is_calibration_lead(user):
         return True
-    return bool(user.is_authenticated and session.participants.filter(pk=user.pk).exists())
+    return signed_in(user) and session.participants.filter(pk=user.pk).exists()
 
 
 def sessions_for(user: AbstractBaseUser) -> QuerySet[CalibrationSession]:

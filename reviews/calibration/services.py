@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from access import Capability, may, require
 from qa.errors import InvalidInputError
 from reviews.calibration.selectors import CallSelection, calibration_pool, is_calibration_lead
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
@@ -20,7 +21,7 @@ from rubrics.models import Criterion, Rubric
 
 # A session is discussed call by call in a meeting: more calls than this is a mistake in the filter.
 MAX_CALLS = 200
-PARTICIPANT_PERMISSION = "reviews.add_review"
+PARTICIPANT_CAPABILITY = Capability.REVIEW  # participants are supervisors
 
 
 class SessionStateError(Exception):
@@ -53,7 +54,7 @@ def calibration_create(
     unique = list({user.pk: user for user in participants}.values())
     if len(unique) < 2:
         errors["participants"] = _("A calibration needs at least two participants.")
-    elif not_supervisors := [str(user) for user in unique if not user.has_perm(PARTICIPANT_PERMISSION)]:
+    elif not_supervisors := [str(user) for user in unique if not may(user, PARTICIPANT_CAPABILITY)]:
         errors["participants"] = _("Only supervisors can take part; not: %(users)s.") % {
             "users": ", ".join(not_supervisors)
         }
@@ -197,8 +198,7 @@ def value_error(criterion: Criterion, value: int | None, not_applicable: bool) -
 @transaction.atomic
 def calibration_close(*, session: CalibrationSession, user: AbstractBaseUser) -> CalibrationSession:
     """End the scoring: entries freeze, and everyone may now see everyone's values."""
-    if not is_calibration_lead(user):
-        raise PermissionDenied(_("Only a QA lead can close a calibration session."))
+    require(user, Capability.RUN_CALIBRATION, _("Only a QA lead can close a calibration session."))
     session = CalibrationSession.objects.select_for_update().get(pk=session.pk)
     if not session.is_open:
         raise SessionStateError(_("The session is already closed."))
@@ -220,8 +220,7 @@ def agreed_value_set(
     user: AbstractBaseUser,
 ) -> AgreedValue:
     """Record (or correct) what the session agreed for one call and criterion, once it is closed."""
-    if not is_calibration_lead(user):
-        raise PermissionDenied(_("Only a QA lead can record agreed values."))
+    require(user, Capability.RUN_CALIBRATION, _("Only a QA lead can record agreed values."))
     session = CalibrationSession.objects.get(pk=session.pk)
     if session.is_open:
         raise SessionStateError(_("Close the session before recording agreed values."))

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,10 +13,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from access import Capability, SIGNED_IN, page_requires
 from qa.errors import InvalidInputError
 from reviews.calibration.forms import AgreedValueForm, ScoringForm, SessionCreateForm
 from reviews.calibration.selectors import (
-    RUN_PERMISSION,
     CriterionResults,
     is_calibration_lead,
     scoring_page,
@@ -36,10 +35,12 @@ from reviews.calibration.services import (
 from reviews.reports.export import csv_download
 from reviews.reports.views import _num, _pct
 
-lead_required = permission_required(RUN_PERMISSION, raise_exception=True)
+# Anyone signed in reaches the pages; each session is shown to its lead and participants only (session_get).
+signed_in_page = page_requires(SIGNED_IN)
+lead_page = page_requires(Capability.RUN_CALIBRATION)
 
 
-@login_required
+@signed_in_page
 @require_GET
 def session_list(request: HttpRequest) -> HttpResponse:
     return render(
@@ -49,8 +50,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@login_required
-@lead_required
+@lead_page
 @require_http_methods(["GET", "POST"])
 def session_create(request: HttpRequest) -> HttpResponse:
     form = SessionCreateForm(request.POST or None)
@@ -73,7 +73,7 @@ def session_create(request: HttpRequest) -> HttpResponse:
     return render(request, "calibration/create.html", {"form": form})
 
 
-@login_required
+@signed_in_page
 @require_GET
 def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_get(pk=pk, user=request.user)
@@ -144,7 +144,7 @@ def _matrix_csv(request: HttpRequest, results: Any) -> HttpResponse:
     return csv_download(request, f"calibration-{session.pk}.csv", header, rows())
 
 
-@login_required
+@signed_in_page
 @require_POST
 def session_close(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_get(pk=pk, user=request.user)
@@ -156,7 +156,7 @@ def session_close(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("calibration-detail", pk=pk)
 
 
-@login_required
+@signed_in_page
 @require_http_methods(["GET", "POST"])
 def call_score(request: HttpRequest, pk: int, recording_id: int) -> HttpResponse:
     session = session_get(pk=pk, user=request.user)
@@ -190,8 +190,7 @@ def call_score(request: HttpRequest, pk: int, recording_id: int) -> HttpResponse
     return render(request, "calibration/score.html", {"page": page, "form": form})
 
 
-@login_required
-@lead_required
+@lead_page
 @require_POST
 def agree(request: HttpRequest, pk: int) -> HttpResponse:
     session = session_get(pk=pk, user=request.user)

@@ -10,10 +10,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from access import Capability
 from qa.api.schema import BAD_REQUEST, NOT_FOUND
 from qa.errors import InvalidInputError
 from qa.models import ApiKey, Judge
-from reviews.experiments.access import ExperimentAccess
 from reviews.experiments.models import Experiment
 from reviews.experiments.selectors import Comparison, experiment_comparison, experiments_list
 from reviews.experiments.services import ArmSpec, experiment_create
@@ -130,7 +130,9 @@ def _comparison_body(comparison: Comparison) -> dict:
 
 @extend_schema(tags=["experiments"])
 class ExperimentsView(APIView):
-    permission_classes = [ExperimentAccess]
+    # Reading: any key, or a person who may read experiments. Writing: a rubric owner or their key.
+    session_permissions = {"GET": Capability.READ_EXPERIMENTS, "POST": Capability.RUN_EXPERIMENTS}
+    key_permissions = {"POST": "can_run_experiments"}
 
     @extend_schema(responses=ExperimentSummarySerializer(many=True), summary="List experiments")
     def get(self, request: Request) -> Response:
@@ -174,7 +176,9 @@ class ExperimentsView(APIView):
 
 @extend_schema(tags=["experiments"])
 class ExperimentDetailView(APIView):
-    permission_classes = [ExperimentAccess]
+    # Reading: any key, or a person who may read experiments. Writing: a rubric owner or their key.
+    session_permissions = {"GET": Capability.READ_EXPERIMENTS, "POST": Capability.RUN_EXPERIMENTS}
+    key_permissions = {"POST": "can_run_experiments"}
 
     @extend_schema(
         responses={200: ExperimentSerializer, 404: NOT_FOUND}, summary="An experiment's progress and comparison"

@@ -5,7 +5,6 @@ confirmed actions (cancel, promote)."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -14,8 +13,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from access import Capability, may, page_requires, require
 from qa.errors import InvalidInputError
-from reviews.experiments.access import can_read_experiments, can_run_experiments
 from reviews.experiments.forms import ExperimentForm
 from reviews.experiments.models import Arm, Experiment, Promotion
 from reviews.experiments.selectors import (
@@ -31,22 +30,16 @@ from reviews.reports.charts import Series, interval_chart
 from reviews.reports.views import _num
 
 
-def _readable(request: HttpRequest) -> None:
-    if not can_read_experiments(request.user):
-        raise PermissionDenied
+# Supervisors read experiments; rubric owners also create, cancel and promote them.
+reader_page = page_requires(Capability.READ_EXPERIMENTS)
+runner_page = page_requires(Capability.RUN_EXPERIMENTS)
 
 
-def _runnable(request: HttpRequest) -> None:
-    if not can_run_experiments(request.user):
-        raise PermissionDenied
-
-
-@login_required
+@reader_page
 def index(request: HttpRequest) -> HttpResponse:
-    _readable(request)
     form = ExperimentForm(request.POST or None)
     if request.method == "POST":
-        _runnable(request)
+        require(request.user, Capability.RUN_EXPERIMENTS)
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -71,7 +64,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "experiments/index.html",
-        {"experiments": experiments_list()[:100], "form": form, "can_run": can_run_experiments(request.user)},
+        {"experiments": experiments_list()[:100], "form": form, "can_run": may(request.user, Capability.RUN_EXPERIMENTS)},
     )
 
 
@@ -96,9 +89,8 @@ VERDICT_LABELS = {
 }
 
 
-@login_required
+@reader_page
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
-    _readable(request)
     experiment = get_object_or_404(Experiment, pk=pk)
     comparison = experiment_comparison(experiment)
     keys = list(dict.fromkeys(row.criterion_key for arm in comparison.arms for row in arm.criteria))
@@ -128,7 +120,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "titles": titles,
             "candidates": candidates,
             "deltas": [(delta, VERDICT_LABELS[delta.verdict]) for delta in comparison.deltas],
-            "can_run": can_run_experiments(request.user),
+            "can_run": may(request.user, Capability.RUN_EXPERIMENTS),
             "promotions": experiment.promotions.select_related("arm", "user"),
         },
     )
@@ -138,9 +130,8 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
 CRITERION_PAGE_SIZE = 50
 
 
-@login_required
+@reader_page
 def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
-    _readable(request)
     experiment = get_object_or_404(Experiment, pk=pk)
     # The set is a frozen list of ids: a page of it is a slice, and only that page's rows are read.
     page = Paginator(sorted(experiment.recording_ids), CRITERION_PAGE_SIZE).get_page(request.GET.get("page"))
@@ -158,20 +149,18 @@ def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
     )
 
 
-@login_required
+@runner_page
 @require_POST
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    _runnable(request)
     experiment = get_object_or_404(Experiment, pk=pk)
     if experiment_cancel(experiment=experiment):
         messages.success(request, _("The experiment was cancelled."))
     return redirect("experiments:detail", pk=pk)
 
 
-@login_required
+@runner_page
 def promote(request: HttpRequest, pk: int, arm_id: int, action: str) -> HttpResponse:
     """GET asks for confirmation; only the confirmed POST changes anything."""
-    _runnable(request)
     experiment = get_object_or_404(Experiment, pk=pk)
     arm = get_object_or_404(Arm, pk=arm_id, experiment=experiment)
     if action not in Promotion.Action.values:

@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
-from django.contrib.auth.mixins import LoginRequiredMixin, UserPassesTestMixin
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -23,9 +22,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
 
+from access import Capability, PageAccessMixin
 from qa.models import UNVERIFIED_MARK, Score
 from reviews.models import Review
-from reviews.reports.access import can_view_reports
 from reviews.reports.charts import Series, bar_chart, line_chart
 from reviews.reports.export import csv_download
 from reviews.reports.forms import (
@@ -143,14 +142,12 @@ def filters_refused(request: HttpRequest, template_name: str, form: forms.Form) 
     return render(request, template_name, {"form": form}, status=400)
 
 
-class ReportView(LoginRequiredMixin, UserPassesTestMixin, View):
+class ReportView(PageAccessMixin, View):
     """Validates the filters, then renders the page or, with ?format=csv, its table."""
 
+    access_capability = Capability.READ_REPORTS
     form_class: type[ReportFilterForm] = ReportFilterForm
     template_name: str
-
-    def test_func(self) -> bool:
-        return can_view_reports(self.request.user)
 
     def get(self, request: HttpRequest) -> HttpResponse:
         form = self.form_class(self._with_default_rubric(request.GET))

@@ -17,8 +17,8 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from access import Capability
 from qa.api.schema import BAD_REQUEST
-from reviews.reports.access import CanViewReports
 from reviews.reports.api import RubricSerializer, _parameter
 from reviews.reports.stats import CorrectionLevel, Estimate
 from reviews.scorecards.forms import ScorecardAPIForm
@@ -78,7 +78,7 @@ class ScorecardSerializer(serializers.Serializer):
 class ScorecardView(APIView):
     """Per team or agent, per criterion and overall: the judge's mean corrected by the random audit."""
 
-    permission_classes = [CanViewReports]
+    session_permissions = {"GET": Capability.READ_REPORTS}  # and any key
 
     def get(self, request: Request) -> Response:
         form = ScorecardAPIForm(request.query_params)

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -18,7 +15,7 @@ from django.utils.html import format_html
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from reviews.reports.access import can_view_reports
+from access import Capability, page_requires
 from reviews.reports.charts import Series, line_chart
 from reviews.reports.export import csv_download
 from reviews.reports.selectors import ReportFilters
@@ -33,17 +30,8 @@ ESTIMATE_FIELDS = (
 )  # fmt: skip
 
 
-def reader(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Logged in and allowed to read the reports (supervisors, rubric owners); the pages only read."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not can_view_reports(request.user):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapped
+# Logged in and allowed to read the reports (supervisors, rubric owners); the pages only read.
+reader = page_requires(Capability.READ_REPORTS)
 
 
 @dataclass(frozen=True)

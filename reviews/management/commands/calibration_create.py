@@ -16,8 +16,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 from django.urls import reverse
 
+from access import Capability
 from qa.errors import InvalidInputError
-from reviews.calibration.selectors import RUN_PERMISSION, CallSelection
+from reviews.calibration.selectors import CallSelection
 from reviews.calibration.services import calibration_create
 from rubrics.selectors import rubric_latest_published
 
@@ -80,7 +81,7 @@ class Command(BaseCommand):
     def _lead(self, username: str | None):
         if username:
             return self._users([username])[0]
-        app_label, codename = RUN_PERMISSION.split(".")
+        app_label, codename = Capability.RUN_CALIBRATION.split(".")
         granted = Q(groups__permissions__codename=codename, groups__permissions__content_type__app_label=app_label)
         leads = list(get_user_model().objects.filter(granted, is_active=True).distinct()[:2])
         if len(leads) != 1:

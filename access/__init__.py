@@ -1,0 +1,133 @@
+"""Who may do what: the one place pages, API views and services ask (the workspaces' scope joins it).
+
+A capability is a Django permission that a role's group holds (`reviews` 0002 and later migrations
+give the groups theirs), so an operator can grant one to a group of their own; staff status alone
+grants nothing. Pages are wrapped in `page_requires` (anonymous users go to the login page, others
+get a 403); API views use `ApiAccess`, the REST framework's default, configured per view by
+`session_permissions` (a person's capability per method) and `key_permissions` (what a system's key
+needs); services and templates call `may`. `tests/test_access.py` fails on a view that decides
+access any other way.
+
+Layers: this package sits below every app (it imports none of them), since scope, which the
+workspaces bring, is below the rubrics they own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from functools import wraps
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from rest_framework.permissions import BasePermission
+
+if TYPE_CHECKING:  # DRF imports the default permission class while loading rest_framework.views
+    from django.http import HttpRequest, HttpResponse
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
+
+User = AbstractBaseUser | AnonymousUser
+
+
+class Capability(StrEnum):
+    """What a person may do, named by the permission that grants it."""
+
+    REVIEW = "reviews.add_review"  # Supervisors: the queue, the review page, uploads, calibration entries
+    READ_RECORDINGS = "qa.view_recording"
+    ADD_RECORDINGS = "qa.add_recording"
+    REJUDGE = "qa.add_judgerun"
+    READ_RUBRICS = "rubrics.view_rubric"
+    EDIT_RUBRICS = "rubrics.change_rubric"  # Rubric owners
+    READ_REPORTS = "qa.view_score"  # Supervisors and rubric owners: reports and scorecards
+    RUN_CALIBRATION = "reviews.run_calibration"  # QA leads
+    READ_EXPERIMENTS = "experiments.view_experiment"
+    RUN_EXPERIMENTS = "experiments.add_experiment"  # Rubric owners
+
+
+# A view that only needs a signed-in person; what they then see is decided per object (a calibration
+# session they lead or take part in).
+SIGNED_IN = "signed_in"
+# For `key_permissions`: any valid key may (the default for every method), or none may.
+ANY_KEY = "any"
+NO_KEY = None
+
+
+def signed_in(user: User | None) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active)
+
+
+def may(user: User | None, capability: Capability | str) -> bool:
+    """Whether `user` may do what `capability` names (SIGNED_IN: any active, signed-in person)."""
+    if not signed_in(user):
+        return False
+    return capability == SIGNED_IN or user.has_perm(str(capability))
+
+
+def require(user: User | None, capability: Capability | str, message: str = "") -> None:
+    """PermissionDenied unless `user` may: for services, whoever calls them."""
+    if not may(user, capability):
+        raise PermissionDenied(message)
+
+
+def page_requires(capability: Capability | str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """A page for those who may (`capability`, or SIGNED_IN): anonymous users go to the login page,
+    signed-in users who may not get a 403. The wrapper says what it requires (`access_capability`),
+    which the access test reads."""
+
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @login_required
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            require(request.user, capability)
+            return view(request, *args, **kwargs)
+
+        wrapped.access_capability = capability
+        return wrapped
+
+    return decorate
+
+
+class PageAccessMixin(LoginRequiredMixin):
+    """`page_requires` for a class-based view: set `access_capability`."""
+
+    access_capability: ClassVar[Capability | str]
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        require(request.user, self.access_capability)
+        return super().dispatch(request, *args, **kwargs)
+
+
+def public(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A page anyone may open (the login page's neighbours): marked, so the access test knows it was meant."""
+    view.access_capability = None
+    return view
+
+
+class ApiAccess(BasePermission):
+    """Every API view's permission (the REST framework's default).
+
+    A person: the capability the view names for the method in `session_permissions` (HEAD and OPTIONS
+    as GET); a method it does not name is refused. A system's key: `key_permissions` for the method,
+    ANY_KEY (the default: a key acts for its system), NO_KEY, or the name of the key's flag that must be
+    set (`can_review`, `can_run_experiments`).
+    """
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        method = "GET" if request.method in ("HEAD", "OPTIONS") else request.method
+        if is_api_key(request.auth):
+            rule = getattr(view, "key_permissions", {}).get(method, ANY_KEY)
+            return rule == ANY_KEY or (rule is not NO_KEY and bool(getattr(request.auth, rule, False)))
+        capability = getattr(view, "session_permissions", {}).get(method)
+        return capability is not None and may(request.user, capability)
+
+
+def is_api_key(auth: object) -> bool:
+    """Whether the request was authenticated by a system's key (qa.models.ApiKey), without importing qa:
+    the key model marks itself."""
+    return bool(getattr(auth, "is_api_key", False))
