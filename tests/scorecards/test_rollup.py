@@ -286,7 +286,7 @@ def test_with_too_many_changed_calls_a_read_reads_the_calls_and_leaves_the_rollu
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_review_committed_while_a_refresh_runs_is_read_by_the_next_one(monkeypatch, supervisor):
+def test_a_review_committed_while_a_refresh_runs_is_read_by_the_next_one(monkeypatch):
     """Another connection reviews a call of the week being read again, after the refresh read its calls and
     before it commits: the refresh's rows miss the review, but the call stays marked for the next one."""
     rubric = published_rubric(criteria=1)
