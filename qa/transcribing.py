@@ -1,9 +1,10 @@
 """Transcribing a recording's audio: the stage before judging.
 
 The recording moves received -> transcribing -> queued (pending judgment); its
-transcription is a job of the one executor (qa.jobs): claimed with a lease,
-taken back by the sweep once the lease runs out; transient failures are given
-back with backoff; a
+transcription is a job of the one executor (qa.jobs): claimed with a lease that
+is renewed while the recognizer runs (QA_TRANSCRIBE_LEASE_SECONDS), so a worker
+that dies mid-call has its call taken back by the sweep within a lease, not
+after the task's time limit; transient failures are given back with backoff; a
 failure keeps its reason on the transcription and the recording, and
 `transcription_create` (qa.services) starts a new one (the admin's "Transcribe
 again"). The transcript, its turns and the judging's enqueueing are written in
@@ -52,6 +53,7 @@ class Transcriptions(JobKind):
 
     model = Transcription
     noun = "transcription"
+    renewed = True  # a long call outlasts many leases
 
     @property
     def max_attempts(self) -> int:
@@ -59,7 +61,7 @@ class Transcriptions(JobKind):
 
     @property
     def lease_seconds(self) -> float:
-        return settings.QA_TRANSCRIBE_TIME_LIMIT + 30
+        return settings.QA_TRANSCRIBE_LEASE_SECONDS
 
     @property
     def time_limit(self) -> float:
@@ -75,7 +77,7 @@ TRANSCRIPTIONS = Transcriptions()
 
 
 def transcriptions_sweep() -> int:
-    """Publish again what was lost: transcriptions whose lease ran out (past the time limit), and pending ones that are due."""
+    """Publish again what was lost: transcriptions whose lease ran out (their worker died), and pending ones that are due."""
     return sum(
         transcription_publish(transcription=transcription)
         for transcription in jobs_due(kind=TRANSCRIPTIONS).only("pk")
