@@ -1,61 +1,53 @@
-"""The one executor of judgments: a production run or an experiment's item is
+"""The executor of judgments: a production run or an experiment's item is
 claimed, judged through qa.judging's one path, and stored, released or failed
-under the same rules.
+under the one job executor's rules (qa.jobs: the claim as a lease, retries
+with backoff, the sweep). A job's success and its scores are written in one
+transaction.
 
-A job (a row with a status, an attempt count and the fields of its usage)
-moves pending -> running -> succeeded | failed, each step a conditional
-UPDATE, so a duplicated or redelivered task finds nothing to do and a job is
-only ever finished by the executor that holds its claim. The claim is a lease:
-its token is the attempt number the claim set, and every write of the job's
-outcome requires it (`_held`), so once the sweep takes a job back from an
-executor that looks stuck, that executor can never store, fail or release it.
-A job's success and its scores are written in one transaction.
-
-What differs between kinds of job is supplied by a `JobKind`: how a job is
-read, what its claim marks, and where its result goes. The production kind is
-here (`RUNS`); experiments supply theirs and never touch a production row.
+What differs between kinds of judgment is supplied by a `JudgmentKind`: how a
+job is read, what its claim marks, and where its result goes. The production
+kind is here (`RUNS`); experiments supply theirs and never touch a production row.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
-from celery import Task
 from django.conf import settings
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from qa.judging import (
-    DraftScore,
-    Judgment,
+from qa.jobs import (
+    JobKind,
     Outcome,
     Result,
-    asking_prepare,
-    judgment_make,
-    judgment_tokens,
-    retry_delay,
+    job_claim,
+    job_fail,
+    job_give_back,
+    job_interrupted,
+    job_release,
+    job_succeed,
+    jobs_due,
+    lease_kept,
+    until_done,
 )
+from qa.judging import DraftScore, Judgment, asking_prepare, judge_run_publish, judgment_make, judgment_tokens
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.rate_limit import quota_acquire, quota_settle
 from qa.routing import routing_fields, run_in_warm_up
 from rubrics.models import Rubric
 
-logger = logging.getLogger(__name__)
-
-Usage = dict[str, Any]
-
 
 @dataclass(frozen=True)
 class Job:
     """A pending job as its executor read it, and what it is judged with."""
 
-    row: Any  # a JudgeRun or an experiment's Item: status, attempts, started_at and the usage fields
+    row: Any  # a JudgeRun or an experiment's Item: qa.jobs's fields and the usage fields
     rubric: Rubric
     judge: Judge | None  # None: the environment's judge
     transcript: str
@@ -88,26 +80,29 @@ def rubric_for_judging(pk: int, *, prompt_version: str = "") -> Rubric:
     return rubric
 
 
-class JobKind:
-    """What one kind of job supplies to the executor. `model` has the job's
-    fields, with the statuses "pending", "running", "succeeded" and "failed";
-    each hook runs after the step it follows, inside that step's transaction
-    (the claim has none)."""
+class JudgmentKind(JobKind):
+    """A kind of job judged through qa.judging's one path, under the judge's limits."""
 
-    model: ClassVar[type[models.Model]]
+    noun = "judgment"
+
+    @property
+    def max_attempts(self) -> int:
+        return settings.QA_JUDGE_MAX_ATTEMPTS
+
+    @property
+    def lease_seconds(self) -> float:
+        # A little longer than the task's time limit, which ends a judgment first: no renewal is
+        # needed (under the thread pool, which enforces no limit, a slower judgment is taken back
+        # and its late result refused).
+        return settings.QA_JUDGE_TIME_LIMIT + 30
+
+    @property
+    def time_limit(self) -> float:
+        return settings.QA_JUDGE_TIME_LIMIT
 
     def load(self, pk: int) -> Job | None:
         """The job if it is pending."""
         raise NotImplementedError
-
-    def claimed(self, job: Job, now: datetime) -> None:
-        """After a claim (not atomic with it: a crash in between leaves a job the sweep hands out again)."""
-
-    def released(self, job: Job, now: datetime) -> None:
-        """After a transient failure gave the job back."""
-
-    def failed(self, job: Job, error: str, now: datetime) -> None:
-        """After the job failed for good."""
 
     def success_fields(self, job: Job) -> dict[str, Any]:
         """More fields for the job's row on success, decided before it is marked succeeded."""
@@ -118,61 +113,17 @@ class JobKind:
         raise NotImplementedError
 
 
-def _claim(kind: JobKind, job: Job, **fields: str) -> bool:
-    """Take the job: pending -> running, one attempt more. Only one caller wins:
-    the update also requires the attempts it read, so it knows the new count."""
-    row, now = job.row, timezone.now()
-    claimed = (
-        kind.model.objects.filter(pk=row.pk, status="pending", attempts=row.attempts)
-        .update(status="running", attempts=row.attempts + 1, started_at=now, **fields)
-    )
-    if not claimed:
-        return False
-    row.status, row.attempts, row.started_at = "running", row.attempts + 1, now
-    for name, value in fields.items():
-        setattr(row, name, value)
-    kind.claimed(job, now)
-    return True
-
-
-def _held(kind: JobKind, job: Job) -> models.QuerySet:
-    """The job's row, only while this executor's claim on it still stands."""
-    return kind.model.objects.filter(pk=job.row.pk, status="running", attempts=job.row.attempts)
-
-
 @transaction.atomic
-def _fail(kind: JobKind, job: Job, error: str, usage: Usage | None = None) -> Result:
-    now = timezone.now()
-    if not _held(kind, job).update(status="failed", finished_at=now, error=error, **(usage or {})):
-        return Result(Outcome.SKIPPED)
-    kind.failed(job, error, now)
-    return Result(Outcome.FAILED)
-
-
-def _release(kind: JobKind, job: Job, error: LLMError) -> Result:
-    """Give a transiently failed job back, to be claimed again after a delay."""
-    attempts = job.row.attempts
-    if attempts >= settings.QA_JUDGE_MAX_ATTEMPTS:
-        return _fail(kind, job, f"Gave up after {attempts} attempts: {error}")
-    delay = retry_delay(attempt=attempts, retry_after=error.retry_after)
-    with transaction.atomic():
-        if not _held(kind, job).update(status="pending", error=f"Will retry in {delay:.0f} s: {error}"):
-            return Result(Outcome.SKIPPED)
-        kind.released(job, timezone.now())
-    return Result(Outcome.RETRY, delay)
-
-
-@transaction.atomic
-def _store(kind: JobKind, job: Job, judgment: Judgment) -> Result:
+def _store(kind: JudgmentKind, job: Job, judgment: Judgment) -> Result:
     fields = kind.success_fields(job)
     now = timezone.now()
-    if not _held(kind, job).update(status="succeeded", finished_at=now, error="", **fields, **judgment.usage):
+    if not job_succeed(kind, job, now=now, **fields, **judgment.usage):
         return Result(Outcome.SKIPPED)
     kind.stored(job, judgment.scores, fields, now)
     return Result(Outcome.SUCCEEDED)
 
 
-def job_execute(*, kind: JobKind, pk: int) -> Result:
+def job_execute(*, kind: JudgmentKind, pk: int) -> Result:
     """Judge one job if it can be claimed. Safe to call any number of times."""
     job = kind.load(pk)
     if job is None:
@@ -182,51 +133,37 @@ def job_execute(*, kind: JobKind, pk: int) -> Result:
             rubric=job.rubric, judge=job.judge, samples=job.samples, prompt_version=job.prompt_version
         )
     except LLMError as error:
-        if not _claim(kind, job):
+        if not job_claim(kind, job):
             return Result(Outcome.SKIPPED)
-        return _release(kind, job, error) if error.transient else _fail(kind, job, str(error))
+        return job_give_back(kind, job, error)
     # Reserve the quota before claiming, so a job waiting for quota is not an attempt.
     reserved = asking.reservation(job.transcript)
     if wait := quota_acquire(tokens=reserved):
         return Result(Outcome.RETRY, wait)
-    if not _claim(kind, job, **asking.claim_fields):
+    if not job_claim(kind, job, **asking.claim_fields):
         return Result(Outcome.SKIPPED)
-    if job.row.attempts > settings.QA_JUDGE_MAX_ATTEMPTS:
-        # Claimed again and again without finishing: its worker keeps dying.
-        return _fail(kind, job, f"Gave up: the judgment was interrupted {job.row.attempts - 1} times.")
-    judgment = judgment_make(asking=asking, transcript=job.transcript)
+    if interrupted := job_interrupted(kind, job):
+        return interrupted
+    with lease_kept(kind, job):
+        judgment = judgment_make(asking=asking, transcript=job.transcript)
     quota_settle(reserved=reserved, used=judgment_tokens(judgment))
     if judgment.retry:
-        return _release(kind, job, judgment.retry)
+        return job_release(kind, job, judgment.retry)
     if judgment.error:
-        return _fail(kind, job, judgment.error, judgment.usage)
+        return job_fail(kind, job, judgment.error, **judgment.usage)
     return _store(kind, job, judgment)
 
 
-def job_execute_until_done(*, kind: JobKind, pk: int, sleep: Callable[[float], None] = time.sleep) -> Result:
+def job_execute_until_done(*, kind: JudgmentKind, pk: int, sleep: Callable[[float], None] = time.sleep) -> Result:
     """Judge in this process, waiting out transient failures (the management
     commands' path; workers reschedule instead of sleeping)."""
-    while (result := job_execute(kind=kind, pk=pk)).outcome is Outcome.RETRY:
-        sleep(result.delay)
-    return result
-
-
-def task_outcome(task: Task, result: Result, *, reschedule: Callable[[float], object], what: str) -> str:
-    """A task's answer to its executor's result: a retry is published again
-    after its delay (in-process, where nothing can be delivered later, it stays
-    pending for the sweep or the command)."""
-    if result.outcome is Outcome.RETRY:
-        if task.request.is_eager:
-            logger.warning("%s hit a transient failure and stays pending.", what)
-        else:
-            reschedule(result.delay)
-    return result.outcome.value
+    return until_done(lambda: job_execute(kind=kind, pk=pk), sleep=sleep)
 
 
 # --- Production runs ----------------------------------------------------------------
 
 
-class ProductionRuns(JobKind):
+class ProductionRuns(JudgmentKind):
     """A recording's judge run: its claim, failure and success show on the
     recording, and its success routes the recording."""
 
@@ -288,3 +225,16 @@ def judge_run_execute(*, run_id: int) -> Result:
 
 def judge_run_until_done(*, run_id: int, sleep: Callable[[float], None] = time.sleep) -> Result:
     return job_execute_until_done(kind=RUNS, pk=run_id, sleep=sleep)
+
+
+def runs_sweep() -> int:
+    """Hand out again what was lost: runs whose lease ran out (their worker died), and pending
+    runs that are due (qa.jobs.jobs_due). Returns how many were published."""
+    now = timezone.now()
+    published = 0
+    for run in jobs_due(kind=RUNS).only("pk", "recording_id"):
+        Recording.objects.filter(pk=run.recording_id, status=Recording.Status.RECEIVED).update(
+            status=Recording.Status.QUEUED, updated_at=now
+        )
+        published += judge_run_publish(run=run)
+    return published

@@ -1,23 +1,19 @@
-"""Judging a recording: enqueue it, sweep what was lost, and the one path that
-asks the judge about a transcript (prompt, schema, validation, evidence
-verifier, samples) without storing anything. The executor that claims a run,
-calls that path and stores its result is qa.execution, shared with experiments.
+"""Judging a recording: enqueue it, and the one path that asks the judge about
+a transcript (prompt, schema, validation, evidence verifier, samples) without
+storing anything. The executor that claims a run, calls that path and stores
+its result (and sweeps what was lost) is qa.execution, shared with experiments.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from enum import StrEnum
+from datetime import datetime
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -32,10 +28,12 @@ from qa.answer import (
     answers_combine,
 )
 from qa.evidence import VERIFIER_VERSION, verify_evidence
+from qa.jobs import Outcome, Result  # noqa: F401  (importers from before qa.jobs)
 from qa.llm import Backend, Completion, answer_shape_get, backend_get, llm_complete
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
+from qa.queue import task_publish
 from qa.routing import recording_route
 from rubrics.models import Criterion, Rubric
 
@@ -49,19 +47,6 @@ VERIFICATION_FIELDS = (
     "verification_closest",
     "verifier_version",
 )
-
-
-class Outcome(StrEnum):
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    RETRY = "retry"  # transient failure or no quota: try again after `delay`
-    SKIPPED = "skipped"  # nothing to do: another worker has it, or it is finished
-
-
-@dataclass(frozen=True)
-class Result:
-    outcome: Outcome
-    delay: float = 0.0
 
 
 # --- Enqueueing ---------------------------------------------------------------
@@ -97,10 +82,8 @@ def recording_enqueue_judging(*, recording: Recording) -> JudgeRun:
 
 def judge_run_publish(*, run: JudgeRun, countdown: float = 0.0) -> bool:
     """Hand the run to a worker; False (and the recording back to received) if the broker is down."""
-    from qa.tasks import judge_run  # the task module imports this one
-
     try:
-        judge_run.apply_async(args=[run.pk], countdown=countdown or None)
+        task_publish("qa.judge_run", run.pk, countdown=countdown)
     except OperationalError:
         logger.warning("Broker unreachable: run %s stays pending for the sweep.", run.pk, exc_info=True)
         Recording.objects.filter(pk=run.recording_id, status=Recording.Status.QUEUED).update(
@@ -112,39 +95,7 @@ def judge_run_publish(*, run: JudgeRun, countdown: float = 0.0) -> bool:
     return True
 
 
-def runs_sweep() -> int:
-    """Hand out again what was lost: runs stuck running past the time limit
-    (their worker died), and pending runs that are due. Returns how many were
-    published. Duplicates are harmless: the claim lets one through."""
-    now = timezone.now()
-    stale = JudgeRun.objects.filter(
-        status=JudgeRun.Status.RUNNING, started_at__lt=now - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 30)
-    )
-    stale_ids = list(stale.values_list("pk", flat=True))
-    stale.filter(pk__in=stale_ids).update(status=JudgeRun.Status.PENDING)
-    # A run published a moment ago is still on its way, and one waiting for a
-    # retry has a message due later: only runs older than that are lost.
-    settled = now - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL)
-    retry_lost = settled - timedelta(seconds=settings.QA_JUDGE_RETRY_MAX_DELAY + settings.QA_JUDGE_TIME_LIMIT)
-    due = JudgeRun.objects.filter(status=JudgeRun.Status.PENDING).filter(
-        Q(pk__in=stale_ids) | Q(attempts=0, created_at__lt=settled) | Q(attempts__gt=0, started_at__lt=retry_lost)
-    )
-    published = 0
-    for run in due.only("pk", "recording_id"):
-        Recording.objects.filter(pk=run.recording_id, status=Recording.Status.RECEIVED).update(
-            status=Recording.Status.QUEUED, updated_at=now
-        )
-        published += judge_run_publish(run=run)
-    return published
-
-
 # --- Judging ------------------------------------------------------------------
-
-
-def retry_delay(*, attempt: int, retry_after: float | None) -> float:
-    """Exponential backoff with full jitter, never sooner than the server's Retry-After."""
-    backoff = random.uniform(0, settings.QA_JUDGE_RETRY_BASE * 2 ** max(attempt - 1, 0))
-    return min(max(backoff, retry_after or 0.0), settings.QA_JUDGE_RETRY_MAX_DELAY)
 
 
 def _usage(completions: list[Completion]) -> dict[str, int | str | None]:

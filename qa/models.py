@@ -317,6 +317,8 @@ class JudgeRun(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # The claim's lease (qa.jobs): once past, the sweep takes the run back from its worker.
+    leased_until = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     llm_duration_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -428,6 +430,8 @@ class Transcription(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # The claim's lease (qa.jobs), renewed while the recognizer runs: once past, the sweep takes it back.
+    leased_until = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Whether the judgment is enqueued once the transcript is stored (the sample loader says no).
     judge_after = models.BooleanField(default=True)

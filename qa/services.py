@@ -1,4 +1,4 @@
-"""Writes for recordings: ingest. Judging lives in qa.judging."""
+"""Writes for recordings: ingest, and the enqueueing of their transcription. Judging lives in qa.judging."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from qa.audio import audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
 from qa.judging import judge_run_publish
-from qa.models import Judge, JudgeRun, Recording, Score, audio_folder
+from qa.models import Judge, JudgeRun, Recording, Score, Transcription, audio_folder
+from qa.queue import task_publish
 from rubrics.models import Rubric
 
 logger = logging.getLogger(__name__)
@@ -352,10 +353,8 @@ def _runs_publish(runs: list[JudgeRun]) -> None:
     if len(runs) == 1:
         judge_run_publish(run=runs[0])
         return
-    from qa.tasks import judge_runs_fan_out  # the task module imports qa.judging, which imports this one
-
     try:
-        judge_runs_fan_out.apply_async(args=[[run.pk for run in runs]])
+        task_publish("qa.judge_runs_fan_out", [run.pk for run in runs])
     except OperationalError:
         logger.warning("Broker unreachable: %s runs stay pending for the sweep.", len(runs), exc_info=True)
         Recording.objects.filter(pk__in=[run.recording_id for run in runs], status=Recording.Status.QUEUED).update(
@@ -440,14 +439,47 @@ def _recording_ingest_audio(
     except IntegrityError:
         existing = Recording.objects.get(source=source, external_id=external_id)
         return _same_or_conflict(existing, content_hash), False
-    from qa.transcribing import transcription_create  # it imports turns_render from here
-
     try:
         transcription_create(recording=recording, judge=judge)
     except BaseException:
         recording.audio.storage.delete(recording.audio.name)
         raise
     return recording, True
+
+
+TRANSCRIPTION_ACTIVE = (Transcription.Status.PENDING, Transcription.Status.RUNNING)
+
+
+@transaction.atomic
+def transcription_create(*, recording: Recording, judge: bool = True) -> tuple[Transcription, bool]:
+    """The stage before judging (qa.transcribing runs it): a pending transcription of `recording` (or its active one), enqueued once the
+    transaction commits; and whether it is new. `judge=False` stops after the transcript."""
+    Recording.objects.select_for_update().filter(pk=recording.pk).first()
+    active = Transcription.objects.filter(recording=recording, status__in=TRANSCRIPTION_ACTIVE).first()
+    if active is not None:
+        return active, False
+    if not recording.audio:
+        raise ValueError(f"Recording {recording.pk} has no audio to transcribe.")
+    transcription = Transcription.objects.create(recording=recording, judge_after=judge)
+    Recording.objects.filter(pk=recording.pk).update(
+        status=Recording.Status.TRANSCRIBING, failure_reason="", updated_at=timezone.now()
+    )
+    recording.status = Recording.Status.TRANSCRIBING
+    transaction.on_commit(lambda: transcription_publish(transcription=transcription))
+    return transcription, True
+
+
+def transcription_publish(*, transcription: Transcription, countdown: float = 0.0) -> bool:
+    """Hand the transcription to a worker; False if the broker is down (the sweep publishes it later)."""
+    try:
+        task_publish("qa.transcribe", transcription.pk, countdown=countdown)
+    except OperationalError:
+        logger.warning(
+            "Broker unreachable: transcription %s stays pending for the sweep.", transcription.pk, exc_info=True
+        )
+        return False
+    return True
+
 
 
 def _audio_content(audio: File, agent_channel: str, customer_channel: str) -> dict[str, str]:

@@ -1,17 +1,16 @@
-"""Celery tasks of the judge. They take ids and are idempotent (see qa.execution),
-which is what makes acks_late safe: a redelivered message finds its run
-claimed or finished and does nothing."""
+"""Celery tasks of the judge and the transcription. They take ids and are idempotent (see
+qa.jobs), which is what makes acks_late safe: a redelivered message finds its job claimed or
+finished and does nothing.
+
+Leaves: the domain publishes them by name (qa.queue) and they import it inside their bodies,
+so no module of qa imports this one back."""
 
 from __future__ import annotations
 
 from celery import Task, shared_task
 from django.conf import settings
 
-from qa.execution import judge_run_execute, task_outcome
-from qa.judging import judge_run_publish, runs_sweep
-from qa.models import JudgeRun, Transcription
-from qa.services import audio_orphans_delete
-from qa.transcribing import transcription_execute, transcription_publish, transcriptions_sweep
+from qa.jobs import task_outcome
 
 
 @shared_task(
@@ -26,6 +25,10 @@ from qa.transcribing import transcription_execute, transcription_publish, transc
     ignore_result=True,
 )
 def judge_run(self: Task, run_id: int) -> str:
+    from qa.execution import judge_run_execute
+    from qa.judging import judge_run_publish
+    from qa.models import JudgeRun
+
     # In-process mode has no delayed delivery: `manage.py judge --pending` picks a retry up.
     return task_outcome(
         self,
@@ -43,12 +46,17 @@ def judge_runs_fan_out(run_ids: list[int]) -> int:
     from here, so the web request publishes once while the runs are still judged in parallel.
     A redelivery publishes again, which the claim makes harmless; a broker lost midway leaves the
     rest pending for the sweep."""
+    from qa.judging import judge_run_publish
+    from qa.models import JudgeRun
+
     runs = JudgeRun.objects.filter(pk__in=run_ids, status=JudgeRun.Status.PENDING).only("pk", "recording_id")
     return sum(judge_run_publish(run=run) for run in runs)
 
 
 @shared_task(name="qa.judge_sweep", ignore_result=True)
 def judge_sweep() -> int:
+    from qa.execution import runs_sweep
+
     return runs_sweep()
 
 
@@ -63,6 +71,10 @@ def judge_sweep() -> int:
 )
 def transcribe_recording(self: Task, transcription_id: int) -> str:
     """Routed to the `transcription` queue (CELERY_TASK_ROUTES): a long call never holds up judging."""
+    from qa.models import Transcription
+    from qa.services import transcription_publish
+    from qa.transcribing import transcription_execute
+
     return task_outcome(
         self,
         transcription_execute(transcription_id=transcription_id),
@@ -75,9 +87,13 @@ def transcribe_recording(self: Task, transcription_id: int) -> str:
 
 @shared_task(name="qa.transcription_sweep", ignore_result=True)
 def transcription_sweep() -> int:
+    from qa.transcribing import transcriptions_sweep
+
     return transcriptions_sweep()
 
 
 @shared_task(name="qa.audio_orphans_sweep", ignore_result=True)
 def audio_orphans_sweep() -> int:
+    from qa.services import audio_orphans_delete
+
     return len(audio_orphans_delete())

@@ -1,4 +1,6 @@
-"""The apps stack rubrics ← qa ← reviews: no module of an app imports an app above it.
+"""The apps stack rubrics ← qa ← reviews: no module of an app imports an app above it, and
+inside an app no modules import each other in a circle (a task module is a leaf: the domain
+publishes tasks by name, qa.queue, and the tasks import the domain inside their bodies).
 
 Read from the source (every import statement, those inside functions included), so
 a lazy import cannot hide a cycle.
@@ -30,8 +32,71 @@ def imported_apps(path: Path) -> set[str]:
     return apps
 
 
-def modules_of(app: str) -> list[Path]:
-    return sorted(path for path in (ROOT / app).rglob("*.py") if ".venv" not in path.parts)
+def modules_of(app: str, root: Path = ROOT) -> list[Path]:
+    return sorted(path for path in (root / app).rglob("*.py") if ".venv" not in path.parts)
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(app: str, root: Path = ROOT) -> dict[str, set[str]]:
+    """Each module of `app` and the modules of `app` it imports, anywhere in its source:
+    `from pkg import module` names the module, `from module import name` the module."""
+    paths = {module_name(path, root): path for path in modules_of(app, root)}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parent, *([node.module] if node.module else [])])
+                targets.update(
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in paths else base for alias in node.names
+                )
+        edges = set()
+        for target in targets:
+            while target and target not in paths:  # a name inside a module: the module
+                target = target.rpartition(".")[0]
+            if target and target not in (name, app):
+                edges.add(target)
+        graph[name] = edges
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other in a circle (strongly connected, Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
 
 
 @pytest.mark.parametrize("app", LAYERS)
@@ -43,6 +108,28 @@ def test_no_app_imports_one_above_it(app):
         if imported_apps(path) & above
     }
     assert offenders == {}
+
+
+@pytest.mark.parametrize("app", LAYERS)
+def test_no_modules_of_an_app_import_each_other_in_a_circle(app):
+    assert import_circles(import_graph(app)) == []
+
+
+def test_a_circle_through_an_import_inside_a_function_is_found(tmp_path):
+    """The circle qa had: a task module importing the domain at the top, the domain importing
+    the task module back inside a function (and a relative import on the way)."""
+    package = tmp_path / "app"
+    (package / "sub").mkdir(parents=True)
+    for name in ("__init__.py", "sub/__init__.py", "models.py"):
+        (package / name).write_text("")
+    (package / "tasks.py").write_text("from app.sub import services\n")
+    (package / "sub/services.py").write_text("from ..models import Row\n\ndef publish():\n    from app import tasks\n")
+    graph = import_graph("app", tmp_path)
+    assert graph["app.sub.services"] == {"app.models", "app.tasks"}
+    assert import_circles(graph) == [["app.sub.services", "app.tasks"]]
+
+    (package / "sub/services.py").write_text("from ..models import Row\n")
+    assert import_circles(import_graph("app", tmp_path)) == []
 
 
 def test_the_scan_sees_imports_inside_functions(tmp_path):

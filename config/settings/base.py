@@ -11,6 +11,7 @@ from pathlib import Path
 
 import environ
 from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -294,6 +295,15 @@ QA_TRANSCRIBE_TIMEOUT = env.float("QA_TRANSCRIBE_TIMEOUT", default=600.0)
 QA_TRANSCRIBE_SOFT_TIME_LIMIT = env.int("QA_TRANSCRIBE_SOFT_TIME_LIMIT", default=3 * 60 * 60)
 QA_TRANSCRIBE_TIME_LIMIT = env.int("QA_TRANSCRIBE_TIME_LIMIT", default=QA_TRANSCRIBE_SOFT_TIME_LIMIT + 60)
 QA_TRANSCRIBE_MAX_ATTEMPTS = env.int("QA_TRANSCRIBE_MAX_ATTEMPTS", default=3)
+# A transcription's claim is a lease renewed every third of it while the recognizer runs: a
+# worker that dies mid-call has the call taken back by the sweep within this (plus one sweep
+# interval), not after the time limit.
+QA_TRANSCRIBE_LEASE_SECONDS = env.int("QA_TRANSCRIBE_LEASE_SECONDS", default=120)
+if QA_TRANSCRIBE_LEASE_SECONDS < 3:
+    raise ImproperlyConfigured(
+        f"QA_TRANSCRIBE_LEASE_SECONDS is {QA_TRANSCRIBE_LEASE_SECONDS}: it must be at least 3 (seconds), "
+        "as the lease is renewed every third of it."
+    )
 # Transcriptions have their own queue, so a long call never holds up judging:
 # run `celery -A config worker -Q transcription` for it (README).
 CELERY_TASK_ROUTES = {"qa.transcribe": {"queue": "transcription"}}

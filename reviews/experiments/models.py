@@ -99,6 +99,7 @@ class Item(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True)  # the claim's lease (qa.jobs)
     finished_at = models.DateTimeField(null=True, blank=True)
     backend = models.CharField(max_length=50, blank=True)
     model = models.CharField(max_length=200, blank=True)

@@ -3,7 +3,7 @@ item, cancel, promote.
 
 An item is run by qa.execution's executor, the one production runs use (claim
 with a lease, the judge's one path, the shared LLM quota, the same retry and
-failure rules); it writes only the experiment's own rows.
+failure rules, the same sweep: qa.jobs); it writes only the experiment's own rows.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -24,10 +23,12 @@ from django.utils.translation import gettext as _
 from kombu.exceptions import OperationalError
 
 from qa.errors import InvalidInputError
-from qa.execution import Job, JobKind, job_execute, job_execute_until_done, rubric_for_judging
-from qa.judging import DraftScore, Result, prompt_version_current
+from qa.execution import Job, JudgmentKind, job_execute, job_execute_until_done, rubric_for_judging
+from qa.jobs import Result, jobs_due
+from qa.judging import DraftScore, prompt_version_current
 from qa.llm_errors import LLMError
 from qa.models import ApiKey, Judge
+from qa.queue import task_publish
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
 from reviews.experiments.selectors import experiment_recording_ids
 from reviews.reports.selectors import Group
@@ -166,12 +167,10 @@ def experiment_create(
 
 def items_publish(*, item_ids: list[int], countdown: float = 0.0) -> int:
     """Hand items to workers; with the broker down they stay pending for the sweep."""
-    from reviews.experiments.tasks import item_run  # the task module imports this one
-
     published = 0
     for item_id in item_ids:
         try:
-            item_run.apply_async(args=[item_id], countdown=countdown or None)
+            task_publish("experiments.item_run", item_id, countdown=countdown)
         except OperationalError:
             logger.warning("Broker unreachable: experiment items stay pending for the sweep.", exc_info=True)
             break
@@ -182,7 +181,7 @@ def items_publish(*, item_ids: list[int], countdown: float = 0.0) -> int:
 # --- Running an item --------------------------------------------------------------
 
 
-class ExperimentItems(JobKind):
+class ExperimentItems(JudgmentKind):
     """An experiment's item, run by qa.execution's executor like a production run;
     its result goes to the experiment's own rows (item scores), never to a
     recording, a production run or routing. Cancelling an experiment cancels its
@@ -190,6 +189,10 @@ class ExperimentItems(JobKind):
     item) or store (which needs a running one) gets past it."""
 
     model = Item
+    created_field = "arm__experiment__created_at"
+
+    def sweep_scope(self) -> Q:
+        return Q(arm__experiment__status__in=Experiment.ACTIVE)
 
     def load(self, pk: int) -> Job | None:
         item = (
@@ -286,20 +289,7 @@ def experiment_cancel(*, experiment: Experiment) -> bool:
 
 def items_sweep() -> int:
     """Hand out again items whose worker died or whose message was lost, as the production sweep does for runs."""
-    now = timezone.now()
-    stale = Item.objects.filter(
-        status=Item.Status.RUNNING, started_at__lt=now - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 30)
-    )
-    stale_ids = list(stale.values_list("pk", flat=True))
-    Item.objects.filter(pk__in=stale_ids, status=Item.Status.RUNNING).update(status=Item.Status.PENDING)
-    settled = now - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL)
-    retry_lost = settled - timedelta(seconds=settings.QA_JUDGE_RETRY_MAX_DELAY + settings.QA_JUDGE_TIME_LIMIT)
-    due = Item.objects.filter(status=Item.Status.PENDING, arm__experiment__status__in=Experiment.ACTIVE).filter(
-        Q(pk__in=stale_ids)
-        | Q(attempts=0, arm__experiment__created_at__lt=settled)
-        | Q(attempts__gt=0, started_at__lt=retry_lost)
-    )
-    return items_publish(item_ids=list(due.values_list("pk", flat=True)))
+    return items_publish(item_ids=list(jobs_due(kind=ITEMS).values_list("pk", flat=True)))
 
 
 # --- Promoting a candidate ----------------------------------------------------------

@@ -1,12 +1,12 @@
-"""Celery tasks of experiments: the same delivery rules as the judge's (see qa.tasks)."""
+"""Celery tasks of experiments: the same delivery rules as the judge's (see qa.tasks), and
+leaves like them: the services publish them by name and they import the services inside their bodies."""
 
 from __future__ import annotations
 
 from celery import Task, shared_task
 from django.conf import settings
 
-from qa.execution import task_outcome
-from reviews.experiments.services import item_execute, items_publish, items_sweep
+from qa.jobs import task_outcome
 
 
 @shared_task(
@@ -19,6 +19,8 @@ from reviews.experiments.services import item_execute, items_publish, items_swee
     ignore_result=True,
 )
 def item_run(self: Task, item_id: int) -> str:
+    from reviews.experiments.services import item_execute, items_publish
+
     return task_outcome(
         self,
         item_execute(item_id=item_id),
@@ -29,4 +31,6 @@ def item_run(self: Task, item_id: int) -> str:
 
 @shared_task(name="experiments.sweep", ignore_result=True)
 def experiments_sweep() -> int:
+    from reviews.experiments.services import items_sweep
+
     return items_sweep()

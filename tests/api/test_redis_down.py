@@ -11,7 +11,7 @@ import redis
 from kombu import pools as kombu_pools
 
 from config.celery import app as celery_app
-from qa.judging import runs_sweep
+from qa.execution import runs_sweep
 from qa.models import JudgeRun, Recording
 from tests.api.conftest import key_client, new_key
 from tests.factories import SAMPLE_TRANSCRIPT, judged_recording, published_rubric

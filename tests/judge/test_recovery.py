@@ -16,8 +16,8 @@ from django.db import connection
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from qa.execution import judge_run_execute
-from qa.judging import Outcome, judge_run_create, recording_enqueue_judging, runs_sweep
+from qa.execution import judge_run_execute, runs_sweep
+from qa.judging import Outcome, judge_run_create, recording_enqueue_judging
 from qa.models import JudgeRun, Recording, Score
 from qa.rate_limit import quota_settle, quota_try_acquire
 from qa.tasks import judge_run
@@ -71,9 +71,27 @@ def test_broker_down_keeps_the_recording_and_the_sweep_enqueues_it(
 
 def test_a_run_whose_worker_died_is_taken_up_again(fake_llm, recording, settings):
     run = recording_enqueue_judging(recording=recording)
-    # What a worker killed after its claim leaves behind.
+    # What a worker killed after its claim leaves behind: a lease as long as the task may run.
+    claimed = timezone.now()
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status=JudgeRun.Status.RUNNING,
+        attempts=1,
+        started_at=claimed,
+        leased_until=claimed + timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 30),
+    )
+    assert runs_sweep() == 0  # still within its lease: it may be alive
+
+    JudgeRun.objects.filter(pk=run.pk).update(leased_until=timezone.now() - timedelta(seconds=1))
+    assert runs_sweep() == 1
+
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.scores.count()) == (JudgeRun.Status.SUCCEEDED, 2, 2)
+
+
+def test_a_run_claimed_before_leases_were_recorded_runs_out_a_lease_after_it_started(fake_llm, recording, settings):
+    run = recording_enqueue_judging(recording=recording)
     JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.RUNNING, attempts=1, started_at=timezone.now())
-    assert runs_sweep() == 0  # still within the time limit: it may be alive
+    assert runs_sweep() == 0
 
     JudgeRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 60))
     assert runs_sweep() == 1
@@ -125,10 +143,9 @@ def test_a_swept_run_is_never_stored_by_its_old_executor(fake_llm, recording, se
     run, _created = judge_run_create(recording=recording)
 
     with claimed_in_another_thread(run) as first:
-        # It looks stuck: the sweep takes the run back, and (tasks in-process) a second executor judges it.
-        JudgeRun.objects.filter(pk=run.pk).update(
-            started_at=timezone.now() - timedelta(seconds=settings.QA_JUDGE_TIME_LIMIT + 60)
-        )
+        # It looks stuck (its lease ran out): the sweep takes the run back, and (tasks in-process) a
+        # second executor judges it.
+        JudgeRun.objects.filter(pk=run.pk).update(leased_until=timezone.now() - timedelta(seconds=1))
         assert runs_sweep() == 1
         assert first.result(timeout=30) is Outcome.SKIPPED
 

@@ -52,3 +52,16 @@ def celery_worker(*arguments: str, env: dict[str, str]) -> Iterator[subprocess.P
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def pool_processes(worker: subprocess.Popen) -> list[int]:
+    """The pids of a prefork `celery_worker`'s pool processes (its children), which run the tasks."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        if parent == worker.pid:
+            children.append(int(stat.parent.name))
+    return children
