@@ -428,7 +428,7 @@ def _recording_ingest_audio(
                 language=language or rubric.language,
                 occurred_at=occurred_at,
                 duration_seconds=(
-                    duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
+                    duration_seconds if duration_seconds is not None else _rounded(audio_info.duration_seconds)
                 ),
                 transcript_source=Recording.TranscriptSource.ASR,
                 content_hash=content_hash,
@@ -448,6 +448,10 @@ def _recording_ingest_audio(
         recording.audio.storage.delete(recording.audio.name)
         raise
     return recording, True
+
+
+def _rounded(seconds: float | None) -> int | None:
+    return round(seconds) if seconds is not None else None  # a header without the length: unknown
 
 
 def _audio_content(audio: File, agent_channel: str, customer_channel: str) -> dict[str, str]:

@@ -278,6 +278,8 @@ MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
 QA_AUDIO_MAX_BYTES = env.int("QA_AUDIO_MAX_BYTES", default=200 * 1024 * 1024)
 QA_AUDIO_MAX_SECONDS = env.int("QA_AUDIO_MAX_SECONDS", default=2 * 60 * 60)
+# More channels are refused at ingest and by the worker, before anything is decoded.
+QA_AUDIO_MAX_CHANNELS = env.int("QA_AUDIO_MAX_CHANNELS", default=8)
 # In two-channel audio, the agent's channel unless a recording says otherwise.
 QA_AGENT_CHANNEL = env("QA_AGENT_CHANNEL", default="left")
 # A remote OpenAI-compatible /v1/audio/transcriptions model (OPENAI_BASE_URL and
