@@ -6,7 +6,9 @@ browser session (or anyone with a CSRF cookie) the CSRF check reads the whole bo
 look at it. So this middleware refuses, from the Content-Length alone, a body over its view's limit:
 QA_AUDIO_MAX_BYTES and a form's room for a multipart post to a view that takes an audio file,
 QA_MAX_BODY_BYTES for every other. The WSGI request reads no more than its Content-Length (Django's LimitedStream; no
-length, nothing is read), so that header bounds what is read.
+length, nothing is read), so that header bounds what is read. (Under ASGI the server reads the whole
+body before Django sees it: deploy with gunicorn's WSGI workers, as the README does. gunicorn's sync
+workers then close the connection on the unread rest.)
 
 It runs in the request's way in, before any view middleware: the CSRF check reads the body in its
 `process_view`.
