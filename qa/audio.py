@@ -3,12 +3,21 @@
 Read with PyAV (FFmpeg's libraries, a dependency of faster-whisper), so the
 check at ingest uses the same decoder as the transcription: a file accepted
 here can be transcribed. Nothing here touches the database or the storage.
+
+This runs inside a web request, so it reads the headers and decodes a bounded
+prefix only (INGEST_DECODE_SECONDS of audio, INGEST_DECODE_BUDGET of time): a
+header can under-report the length (a variable-bitrate MP3 without its length
+header) and a long silent file would hold the request while it is decoded. The
+transcription worker measures the length and the silence by decoding the whole
+file (qa.transcription.audio_decode).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import IO
+
+import time
 
 import av
 from django.conf import settings
@@ -20,6 +29,12 @@ from qa.errors import InvalidInputError
 ACCEPTED_CONTAINERS = frozenset({"wav", "flac", "mp3", "ogg", "mov", "mp4", "m4a", "matroska", "webm"})
 # Below -50 dBFS everywhere there is nothing for a recognizer: an empty line, a muted recorder.
 SILENCE_PEAK = 10 ** (-50 / 20)
+# What a request decodes, at most, to look for sound: enough for any real call's first words, and
+# at most about 0.2 s of CPU at 8 channels of 48 kHz; the wall-clock budget covers a slow decoder.
+INGEST_DECODE_SECONDS = 30.0
+INGEST_DECODE_BUDGET = 1.0
+# Room for a multipart body's other fields and boundaries around the audio file.
+UPLOAD_OVERHEAD_BYTES = 64 * 1024
 
 
 # How a channel is named: by its place in the file, from 1; `left` and `right` are the first two.
@@ -36,7 +51,12 @@ class AudioInfo:
     codec: str
     channels: int
     sample_rate: int
-    duration_seconds: float
+    duration_seconds: float | None  # the header's (None when it has none); the worker measures it
+
+
+def audio_upload_limit() -> int:
+    """The largest request body that carries an audio file: the file and its form's other fields."""
+    return settings.QA_AUDIO_MAX_BYTES + UPLOAD_OVERHEAD_BYTES
 
 
 def _refuse(message: str) -> InvalidInputError:
@@ -54,9 +74,11 @@ def audio_check_size(size: int) -> None:
 def audio_inspect(file: IO[bytes], *, size: int) -> AudioInfo:
     """Probe and check an audio file; raise InvalidInputError (or AudioTooLargeError) naming the problem.
 
-    Refused: empty, not audio or unreadable, an unsupported container, longer
-    than QA_AUDIO_MAX_SECONDS, or silent throughout. Whether its channels can
-    be told apart is `channel_map_check`'s question.
+    Refused: empty, not audio or unreadable, an unsupported container, more
+    channels than QA_AUDIO_MAX_CHANNELS, a header saying it is longer than
+    QA_AUDIO_MAX_SECONDS, or silent throughout (when the bounded prefix is the
+    whole file; a longer silent file is failed by the worker). Whether its
+    channels can be told apart is `channel_map_check`'s question.
     """
     audio_check_size(size)
     if size == 0:
@@ -66,7 +88,7 @@ def audio_inspect(file: IO[bytes], *, size: int) -> AudioInfo:
         with av.open(file, mode="r") as container:
             info = _info(container)
             _check(info)
-            if info.duration_seconds <= 0 or _silent(container):
+            if (info.duration_seconds is not None and info.duration_seconds <= 0) or _silent(container):
                 raise _refuse(_("The audio is silent: there is nothing to transcribe."))
     except av.FFmpegError as error:
         # FFmpeg's own words, without its error number and the file's name.
@@ -87,12 +109,13 @@ def _info(container: av.container.InputContainer) -> AudioInfo:
             % {"format": container.format.long_name or container.format.name}
         )
     stream = container.streams.audio[0]
+    if not stream.codec_context.channels:
+        raise _refuse(_("The file's audio has no channels FFmpeg can read."))
+    duration = None
     if container.duration is not None:
         duration = container.duration / av.time_base
     elif stream.duration is not None and stream.time_base is not None:
         duration = float(stream.duration * stream.time_base)
-    else:
-        duration = _decoded_seconds(container)
     return AudioInfo(
         container=container.format.name,
         codec=stream.codec_context.name,
@@ -103,29 +126,37 @@ def _info(container: av.container.InputContainer) -> AudioInfo:
 
 
 def _check(info: AudioInfo) -> None:
-    if info.duration_seconds > settings.QA_AUDIO_MAX_SECONDS:
+    # Before anything is decoded: PyAV's planar frames of 8 channels or more are read past their end
+    # (a crash), and the cost of decoding grows with the channels.
+    if info.channels > settings.QA_AUDIO_MAX_CHANNELS:
+        raise _refuse(
+            _("The audio has %(channels)s channels; the limit is %(limit)s channels.")
+            % {"channels": info.channels, "limit": settings.QA_AUDIO_MAX_CHANNELS}
+        )
+    if info.duration_seconds is not None and info.duration_seconds > settings.QA_AUDIO_MAX_SECONDS:
         raise _refuse(
             _("The audio lasts %(seconds)d s; the limit is %(limit)d s.")
             % {"seconds": info.duration_seconds, "limit": settings.QA_AUDIO_MAX_SECONDS}
         )
 
 
-def _decoded_seconds(container: av.container.InputContainer) -> float:
-    samples, rate = 0, 0
-    for frame in container.decode(audio=0):
-        samples += frame.samples
-        rate = frame.sample_rate
-    container.seek(0)
-    return samples / rate if rate else 0.0
-
-
 def _silent(container: av.container.InputContainer) -> bool:
-    """Whether no sample anywhere reaches SILENCE_PEAK. Stops at the first sound, so a real call costs a few frames."""
-    resampler = av.AudioResampler(format="flt")  # every channel as it is: sound on any one is sound
+    """Whether the file is silent throughout, as far as a request may look: True only when the whole
+    file was decoded within INGEST_DECODE_SECONDS and INGEST_DECODE_BUDGET and no sample reached
+    SILENCE_PEAK. Stops at the first sound, so a real call costs a few frames; a silent prefix of a
+    longer file is left to the worker, which decodes it all."""
+    # Packed samples, every channel as it is (sound on any one is sound): PyAV reads planar frames of
+    # 8 channels or more past their end, so no planar frame is turned into an array here.
+    resampler = av.AudioResampler(format="flt")
+    deadline = time.monotonic() + INGEST_DECODE_BUDGET
+    decoded = 0.0
     for frame in container.decode(audio=0):
         for converted in resampler.resample(frame):
             if abs(converted.to_ndarray()).max(initial=0.0) >= SILENCE_PEAK:
                 return False
+        decoded += frame.samples / (frame.sample_rate or 1)
+        if decoded >= INGEST_DECODE_SECONDS or time.monotonic() >= deadline:
+            return False  # undecided: the worker decides
     return True
 
 

@@ -427,7 +427,7 @@ def _recording_ingest_audio(
                 language=language or rubric.language,
                 occurred_at=occurred_at,
                 duration_seconds=(
-                    duration_seconds if duration_seconds is not None else round(audio_info.duration_seconds)
+                    duration_seconds if duration_seconds is not None else _rounded(audio_info.duration_seconds)
                 ),
                 transcript_source=Recording.TranscriptSource.ASR,
                 content_hash=content_hash,
@@ -480,6 +480,9 @@ def transcription_publish(*, transcription: Transcription, countdown: float = 0.
         return False
     return True
 
+
+def _rounded(seconds: float | None) -> int | None:
+    return round(seconds) if seconds is not None else None  # a header without the length: unknown
 
 
 def _audio_content(audio: File, agent_channel: str, customer_channel: str) -> dict[str, str]:

@@ -19,15 +19,27 @@ speaker, and the recording says so. Nothing is guessed.
 The words are the recognizer's own, untouched: a turn's text is its words
 joined by single spaces, so every word's characters in the rendered
 transcript can be found again (Recording.quote_time_span).
+
+Audio is decoded here, in the worker, never trusting the header: a first pass
+keeps nothing and measures the length sample by sample, stopping and failing
+the transcription once it passes QA_AUDIO_MAX_SECONDS (a variable-bitrate MP3
+without its length header says a fraction of its real length) or finding it
+silent throughout; the second keeps only the channels to transcribe, at 16 kHz,
+in arrays sized from that count. Memory is then bounded by the limit, not the
+file: the channels kept (4 bytes a sample), plus a frame at a time.
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import io
 import itertools
+import math
 import os
 import wave
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -37,10 +49,17 @@ import numpy as np
 import openai
 from django.conf import settings
 
-from qa.audio import channel_number
+from qa.audio import SILENCE_PEAK, channel_number
 from qa.llm import _TRANSIENT_STATUSES, retry_after_seconds
 
 SAMPLE_RATE = 16_000
+# How far past QA_AUDIO_MAX_SECONDS a decoded file may run: an encoder pads its last frame, and the
+# header's length, which ingest checked, leaves that padding out.
+DURATION_SLACK_SECONDS = 1.0
+# Decoded samples resampled at a time (per channel; at most 8 x 4 bytes each: 16 MB).
+GROUP_SAMPLES = 500_000
+# Samples converted at a time when a channel is written as WAV for a remote recognizer.
+WAV_CHUNK = 1 << 20
 # A pause this long inside one channel's segment splits it (see _utterances).
 TURN_GAP_MS = 1000
 # The labels follow the rubric's language, as the sample rubrics' transcripts do.
@@ -163,27 +182,129 @@ def turns_merge(segments: list[Segment], *, language: str) -> list[SpeakerTurn]:
 # --- Audio --------------------------------------------------------------------
 
 
-def audio_channels(file: IO[bytes], *, channels: int) -> list[np.ndarray]:
-    """The file's channels at 16 kHz, float32, in the file's order ([mix] for mono)."""
-    from faster_whisper.audio import decode_audio  # imports CTranslate2's helpers: only when used
+@dataclass(frozen=True)
+class DecodedAudio:
+    channels: dict[int, np.ndarray]  # float32 at SAMPLE_RATE, by the channel's index in the file (from 0)
+    seconds: float
 
+
+def _failed(message: str) -> TranscriptionError:
+    return TranscriptionError(message, transient=False)
+
+
+@contextmanager
+def _opened(file: IO[bytes]) -> Iterator[av.container.InputContainer]:
     file.seek(0)
-    if channels > 2:
-        return _split_channels(file)
-    decoded = decode_audio(file, sampling_rate=SAMPLE_RATE, split_stereo=channels == 2)
-    return list(decoded) if channels == 2 else [decoded]
+    try:
+        with av.open(file, mode="r", metadata_errors="ignore") as container:
+            if not container.streams.audio:
+                raise _failed("The file has no audio stream.")
+            yield container
+    except av.FFmpegError as error:
+        raise _failed(f"The audio cannot be decoded: {getattr(error, 'strerror', None) or error}") from error
+    except ValueError as error:  # PyAV's resampler, given a frame whose format changed mid-stream
+        raise _failed(f"The audio cannot be decoded: {error}") from error
+    finally:
+        file.seek(0)
 
 
-def _split_channels(file: IO[bytes]) -> list[np.ndarray]:
-    """Every channel apart, for files of more than two (faster-whisper's decoder mixes down to one or two)."""
-    resampler = av.AudioResampler(format="fltp", rate=SAMPLE_RATE)  # planar: one row per channel, layout kept
-    rows = []
-    with av.open(file, mode="r", metadata_errors="ignore") as container:
-        for frame in itertools.chain(container.decode(audio=0), [None]):
-            if frame is not None:
-                frame.pts = None  # resampled in order; gaps in the timestamps don't matter here
-            rows += [converted.to_ndarray() for converted in resampler.resample(frame)]
-    return list(np.concatenate(rows, axis=1))
+def _frames(container: av.container.InputContainer) -> Iterator[av.AudioFrame]:
+    """The audio frames, skipping the ones FFmpeg cannot decode, as faster-whisper's decoder does."""
+    frames = container.decode(audio=0)
+    while True:
+        try:
+            yield next(frames)
+        except StopIteration:
+            return
+        except av.InvalidDataError:
+            continue
+
+
+def _grouped(frames: Iterator[av.AudioFrame]) -> Iterator[av.AudioFrame]:
+    """The frames joined GROUP_SAMPLES at a time, as faster-whisper does: a Python step per decoded
+    frame (576 samples of a 16 kHz MP3) costs more than the resampling."""
+    fifo = av.AudioFifo()
+    for frame in frames:
+        frame.pts = None  # resampled in order; gaps in the timestamps don't matter here
+        fifo.write(frame)
+        if fifo.samples >= GROUP_SAMPLES:
+            yield fifo.read()
+    if fifo.samples:
+        yield fifo.read()
+
+
+def _channels_check(container: av.container.InputContainer) -> int:
+    channels = container.streams.audio[0].codec_context.channels
+    if channels > settings.QA_AUDIO_MAX_CHANNELS:
+        raise _failed(
+            f"The audio has {channels} channels; the limit is {settings.QA_AUDIO_MAX_CHANNELS} channels "
+            "(QA_AUDIO_MAX_CHANNELS)."
+        )
+    if not channels:
+        raise _failed("The file's audio has no channels FFmpeg can read.")
+    return channels
+
+
+def audio_measure(file: IO[bytes]) -> float:
+    """The audio's length in seconds, counted from its decoded samples, keeping none of them.
+
+    TranscriptionError (not transient) before decoding if it has more channels than
+    QA_AUDIO_MAX_CHANNELS; as soon as the count passes QA_AUDIO_MAX_SECONDS, whatever its
+    header said; or at the end if no sample on any channel reaches qa.audio.SILENCE_PEAK.
+    """
+    limit = settings.QA_AUDIO_MAX_SECONDS
+    with _opened(file) as container:
+        _channels_check(container)
+        header = f" (its header says {container.duration / av.time_base:.0f} s)" if container.duration else ""
+        # Packed samples: PyAV reads planar frames of 8 channels or more past their end (a crash), so no
+        # planar frame is ever turned into an array. Only until the first sound.
+        resampler: av.AudioResampler | None = av.AudioResampler(format="flt")
+        seconds = 0.0
+        for frame in _frames(container):
+            if resampler is not None:
+                for converted in resampler.resample(frame):
+                    if abs(converted.to_ndarray()).max(initial=0.0) >= SILENCE_PEAK:
+                        resampler = None
+                        break
+            seconds += frame.samples / frame.sample_rate
+            if seconds > limit + DURATION_SLACK_SECONDS:
+                raise _failed(
+                    f"The audio lasts more than {limit} s, counted by decoding it{header}; "
+                    f"the limit is {limit} s (QA_AUDIO_MAX_SECONDS). Decoding stopped there."
+                )
+    if resampler is not None:
+        raise _failed("The audio is silent throughout: there is nothing to transcribe.")
+    return seconds
+
+
+def audio_decode(file: IO[bytes], *, keep: Iterable[int]) -> DecodedAudio:
+    """The channels `keep` names (indices in the file, from 0), each float32 at SAMPLE_RATE, after
+    `audio_measure` accepted the file. The others are dropped a frame at a time, never held."""
+    seconds = audio_measure(file)
+    keep = sorted(set(keep))
+    with _opened(file) as container:
+        channels = _channels_check(container)
+        if keep[-1] >= channels:
+            raise _failed(f"The recording's channel map names channel {keep[-1] + 1}; the audio has {channels}.")
+        # s16, packed, each channel as it is: the samples faster-whisper's own decoder gives for mono and
+        # stereo (and never a planar frame as an array: see audio_measure).
+        resampler = av.AudioResampler(format="s16", rate=SAMPLE_RATE)
+        capacity = math.ceil(seconds * SAMPLE_RATE) + SAMPLE_RATE  # a second's room for the resampler
+        kept = {index: np.empty(capacity, dtype=np.float32) for index in keep}
+        filled = 0
+        for frame in itertools.chain(_grouped(_frames(container)), [None]):  # None flushes the resampler
+            for converted in resampler.resample(frame):
+                samples = converted.to_ndarray().reshape(-1, converted.layout.nb_channels)
+                end = filled + len(samples)
+                if end > capacity:  # a decoder that gives more than it counted: grow rather than lose audio
+                    capacity = max(end, capacity + capacity // 8)
+                    kept = {index: np.resize(array, capacity) for index, array in kept.items()}
+                for index, array in kept.items():
+                    np.divide(samples[:, index], 32768.0, out=array[filled:end])
+                filled = end
+        del resampler
+        gc.collect()  # PyAV's resampler keeps buffers until collected (faster-whisper's issue 390)
+    return DecodedAudio(channels={index: array[:filled] for index, array in kept.items()}, seconds=filled / SAMPLE_RATE)
 
 
 def _wav_bytes(samples: np.ndarray) -> bytes:
@@ -192,7 +313,10 @@ def _wav_bytes(samples: np.ndarray) -> bytes:
         out.setnchannels(1)
         out.setsampwidth(2)
         out.setframerate(SAMPLE_RATE)
-        out.writeframes((np.clip(samples, -1.0, 1.0) * 32767).astype("<i2").tobytes())
+        # A chunk at a time: converting a 2-hour channel at once would take three copies of it.
+        for start in range(0, len(samples), WAV_CHUNK):
+            chunk = samples[start : start + WAV_CHUNK]
+            out.writeframes((np.clip(chunk, -1.0, 1.0) * 32767).astype("<i2").tobytes())
     return buffer.getvalue()
 
 
@@ -349,7 +473,7 @@ def _remote(api_key: str, base_url: str, model: str) -> RemoteRecognizer:
 
 
 def channel_roles(*, channels: int, agent_channel: str, customer_channel: str = "") -> dict[int, str]:
-    """Whose speech each channel to transcribe holds, by its index in `audio_channels`: the
+    """Whose speech each channel to transcribe holds, by its index in the file (from 0): the
     recording's channel map as qa.audio.channel_map_check keeps it (in stereo the customer's is
     the one that is not the agent's). Channels it does not name are not transcribed."""
     if channels == 1:
@@ -368,13 +492,14 @@ def transcribe(
     language: str,
     recognizer: Recognizer,
 ) -> Transcript:
-    """Transcribe an audio file into speaker turns (see the module's docstring for the speakers)."""
-    decoded = audio_channels(file, channels=channels)
+    """Transcribe an audio file into speaker turns (see the module's docstring for the speakers).
+    TranscriptionError, not transient, for audio that cannot be transcribed (audio_measure)."""
     roles = channel_roles(channels=channels, agent_channel=agent_channel, customer_channel=customer_channel)
+    decoded = audio_decode(file, keep=roles)
     segments = []
     for index, role in sorted(roles.items()):
-        segments += recognizer.segments(decoded[index], role=role, language=language)
+        segments += recognizer.segments(decoded.channels[index], role=role, language=language)
     turns = turns_merge(segments, language=language)
     labels = speaker_labels(language)
     speakers_known = channels > 1 or all(turn.speaker != labels["unknown"] for turn in turns)
-    return Transcript(turns=turns, speakers_known=speakers_known, audio_seconds=len(decoded[0]) / SAMPLE_RATE)
+    return Transcript(turns=turns, speakers_known=speakers_known, audio_seconds=decoded.seconds)

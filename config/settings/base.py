@@ -50,6 +50,9 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before any view middleware (the CSRF check reads the body in its process_view): a body over its
+    # view's limit is answered 413 unread, whoever sends it.
+    "config.body_limit.BodyLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -143,8 +146,9 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"  # reviews.views.home: each role to its first page
 LOGOUT_REDIRECT_URL = "login"
 
-# A request body above this size is refused with 413 (the API's ingest limit).
-# A batch of 500 recordings of 6 KB is about 3.5 MB of JSON (POST /api/recordings/batch/).
+# A request body above this size is refused with 413 before it is read (config.body_limit; the views
+# taking an audio file allow QA_AUDIO_MAX_BYTES instead). A batch of 500 recordings of 6 KB is about
+# 3.5 MB of JSON (POST /api/recordings/batch/).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("QA_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 
 # Celery: a broker URL means real workers; none means tasks run in-process.
@@ -279,6 +283,8 @@ MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
 QA_AUDIO_MAX_BYTES = env.int("QA_AUDIO_MAX_BYTES", default=200 * 1024 * 1024)
 QA_AUDIO_MAX_SECONDS = env.int("QA_AUDIO_MAX_SECONDS", default=2 * 60 * 60)
+# More channels are refused at ingest and by the worker, before anything is decoded.
+QA_AUDIO_MAX_CHANNELS = env.int("QA_AUDIO_MAX_CHANNELS", default=8)
 # In two-channel audio, the agent's channel unless a recording says otherwise.
 QA_AGENT_CHANNEL = env("QA_AGENT_CHANNEL", default="left")
 # A remote OpenAI-compatible /v1/audio/transcriptions model (OPENAI_BASE_URL and

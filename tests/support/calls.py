@@ -156,3 +156,17 @@ if __name__ == "__main__":
         language, script = sample_script(Path(source), int(sys.argv[4]) if sys.argv[3:4] == ["--turns"] else 100)
     for turn in stereo_call(script, language=language, out=target):
         print(f"{turn.start_ms:>6} {turn.end_ms:>6} {turn.role:<8} {turn.text}")
+
+
+def headerless_vbr_mp3(out: Path, *, loud_seconds: float, silent_seconds: float) -> None:
+    """A mono 44.1 kHz MP3 at a variable bitrate without its length header (`lame -t` writes no
+    Xing/LAME frame): noise, at a high bitrate, then digital silence, at the lowest. FFmpeg estimates
+    such a file's length from its first frames' bitrate, so it reports a fraction of the real length.
+    Needs the Debian package lame (scripts/test installs it)."""
+    if shutil.which("lame") is None:
+        raise RuntimeError("Missing lame: install the Debian package lame (scripts/test does).")
+    wav = out.with_suffix(".wav")
+    sox("-n", "-r", "44100", "-c", "1", wav, "synth", str(loud_seconds), "whitenoise", "vol", "0.8",
+        ":", "synth", str(silent_seconds), "sine", "440", "vol", "0")  # fmt: skip
+    subprocess.run(["lame", "--quiet", "-V", "0", "-t", str(wav), str(out)], check=True)
+    wav.unlink()
