@@ -8,7 +8,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import PurePath
 from decimal import Decimal
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
@@ -192,6 +194,10 @@ def _timed_pieces(turns: list[dict]) -> Iterator[tuple[str, int | None, int | No
         yield "\n", None, None
 
 
+# Where a judge without a base URL sends its calls (the openai client's default).
+OPENAI_API_HOST = "api.openai.com"
+
+
 class JudgeQuerySet(models.QuerySet):
     def default(self) -> Judge | None:
         """The judge production uses; None: the environment's."""
@@ -274,12 +280,46 @@ class Judge(models.Model):
             errors["model"] = _("Name the model the server serves.")
         if self.backend == self.Backend.GGUF and not self.gguf_path:
             errors["gguf_path"] = _("Give the path of the GGUF file.")
+        for field, message in self.leak_problems().items():
+            errors.setdefault(field, message)
         if errors:
             raise ValidationError(errors)
 
     @property
+    def server_host(self) -> str:
+        """The host this judge's calls (and key) go to: its base URL's, OpenAI's API without one."""
+        if not self.base_url:
+            return OPENAI_API_HOST
+        return (urlsplit(self.base_url).hostname or "").lower()
+
+    def leak_problems(self) -> dict[str, str]:
+        """What in this judge the operator did not allow, by field: a key variable outside
+        QA_JUDGE_KEY_VARIABLES, a server outside QA_JUDGE_ALLOWED_HOSTS. A rubric owner edits judges,
+        but the environment's variables (SECRET_KEY among them) and where transcripts may go are the
+        operator's: without these lists a judge could send any variable to any URL."""
+        problems = {}
+        if self.api_key_variable and self.api_key_variable not in settings.QA_JUDGE_KEY_VARIABLES:
+            problems["api_key_variable"] = _(
+                "%(name)s is not a key variable the operator allowed: add it to QA_JUDGE_KEY_VARIABLES "
+                "or pick one of: %(allowed)s."
+            ) % {"name": self.api_key_variable, "allowed": ", ".join(settings.QA_JUDGE_KEY_VARIABLES) or "-"}
+        # Only a server judge calls out; the local backends use neither field.
+        if self.backend == self.Backend.OPENAI_COMPATIBLE and self.server_host not in {
+            host.lower() for host in settings.QA_JUDGE_ALLOWED_HOSTS
+        }:
+            problems["base_url"] = _(
+                "The host %(host)s is not one the operator allowed judges to call: add it to "
+                "QA_JUDGE_ALLOWED_HOSTS or pick one of: %(allowed)s."
+            ) % {"host": self.server_host or "-", "allowed": ", ".join(settings.QA_JUDGE_ALLOWED_HOSTS) or "-"}
+        return problems
+
+    @property
     def unavailable_reason(self) -> str:
-        """Why this judge cannot be used now ("" when it can): its key variable is unset."""
+        """Why this judge cannot be used now ("" when it can): a key variable or host the operator did
+        not allow (checked again here, where every use of a judge asks, so a row stored before the
+        rule, or edited outside the admin, cannot leak), or its key variable is unset."""
+        if problems := self.leak_problems():
+            return " ".join(problems.values())
         if self.api_key_variable and not os.environ.get(self.api_key_variable):
             return _("The environment variable %(name)s that holds this judge's key is not set.") % {
                 "name": self.api_key_variable

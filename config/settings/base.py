@@ -8,6 +8,7 @@ PostgreSQL and real Celery workers on Redis.
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from csp.constants import NONE, SELF
@@ -173,6 +174,16 @@ CACHES = {
 # itself; with neither set, Veredicto judges with the bundled local model.
 QA_JUDGE_MODEL = env("QA_JUDGE_MODEL", default="")
 QA_LOCAL_MODEL_PATH = env("QA_LOCAL_MODEL_PATH", default="")
+# What a named judge (a row rubric owners edit in the admin) may use: the environment variables
+# that may hold its key, and the hosts its base URL may name (qa.models.Judge.leak_problems).
+# By default only the key and the server the operator configured for the environment's judge.
+QA_JUDGE_KEY_VARIABLES = env.list("QA_JUDGE_KEY_VARIABLES", default=["OPENAI_API_KEY"])
+_JUDGE_SERVER_HOST = urlsplit(env("OPENAI_BASE_URL", default="")).hostname or (
+    "api.openai.com" if env("OPENAI_API_KEY", default="") else ""
+)
+QA_JUDGE_ALLOWED_HOSTS = env.list(
+    "QA_JUDGE_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "::1", *filter(None, [_JUDGE_SERVER_HOST])]
+)
 
 # --- REST API (section owned by the API) ---
 REST_FRAMEWORK = {
