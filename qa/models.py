@@ -498,6 +498,19 @@ class ApiKey(models.Model):
     PREFIX_LENGTH = 8
 
     name = models.CharField(_("name"), max_length=100, unique=True, help_text=_("The external system."))
+    # A key acts for one system: it posts under that system's source and reads, lists and rejudges
+    # only its recordings, so one system's key cannot read another's calls or take its external ids.
+    source = models.CharField(
+        _("source"),
+        max_length=100,
+        blank=True,
+        help_text=_("The system whose recordings this key posts, reads and rejudges; blank: the key's name."),
+    )
+    all_sources = models.BooleanField(
+        _("all sources"),
+        default=False,
+        help_text=_("Reads and rejudges every system's recordings and posts under any source (an integration hub)."),
+    )
     prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     can_review = models.BooleanField(_("can post reviews"), default=False)
@@ -529,6 +542,16 @@ class ApiKey(models.Model):
         """A new (prefix, full key) pair; the prefix finds the row, the rest proves possession."""
         prefix = secrets.token_hex(cls.PREFIX_LENGTH // 2)
         return prefix, f"{prefix}.{secrets.token_urlsafe(32)}"
+
+    def clean(self) -> None:
+        from qa.services import has_control_characters  # qa.services imports this module
+
+        if has_control_characters(self.source):
+            raise ValidationError({"source": _("A source has no control characters.")})
+
+    def may_use_source(self, source: str) -> bool:
+        """Whether this key may post, read or rejudge a recording of `source`."""
+        return self.all_sources or source == self.source
 
     @property
     def is_active(self) -> bool:
