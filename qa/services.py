@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from django.conf import settings
 from django.core.files import File
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import QuerySet
@@ -82,6 +83,27 @@ def transcript_check_verbatim(transcript: str) -> None:
                 )
             }
         )
+
+
+def transcript_check_size(*, transcript: str | None, turns: list[Turn] | None) -> None:
+    """Refuse a transcript longer than the longest call the audio limit admits (QA_MAX_TRANSCRIPT_CHARS,
+    QA_MAX_TRANSCRIPT_TURNS), before anything parses it: the body limit is sized for batches, so
+    without this one post could store (and send to the judge) 70 hours of talk."""
+    max_chars, max_turns = settings.QA_MAX_TRANSCRIPT_CHARS, settings.QA_MAX_TRANSCRIPT_TURNS
+    field = "turns" if turns is not None else "transcript"
+    count = len(turns) if turns is not None else (transcript or "").count("\n") + 1  # a line per turn
+    if count > max_turns:
+        raise InvalidInputError(
+            {field: _("The transcript has %(count)s turns; the limit is %(max)s (QA_MAX_TRANSCRIPT_TURNS).")
+             % {"count": count, "max": max_turns}}
+        )  # fmt: skip
+    # Structured turns are counted as they will be stored: rendered, one "SPEAKER: text" line each.
+    chars = sum(len(turn.speaker) + len(turn.text) + 3 for turn in turns) if turns is not None else len(transcript or "")
+    if chars > max_chars:
+        raise InvalidInputError(
+            {field: _("The transcript has %(count)s characters; the limit is %(max)s (QA_MAX_TRANSCRIPT_CHARS).")
+             % {"count": chars, "max": max_chars}}
+        )  # fmt: skip
 
 
 def turns_check(turns: list[Turn]) -> None:
@@ -243,6 +265,7 @@ def recording_prepare(
         external_id=external_id, source=source, transcript=transcript, turns=turns, audio=None,
         agent_channel=agent_channel, customer_channel=customer_channel,
     )  # fmt: skip
+    transcript_check_size(transcript=transcript, turns=turns)
     if turns is not None:
         turns_check(turns)
         transcript = turns_render(turns)

@@ -260,6 +260,8 @@ QA_JUDGE_SWEEP_INTERVAL = env.int("QA_JUDGE_SWEEP_INTERVAL", default=60)
 # The bundled local model's loopback server.
 QA_LOCAL_MODEL_PORT = env.int("QA_LOCAL_MODEL_PORT", default=8737)
 QA_LOCAL_MODEL_CONTEXT = env.int("QA_LOCAL_MODEL_CONTEXT", default=8192)
+# A remote judge's context in tokens, when known (0: unknown; the server's own refusal is then read).
+QA_JUDGE_CONTEXT_TOKENS = env.int("QA_JUDGE_CONTEXT_TOKENS", default=0)
 QA_LOCAL_MODEL_THREADS = env.int("QA_LOCAL_MODEL_THREADS", default=0)
 # llama.cpp's attention kernel (auto, on, off) and KV cache type (f16, q8_0: half the memory to read per token).
 QA_LOCAL_MODEL_FLASH_ATTENTION = env("QA_LOCAL_MODEL_FLASH_ATTENTION", default="auto")
@@ -289,6 +291,11 @@ MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
 QA_AUDIO_MAX_BYTES = env.int("QA_AUDIO_MAX_BYTES", default=200 * 1024 * 1024)
 QA_AUDIO_MAX_SECONDS = env.int("QA_AUDIO_MAX_SECONDS", default=2 * 60 * 60)
+# A transcript, however it comes, is bounded by the longest call the audio limit admits: 30 characters
+# and one turn a second of it (the Harper Valley calls in tests/data render to 11-15 characters and
+# 0.35-0.40 turns a second; 30 leaves room for two speakers who never pause). 2 h: 216,000 and 7,200.
+QA_MAX_TRANSCRIPT_CHARS = env.int("QA_MAX_TRANSCRIPT_CHARS", default=QA_AUDIO_MAX_SECONDS * 30)
+QA_MAX_TRANSCRIPT_TURNS = env.int("QA_MAX_TRANSCRIPT_TURNS", default=QA_AUDIO_MAX_SECONDS)
 # In two-channel audio, the agent's channel unless a recording says otherwise.
 QA_AGENT_CHANNEL = env("QA_AGENT_CHANNEL", default="left")
 # A remote OpenAI-compatible /v1/audio/transcriptions model (OPENAI_BASE_URL and
