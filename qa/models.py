@@ -69,6 +69,8 @@ class Recording(models.Model):
         RANDOM_AUDIT = "random_audit", _("Random audit")
         UNKNOWN_SPEAKER = "unknown_speaker", _("Unknown speaker")
         UNSTABLE = "unstable", _("Unstable")
+        # The transcript holds instruction-like text addressed to a model (qa.injection).
+        POSSIBLE_INJECTION = "possible_injection", _("Possible injection")
 
     external_id = models.CharField(_("external id"), max_length=200)
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
