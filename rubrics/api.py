@@ -140,6 +140,8 @@ class RubricLintQuerySerializer(serializers.Serializer):
 @extend_schema(tags=["rubrics"])
 class RubricLintView(GenericAPIView):
     serializer_class = RubricLintSerializer
+    # The rubric owners' check of their wording (keys may read it too).
+    session_permissions = {"GET": "rubrics.change_rubric"}
 
     @extend_schema(
         parameters=[RubricLintQuerySerializer],

@@ -50,6 +50,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.NoStoreWhenPrivate",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -208,6 +209,9 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
 }
+# The OpenAPI schema and its docs are for users and keys (they map every endpoint); True opens them
+# to anyone. Development and the test suite open them (config/settings/local.py, test.py).
+QA_API_DOCS_PUBLIC = env.bool("QA_API_DOCS_PUBLIC", default=False)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Veredicto API",
     "DESCRIPTION": (

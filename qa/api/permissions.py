@@ -38,3 +38,14 @@ class CanReview(BasePermission):
         if isinstance(request.auth, ApiKey):
             return request.auth.can_review
         return bool(request.user and request.user.is_authenticated and request.user.has_perm("reviews.add_review"))
+
+
+class CanReadApiDocs(BasePermission):
+    """The OpenAPI schema and docs: any logged-in user or key, or anyone with QA_API_DOCS_PUBLIC."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        from django.conf import settings
+
+        if settings.QA_API_DOCS_PUBLIC or isinstance(request.auth, ApiKey):
+            return True
+        return bool(request.user and request.user.is_authenticated)
