@@ -4,6 +4,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+import config.accounts
 import qa.api.urls
 import reviews.api.urls
 import reviews.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
@@ -47,6 +48,7 @@ admin.site.site_header = admin.site.site_title = "Veredicto"
 urlpatterns = [
     path("", review_views.home, name="home"),
     path("admin/", admin.site.urls),
+    path("accounts/", include(config.accounts.urlpatterns)),  # login, and password reset only with e-mail
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),

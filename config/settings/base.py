@@ -140,6 +140,24 @@ STORAGES = {
 # How long opening a call in the review queue keeps it for one supervisor.
 QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
 
+# E-mail, for password resets: EMAIL_URL (django-environ's form: smtp://user:password@host:25,
+# smtp+tls://...:587, smtp+ssl://...:465), or EMAIL_HOST with EMAIL_PORT, EMAIL_HOST_USER,
+# EMAIL_HOST_PASSWORD, EMAIL_USE_TLS, EMAIL_USE_SSL. With neither, no password reset is offered
+# (config/accounts.py): nothing could send its message.
+EMAIL_URL = env("EMAIL_URL", default="")
+if EMAIL_URL:
+    globals().update(env.email_url("EMAIL_URL"))
+else:
+    EMAIL_HOST = env("EMAIL_HOST", default="")
+    EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+    EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
+    EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
+    EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+    EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # a dead mail server must not hold a web worker
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="veredicto@localhost")
+QA_PASSWORD_RESET = bool(EMAIL_URL or EMAIL_HOST)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"  # reviews.views.home: each role to its first page
 LOGOUT_REDIRECT_URL = "login"
