@@ -7,9 +7,8 @@ from __future__ import annotations
 import email
 import os
 import re
+import runpy
 import socket
-import subprocess
-import sys
 
 import environ
 import pytest
@@ -17,7 +16,6 @@ from aiosmtpd.controller import Controller
 from django.test import Client
 
 from tests.factories import UserFactory
-from tests.test_deployment import PRODUCTION, ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +83,7 @@ def test_with_email_url_a_reset_reaches_the_user_and_sets_the_password(smtp, set
 
     [message] = inbox.messages
     assert message["X-Envelope-To"] == "ana@example.com" and message["To"] == "ana@example.com"
+    assert message["From"] == settings.DEFAULT_FROM_EMAIL
     body = message.get_payload(decode=True).decode()
     link = re.search(r"https?://[^/\s]+(/accounts/reset/[^/\s]+/[^/\s]+/)", body).group(1)
     form = client.get(link, follow=True)
@@ -96,16 +95,21 @@ def test_with_email_url_a_reset_reaches_the_user_and_sets_the_password(smtp, set
     assert "has been used or has expired" in client.get(link, follow=True).content.decode()
 
 
-def test_email_url_or_email_host_in_the_environment_turns_the_reset_on():
-    code = "from django.conf import settings as s; print(s.QA_PASSWORD_RESET, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_USE_TLS)"
-    base = {k: v for k, v in os.environ.items() if not k.startswith("EMAIL_") and k not in {"DJANGO_SETTINGS_MODULE"}}
-    base.update(PRODUCTION, DATABASE_URL="postgres://127.0.0.1:1/v", CELERY_BROKER_URL="redis://127.0.0.1:1/0")
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({}, (False, "", 25, False)),
+        ({"EMAIL_URL": "smtp+tls://bot:secret@mail.example.com:587"}, (True, "mail.example.com", 587, True)),
+        ({"EMAIL_HOST": "mail.internal", "EMAIL_PORT": "2525"}, (True, "mail.internal", 2525, False)),
+    ],
+)
+def test_email_url_or_email_host_in_the_environment_turns_the_reset_on(monkeypatch, environment, expected):
+    from django.conf import settings as django_settings
 
-    def read(**env: str) -> str:
-        result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True,
-                                text=True, timeout=120)
-        assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
-
-    assert read(EMAIL_URL="smtp+tls://bot:secret@mail.example.com:587") == "True mail.example.com 587 True"
-    assert read(EMAIL_HOST="mail.internal", EMAIL_PORT="2525") == "True mail.internal 2525 False"
+    for name in [name for name in os.environ if name.startswith("EMAIL_")]:
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    base = runpy.run_path(str(django_settings.BASE_DIR / "config" / "settings" / "base.py"))
+    assert (base["QA_PASSWORD_RESET"], base["EMAIL_HOST"], base["EMAIL_PORT"], base["EMAIL_USE_TLS"]) == expected
+    assert (base["DEFAULT_FROM_EMAIL"], base["EMAIL_TIMEOUT"]) == ("veredicto@localhost", 10)

@@ -59,6 +59,15 @@ def test_production_closes_the_docs_and_the_browsable_api():
     }
 
 
+def test_development_opens_the_docs(monkeypatch):
+    import runpy
+
+    monkeypatch.delenv("QA_API_DOCS_PUBLIC", raising=False)
+    assert runpy.run_module("config.settings.local")["QA_API_DOCS_PUBLIC"] is True
+    monkeypatch.setenv("QA_API_DOCS_PUBLIC", "false")
+    assert runpy.run_module("config.settings.local")["QA_API_DOCS_PUBLIC"] is False
+
+
 def test_the_browsable_api_still_serves_development():
     person = APIClient()
     person.force_login(UserFactory(groups=["Supervisors"]))

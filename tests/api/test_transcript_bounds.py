@@ -119,3 +119,17 @@ def test_a_server_refusing_the_prompt_for_its_context_fails_with_that_reason(
     assert run.error.startswith("The transcript is too long for the judge's context: fake-judge refused the prompt")
     assert "HTTP 400" not in run.error
     assert len(fake_llm.requests) == 1  # final: not retried
+
+
+def test_the_local_models_context_is_known_before_any_call(settings):
+    from qa.llm import Backend, context_problem
+
+    settings.QA_LOCAL_MODEL_CONTEXT = 1_000
+    local = Backend(name="local", model="smollm2", client=None, answer_shape=None)
+    messages = [{"role": "user", "content": "x" * 6 * 900}]  # about 900 tokens at 6 characters each
+
+    assert context_problem(backend=local, messages=messages, max_tokens=100) == ""
+    problem = context_problem(backend=local, messages=messages, max_tokens=101)
+    assert problem.endswith("smollm2's context holds 1000 (QA_LOCAL_MODEL_CONTEXT).")
+    remote = Backend(name="openai-compatible", model="m", client=None, answer_shape=None)
+    assert context_problem(backend=remote, messages=messages * 100, max_tokens=100) == ""  # unknown: the server says

@@ -171,3 +171,29 @@ def test_the_admin_form_refuses_either_naming_the_setting(client, probe):
 
     assert client.post("/admin/qa/judge/add/", {**form, "api_key_variable": "OPENAI_API_KEY"}).status_code == 302
     assert Judge.objects.get().base_url == probe.base_url
+
+
+@pytest.mark.parametrize(
+    ("environment", "hosts"),
+    [
+        ({}, ["127.0.0.1", "localhost", "::1"]),
+        ({"OPENAI_API_KEY": "sk-x"}, ["127.0.0.1", "localhost", "::1", "api.openai.com"]),
+        (
+            {"OPENAI_BASE_URL": "http://llm.internal:8000/v1", "OPENAI_API_KEY": "unused"},
+            ["127.0.0.1", "localhost", "::1", "llm.internal"],
+        ),
+        ({"QA_JUDGE_ALLOWED_HOSTS": "llm.a,llm.b", "OPENAI_API_KEY": "sk-x"}, ["llm.a", "llm.b"]),
+    ],
+)
+def test_the_default_lists_follow_the_environments_judge(monkeypatch, environment, hosts):
+    import runpy
+
+    from django.conf import settings as django_settings
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "QA_JUDGE_ALLOWED_HOSTS", "QA_JUDGE_KEY_VARIABLES"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    base = runpy.run_path(str(django_settings.BASE_DIR / "config" / "settings" / "base.py"))
+    assert base["QA_JUDGE_ALLOWED_HOSTS"] == hosts
+    assert base["QA_JUDGE_KEY_VARIABLES"] == ["OPENAI_API_KEY"]

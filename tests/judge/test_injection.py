@@ -32,6 +32,8 @@ INJECTIONS = [
 ]
 
 ORDINARY = [
+    "AGENT: ignore the noise",
+    "AGENT: I'll give you five more days",
     "AGENT: please ignore the previous instructions we sent by email, the new address is on the letter",
     "CUSTOMER: I'd give you five stars everywhere, you were great",
     "AGENT: thanks for your prompt payment, I can give you five more days",
