@@ -143,3 +143,21 @@ def test_keys_made_before_sources_are_all_sources_keys_and_the_admin_says_so(cli
     row = listing.split("legacy", 1)[1].split("</tr>", 1)[0]
     assert '<td class="field-scope">all sources</td>' in row
     assert '<td class="field-scope">crm</td>' in listing
+
+
+def test_the_admin_makes_a_key_bound_to_its_source_or_for_all(client, django_user_model, rubric):
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw"))
+    form = {"name": "crm-prod", "source": "crm", "expires_at_0": "", "expires_at_1": ""}
+
+    made = client.post("/admin/qa/apikey/add/", form, HTTP_ACCEPT_LANGUAGE="en")
+    hub = client.post("/admin/qa/apikey/add/", {**form, "name": "hub", "source": "", "all_sources": "on"})
+    bad = client.post("/admin/qa/apikey/add/", {**form, "name": "bad", "source": "crm\x1b[2K"}, HTTP_ACCEPT_LANGUAGE="en")
+
+    assert made.status_code == hub.status_code == 200  # the page showing the key once
+    assert list(ApiKey.objects.values_list("name", "source", "all_sources")) == [
+        ("crm-prod", "crm", False), ("hub", "hub", True),
+    ]
+    assert bad.context["adminform"].form.errors["source"] == ["A source has no control characters."]
+    key = made.content.decode().split("<code>")[1].split("</code>")[0]
+    refused = post(key_client(key), rubric, source="dialer")
+    assert refused.json() == {"source": "This key posts only under the source crm, not dialer."}
