@@ -292,6 +292,10 @@ class Judge(models.Model):
         """The host this judge's calls (and key) go to: its base URL's, OpenAI's API without one."""
         if not self.base_url:
             return OPENAI_API_HOST
+        # A backslash, a space or a control character can make two URL parsers disagree on the host
+        # (the admin's validator refuses them; a row written otherwise is not trusted).
+        if any(char == "\\" or char.isspace() or not char.isprintable() for char in self.base_url):
+            return ""
         return (urlsplit(self.base_url).hostname or "").lower()
 
     def leak_problems(self) -> dict[str, str]:

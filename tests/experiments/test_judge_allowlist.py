@@ -133,6 +133,10 @@ def test_a_host_outside_the_list_is_refused_and_an_allowed_one_is_used(probe, se
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with pytest.raises(LLMError, match="llm.elsewhere.example is not one the operator allowed.*QA_JUDGE_ALLOWED_HOSTS"):
         backend_get(outside)
+    # A URL parsers may read differently names no host.
+    tricky = Judge.objects.create(name="tricky", base_url="http://llm.elsewhere.example\\@127.0.0.1/v1", model="m")
+    with pytest.raises(LLMError, match="The host - is not one the operator allowed"):
+        backend_get(tricky)
     # No base URL is OpenAI's own API: a host like any other.
     openai = Judge.objects.create(name="openai", model="gpt-4o-mini", api_key_variable="OPENAI_API_KEY")
     settings.QA_JUDGE_ALLOWED_HOSTS = ["127.0.0.1"]
