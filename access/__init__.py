@@ -19,6 +19,7 @@ from enum import StrEnum
 from functools import wraps
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -51,6 +52,9 @@ class Capability(StrEnum):
 # A view that only needs a signed-in person; what they then see is decided per object (a calibration
 # session they lead or take part in).
 SIGNED_IN = "signed_in"
+# The OpenAPI schema and docs: any signed-in person (and any key), or anyone where the operator opened
+# them (QA_API_DOCS_PUBLIC).
+API_DOCS = "api_docs"
 # For `key_permissions`: any valid key may (the default for every method), or none may.
 ANY_KEY = "any"
 NO_KEY = None
@@ -124,6 +128,8 @@ class ApiAccess(BasePermission):
             rule = getattr(view, "key_permissions", {}).get(method, ANY_KEY)
             return rule == ANY_KEY or (rule is not NO_KEY and bool(getattr(request.auth, rule, False)))
         capability = getattr(view, "session_permissions", {}).get(method)
+        if capability == API_DOCS:
+            return settings.QA_API_DOCS_PUBLIC or signed_in(request.user)
         return capability is not None and may(request.user, capability)
 
 

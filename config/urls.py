@@ -1,7 +1,11 @@
+from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.views import redirect_to_login
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from access import API_DOCS, ApiAccess
+import config.accounts
 import qa.api.urls
 import reviews.api.urls
 import reviews.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
@@ -10,15 +14,32 @@ from qa.api.views import api_not_found
 from reviews import views as review_views
 from reviews.api.views import RecordingReviewView
 
+class ApiSchemaView(SpectacularAPIView):
+    permission_classes = [ApiAccess]  # drf-spectacular's own default lets anyone in
+    session_permissions = {"GET": API_DOCS}
+
+
+class ApiDocsView(SpectacularSwaggerSplitView):
+    """The docs page: a browser sends no key, so an anonymous visitor is sent to log in."""
+
+    permission_classes = [ApiAccess]
+    session_permissions = {"GET": API_DOCS}
+
+    def dispatch(self, request, *args, **kwargs):
+        if not (settings.QA_API_DOCS_PUBLIC or request.user.is_authenticated):
+            return redirect_to_login(request.get_full_path())
+        return super().dispatch(request, *args, **kwargs)
+
+
 # One `api` namespace, each app serving what it owns (rubrics ← qa ← reviews).
 api_urlpatterns = [
     *rubrics.api.urlpatterns,
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", ApiSchemaView.as_view(), name="schema"),
     # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN; the split view
     # serves its start-up script as a file (docs/?script=), so the page needs no inline script (CSP).
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", ApiDocsView.as_view(url_name="api:schema"), name="docs"),
     # Last: unknown API URLs (a non-numeric id, a typo) answer JSON, as every API error does.
     re_path(r"^", api_not_found),  # a prefix match: any rest of the path, newlines included
 ]
@@ -29,6 +50,7 @@ admin.site.site_header = admin.site.site_title = "Veredicto"
 urlpatterns = [
     path("", review_views.home, name="home"),
     path("admin/", admin.site.urls),
+    path("accounts/", include(config.accounts.urlpatterns)),  # login, and password reset only with e-mail
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),

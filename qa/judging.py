@@ -29,7 +29,7 @@ from qa.answer import (
 )
 from qa.evidence import VERIFIER_VERSION, verify_evidence
 from qa.jobs import Outcome, Result  # noqa: F401  (importers from before qa.jobs)
-from qa.llm import Backend, Completion, answer_shape_get, backend_get, llm_complete
+from qa.llm import Backend, Completion, answer_shape_get, backend_get, context_problem, llm_complete
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
@@ -293,6 +293,9 @@ def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
     answer and verify its quotes: the one path production and experiments share."""
     question = asking.question
     messages = question.prompt.messages(transcript=transcript)
+    # Issue 26: a transcript longer than the judge's context fails with that reason, before any call.
+    if problem := context_problem(backend=asking.backend, messages=messages, max_tokens=question.max_tokens):
+        return Judgment([], _usage([]), error=problem)
     completions: list[Completion] = []
     samples: list[list[CriterionAnswer]] = []
     for _sample in range(asking.samples):

@@ -15,6 +15,7 @@ import email.utils
 import functools
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -152,7 +153,54 @@ def retry_after_seconds(headers: Any) -> float | None:
         return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
 
 
-def _error(error: openai.OpenAIError) -> LLMError:
+# --- The judge's context (issue 26) ---
+# How a server says the prompt is longer than its context: OpenAI and vLLM ("maximum context length",
+# code context_length_exceeded), llama.cpp ("exceeds the available context size").
+_CONTEXT_REFUSAL = re.compile(r"context[ _]length|context size|maximum context|context window", re.IGNORECASE)
+# Characters per token taken to estimate a prompt before it is sent: more than BPE tokenizers give
+# on average (3 to 4.5 in Spanish and English), so the estimate errs short and never refuses a
+# transcript that fits; one that fits the estimate but not the context is refused by the server.
+CHARS_PER_TOKEN = 6
+
+
+def context_limit(backend: Backend) -> tuple[int, str] | None:
+    """The backend's context in tokens, with the setting that says it; None when unknown."""
+    if backend.name == "local":
+        return settings.QA_LOCAL_MODEL_CONTEXT, "QA_LOCAL_MODEL_CONTEXT"
+    if settings.QA_JUDGE_CONTEXT_TOKENS:
+        return settings.QA_JUDGE_CONTEXT_TOKENS, "QA_JUDGE_CONTEXT_TOKENS"
+    return None
+
+
+def context_problem(*, backend: Backend, messages: list[dict[str, str]], max_tokens: int) -> str:
+    """Why this prompt and its answer cannot fit the judge's context ("" when they may): a run's
+    reason, stated before any call rather than as a provider's error after one."""
+    limit = context_limit(backend)
+    if limit is None:
+        return ""
+    tokens, setting = limit
+    estimate = sum(len(message["content"]) for message in messages) // CHARS_PER_TOKEN
+    if estimate + max_tokens <= tokens:
+        return ""
+    return (
+        f"The transcript is too long for the judge's context: the prompt is at least about {estimate} tokens "
+        f"and the answer needs up to {max_tokens}, but {backend.model}'s context holds {tokens} ({setting})."
+    )
+
+
+def _context_refused(backend_model: str, message: str) -> LLMError:
+    return LLMError(
+        f"The transcript is too long for the judge's context: {backend_model} refused the prompt ({message}).",
+        transient=False,
+    )
+# --- end of the judge's context ---
+
+
+def _error(error: openai.OpenAIError, model: str = "the model") -> LLMError:
+    if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413) and _CONTEXT_REFUSAL.search(
+        error.message or ""
+    ):
+        return _context_refused(model, error.message)
     if isinstance(error, openai.APITimeoutError):
         return LLMError(f"The LLM call timed out after {settings.QA_LLM_TIMEOUT:g} s.", transient=True)
     if isinstance(error, openai.APIConnectionError):
@@ -210,7 +258,7 @@ def llm_complete(
             # The process that ran the local server may be gone; the next
             # attempt starts (or finds) one again.
             _backend.cache_clear()
-        raise _error(error) from error
+        raise _error(error, backend.model) from error
     duration_ms = int((time.monotonic() - started) * 1000)
     if not response.choices:
         raise LLMError("The LLM answered without any choice.", transient=True)

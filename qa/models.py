@@ -3,12 +3,15 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import unicodedata
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import PurePath
 from decimal import Decimal
+from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
@@ -35,6 +38,13 @@ def audio_upload_to(recording: Recording, filename: str) -> str:
     # A fresh name: the client's file name is theirs, and may say who called.
     return f"{audio_folder(timezone.now())}/{uuid.uuid4().hex}{PurePath(filename).suffix.lower()[:8]}"
 
+
+
+def has_control_characters(value: str) -> bool:
+    """Line breaks, NUL, escape sequences, invisible format characters (e.g. a right-to-left
+    override): none belongs in an identifier, and each can forge a log line, break an export
+    or make two ids look alike."""
+    return any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in value)
 
 class Recording(models.Model):
     """One call (or chat, or email thread) with its verbatim transcript."""
@@ -67,6 +77,8 @@ class Recording(models.Model):
         RANDOM_AUDIT = "random_audit", _("Random audit")
         UNKNOWN_SPEAKER = "unknown_speaker", _("Unknown speaker")
         UNSTABLE = "unstable", _("Unstable")
+        # The transcript holds instruction-like text addressed to a model (qa.injection).
+        POSSIBLE_INJECTION = "possible_injection", _("Possible injection")
 
     external_id = models.CharField(_("external id"), max_length=200)
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
@@ -192,6 +204,10 @@ def _timed_pieces(turns: list[dict]) -> Iterator[tuple[str, int | None, int | No
         yield "\n", None, None
 
 
+# Where a judge without a base URL sends its calls (the openai client's default).
+OPENAI_API_HOST = "api.openai.com"
+
+
 class JudgeQuerySet(models.QuerySet):
     def default(self) -> Judge | None:
         """The judge production uses; None: the environment's."""
@@ -274,12 +290,50 @@ class Judge(models.Model):
             errors["model"] = _("Name the model the server serves.")
         if self.backend == self.Backend.GGUF and not self.gguf_path:
             errors["gguf_path"] = _("Give the path of the GGUF file.")
+        for field, message in self.leak_problems().items():
+            errors.setdefault(field, message)
         if errors:
             raise ValidationError(errors)
 
     @property
+    def server_host(self) -> str:
+        """The host this judge's calls (and key) go to: its base URL's, OpenAI's API without one."""
+        if not self.base_url:
+            return OPENAI_API_HOST
+        # A backslash, a space or a control character can make two URL parsers disagree on the host
+        # (the admin's validator refuses them; a row written otherwise is not trusted).
+        if any(char == "\\" or char.isspace() or not char.isprintable() for char in self.base_url):
+            return ""
+        return (urlsplit(self.base_url).hostname or "").lower()
+
+    def leak_problems(self) -> dict[str, str]:
+        """What in this judge the operator did not allow, by field: a key variable outside
+        QA_JUDGE_KEY_VARIABLES, a server outside QA_JUDGE_ALLOWED_HOSTS. A rubric owner edits judges,
+        but the environment's variables (SECRET_KEY among them) and where transcripts may go are the
+        operator's: without these lists a judge could send any variable to any URL."""
+        problems = {}
+        if self.api_key_variable and self.api_key_variable not in settings.QA_JUDGE_KEY_VARIABLES:
+            problems["api_key_variable"] = _(
+                "%(name)s is not a key variable the operator allowed: add it to QA_JUDGE_KEY_VARIABLES "
+                "or pick one of: %(allowed)s."
+            ) % {"name": self.api_key_variable, "allowed": ", ".join(settings.QA_JUDGE_KEY_VARIABLES) or "-"}
+        # Only a server judge calls out; the local backends use neither field.
+        if self.backend == self.Backend.OPENAI_COMPATIBLE and self.server_host not in {
+            host.lower() for host in settings.QA_JUDGE_ALLOWED_HOSTS
+        }:
+            problems["base_url"] = _(
+                "The host %(host)s is not one the operator allowed judges to call: add it to "
+                "QA_JUDGE_ALLOWED_HOSTS or pick one of: %(allowed)s."
+            ) % {"host": self.server_host or "-", "allowed": ", ".join(settings.QA_JUDGE_ALLOWED_HOSTS) or "-"}
+        return problems
+
+    @property
     def unavailable_reason(self) -> str:
-        """Why this judge cannot be used now ("" when it can): its key variable is unset."""
+        """Why this judge cannot be used now ("" when it can): a key variable or host the operator did
+        not allow (checked again here, where every use of a judge asks, so a row stored before the
+        rule, or edited outside the admin, cannot leak), or its key variable is unset."""
+        if problems := self.leak_problems():
+            return " ".join(problems.values())
         if self.api_key_variable and not os.environ.get(self.api_key_variable):
             return _("The environment variable %(name)s that holds this judge's key is not set.") % {
                 "name": self.api_key_variable
@@ -464,6 +518,19 @@ class ApiKey(models.Model):
     PREFIX_LENGTH = 8
 
     name = models.CharField(_("name"), max_length=100, unique=True, help_text=_("The external system."))
+    # A key acts for one system: it posts under that system's source and reads, lists and rejudges
+    # only its recordings, so one system's key cannot read another's calls or take its external ids.
+    source = models.CharField(
+        _("source"),
+        max_length=100,
+        blank=True,
+        help_text=_("The system whose recordings this key posts, reads and rejudges; blank: the key's name."),
+    )
+    all_sources = models.BooleanField(
+        _("all sources"),
+        default=False,
+        help_text=_("Reads and rejudges every system's recordings and posts under any source (an integration hub)."),
+    )
     prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     can_review = models.BooleanField(_("can post reviews"), default=False)
@@ -495,6 +562,14 @@ class ApiKey(models.Model):
         """A new (prefix, full key) pair; the prefix finds the row, the rest proves possession."""
         prefix = secrets.token_hex(cls.PREFIX_LENGTH // 2)
         return prefix, f"{prefix}.{secrets.token_urlsafe(32)}"
+
+    def clean(self) -> None:
+        if has_control_characters(self.source):
+            raise ValidationError({"source": _("A source has no control characters.")})
+
+    def may_use_source(self, source: str) -> bool:
+        """Whether this key may post, read or rejudge a recording of `source`."""
+        return self.all_sources or source == self.source
 
     @property
     def is_active(self) -> bool:

@@ -2,7 +2,8 @@
 
 A recording goes to review when any stored confidence is below the rubric's
 threshold (every unverified quote has confidence 0, so it always does), when
-its speakers are unknown (mono audio without diarization), when
+its speakers are unknown (mono audio without diarization), when its transcript
+holds instructions addressed to a model (qa.injection), when
 a judge taking several samples found a criterion unstable, when
 its judgment is one of the first of a new rubric version, prompt version or
 model (the warm-up), and when the random audit draws it. The audit draw is a
@@ -26,6 +27,7 @@ from django.db.models.functions import Cast
 from django.db.models.lookups import Contains
 from django.utils import timezone
 
+from qa.injection import injection_suspected
 from qa.models import JudgeRun, Recording, Score, values_by_key
 from rubrics.models import Rubric
 
@@ -136,6 +138,9 @@ def review_reasons(
         # Transcribed from mono audio without diarization: a criterion about
         # what the agent said cannot be trusted, so a supervisor must look.
         reasons.append(Reason.UNKNOWN_SPEAKER.value)
+    if injection_suspected(recording.transcript):
+        # Words that tell the judge what to score: a supervisor checks the scores did not follow them.
+        reasons.append(Reason.POSSIBLE_INJECTION.value)
     if audit_selected(recording=recording, rubric=rubric):
         reasons.append(Reason.RANDOM_AUDIT.value)
     return reasons

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from django.conf import settings
 from django.core.files import File
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import QuerySet
@@ -21,7 +21,7 @@ from qa.audio import audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
 from qa.judging import judge_run_publish
-from qa.models import Judge, JudgeRun, Recording, Score, Transcription, audio_folder
+from qa.models import Judge, JudgeRun, Recording, Score, Transcription, audio_folder, has_control_characters
 from qa.queue import task_publish
 from rubrics.models import Rubric
 
@@ -40,13 +40,6 @@ class RecordingConflictError(Exception):
             % {"source": recording.source, "external_id": recording.external_id}
         )
         self.recording = recording
-
-
-def has_control_characters(value: str) -> bool:
-    """Line breaks, NUL, escape sequences, invisible format characters (e.g. a right-to-left
-    override): none belongs in an identifier, and each can forge a log line, break an export
-    or make two ids look alike."""
-    return any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in value)
 
 
 @dataclass(frozen=True)
@@ -83,6 +76,27 @@ def transcript_check_verbatim(transcript: str) -> None:
                 )
             }
         )
+
+
+def transcript_check_size(*, transcript: str | None, turns: list[Turn] | None) -> None:
+    """Refuse a transcript longer than the longest call the audio limit admits (QA_MAX_TRANSCRIPT_CHARS,
+    QA_MAX_TRANSCRIPT_TURNS), before anything parses it: the body limit is sized for batches, so
+    without this one post could store (and send to the judge) 70 hours of talk."""
+    max_chars, max_turns = settings.QA_MAX_TRANSCRIPT_CHARS, settings.QA_MAX_TRANSCRIPT_TURNS
+    field = "turns" if turns is not None else "transcript"
+    count = len(turns) if turns is not None else (transcript or "").count("\n") + 1  # a line per turn
+    if count > max_turns:
+        raise InvalidInputError(
+            {field: _("The transcript has %(count)s turns; the limit is %(max)s (QA_MAX_TRANSCRIPT_TURNS).")
+             % {"count": count, "max": max_turns}}
+        )  # fmt: skip
+    # Structured turns are counted as they will be stored: rendered, one "SPEAKER: text" line each.
+    chars = sum(len(turn.speaker) + len(turn.text) + 3 for turn in turns) if turns is not None else len(transcript or "")
+    if chars > max_chars:
+        raise InvalidInputError(
+            {field: _("The transcript has %(count)s characters; the limit is %(max)s (QA_MAX_TRANSCRIPT_CHARS).")
+             % {"count": chars, "max": max_chars}}
+        )  # fmt: skip
 
 
 def turns_check(turns: list[Turn]) -> None:
@@ -244,6 +258,7 @@ def recording_prepare(
         external_id=external_id, source=source, transcript=transcript, turns=turns, audio=None,
         agent_channel=agent_channel, customer_channel=customer_channel,
     )  # fmt: skip
+    transcript_check_size(transcript=transcript, turns=turns)
     if turns is not None:
         turns_check(turns)
         transcript = turns_render(turns)

@@ -141,8 +141,8 @@ class RubricLintQuerySerializer(serializers.Serializer):
 @extend_schema(tags=["rubrics"])
 class RubricLintView(GenericAPIView):
     serializer_class = RubricLintSerializer
-    # Whoever reads rubrics reads their lint: rubric owners above all, who write them.
-    session_permissions = {"GET": Capability.READ_RUBRICS}
+    # The rubric owners' check of their wording (keys may read it too).
+    session_permissions = {"GET": Capability.EDIT_RUBRICS}
 
     @extend_schema(
         parameters=[RubricLintQuerySerializer],

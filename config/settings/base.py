@@ -8,6 +8,7 @@ PostgreSQL and real Celery workers on Redis.
 
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from csp.constants import NONE, SELF
@@ -53,6 +54,7 @@ MIDDLEWARE = [
     # Before any view middleware (the CSRF check reads the body in its process_view): a body over its
     # view's limit is answered 413 unread, whoever sends it.
     "config.body_limit.BodyLimitMiddleware",
+    "config.middleware.NoStoreWhenPrivate",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -142,6 +144,24 @@ STORAGES = {
 # How long opening a call in the review queue keeps it for one supervisor.
 QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
 
+# E-mail, for password resets: EMAIL_URL (django-environ's form: smtp://user:password@host:25,
+# smtp+tls://...:587, smtp+ssl://...:465), or EMAIL_HOST with EMAIL_PORT, EMAIL_HOST_USER,
+# EMAIL_HOST_PASSWORD, EMAIL_USE_TLS, EMAIL_USE_SSL. With neither, no password reset is offered
+# (config/accounts.py): nothing could send its message.
+EMAIL_URL = env("EMAIL_URL", default="")
+if EMAIL_URL:
+    globals().update(env.email_url("EMAIL_URL"))
+else:
+    EMAIL_HOST = env("EMAIL_HOST", default="")
+    EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+    EMAIL_HOST_USER = env("EMAIL_HOST_USER", default="")
+    EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", default="")
+    EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+    EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # a dead mail server must not hold a web worker
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="veredicto@localhost")
+QA_PASSWORD_RESET = bool(EMAIL_URL or EMAIL_HOST)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"  # reviews.views.home: each role to its first page
 LOGOUT_REDIRECT_URL = "login"
@@ -178,6 +198,16 @@ CACHES = {
 # itself; with neither set, Veredicto judges with the bundled local model.
 QA_JUDGE_MODEL = env("QA_JUDGE_MODEL", default="")
 QA_LOCAL_MODEL_PATH = env("QA_LOCAL_MODEL_PATH", default="")
+# What a named judge (a row rubric owners edit in the admin) may use: the environment variables
+# that may hold its key, and the hosts its base URL may name (qa.models.Judge.leak_problems).
+# By default only the key and the server the operator configured for the environment's judge.
+QA_JUDGE_KEY_VARIABLES = env.list("QA_JUDGE_KEY_VARIABLES", default=["OPENAI_API_KEY"])
+_JUDGE_SERVER_HOST = urlsplit(env("OPENAI_BASE_URL", default="")).hostname or (
+    "api.openai.com" if env("OPENAI_API_KEY", default="") else ""
+)
+QA_JUDGE_ALLOWED_HOSTS = env.list(
+    "QA_JUDGE_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "::1", *filter(None, [_JUDGE_SERVER_HOST])]
+)
 
 # --- REST API (section owned by the API) ---
 REST_FRAMEWORK = {
@@ -202,6 +232,9 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
 }
+# The OpenAPI schema and its docs are for users and keys (they map every endpoint); True opens them
+# to anyone. Development and the test suite open them (config/settings/local.py, test.py).
+QA_API_DOCS_PUBLIC = env.bool("QA_API_DOCS_PUBLIC", default=False)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Veredicto API",
     "DESCRIPTION": (
@@ -254,6 +287,8 @@ QA_JUDGE_SWEEP_INTERVAL = env.int("QA_JUDGE_SWEEP_INTERVAL", default=60)
 # The bundled local model's loopback server.
 QA_LOCAL_MODEL_PORT = env.int("QA_LOCAL_MODEL_PORT", default=8737)
 QA_LOCAL_MODEL_CONTEXT = env.int("QA_LOCAL_MODEL_CONTEXT", default=8192)
+# A remote judge's context in tokens, when known (0: unknown; the server's own refusal is then read).
+QA_JUDGE_CONTEXT_TOKENS = env.int("QA_JUDGE_CONTEXT_TOKENS", default=0)
 QA_LOCAL_MODEL_THREADS = env.int("QA_LOCAL_MODEL_THREADS", default=0)
 # llama.cpp's attention kernel (auto, on, off) and KV cache type (f16, q8_0: half the memory to read per token).
 QA_LOCAL_MODEL_FLASH_ATTENTION = env("QA_LOCAL_MODEL_FLASH_ATTENTION", default="auto")
@@ -285,6 +320,11 @@ QA_AUDIO_MAX_BYTES = env.int("QA_AUDIO_MAX_BYTES", default=200 * 1024 * 1024)
 QA_AUDIO_MAX_SECONDS = env.int("QA_AUDIO_MAX_SECONDS", default=2 * 60 * 60)
 # More channels are refused at ingest and by the worker, before anything is decoded.
 QA_AUDIO_MAX_CHANNELS = env.int("QA_AUDIO_MAX_CHANNELS", default=8)
+# A transcript, however it comes, is bounded by the longest call the audio limit admits: 30 characters
+# and one turn a second of it (the Harper Valley calls in tests/data render to 11-15 characters and
+# 0.35-0.40 turns a second; 30 leaves room for two speakers who never pause). 2 h: 216,000 and 7,200.
+QA_MAX_TRANSCRIPT_CHARS = env.int("QA_MAX_TRANSCRIPT_CHARS", default=QA_AUDIO_MAX_SECONDS * 30)
+QA_MAX_TRANSCRIPT_TURNS = env.int("QA_MAX_TRANSCRIPT_TURNS", default=QA_AUDIO_MAX_SECONDS)
 # In two-channel audio, the agent's channel unless a recording says otherwise.
 QA_AGENT_CHANNEL = env("QA_AGENT_CHANNEL", default="left")
 # A remote OpenAI-compatible /v1/audio/transcriptions model (OPENAI_BASE_URL and

@@ -9,6 +9,7 @@ from .base import env  # noqa: E402
 
 DEBUG = env.bool("DEBUG", default=True)
 SECRET_KEY = env("SECRET_KEY", default="django-insecure-local-development-only")
+QA_API_DOCS_PUBLIC = env.bool("QA_API_DOCS_PUBLIC", default=True)
 
 if not DEBUG and SECRET_KEY.startswith("django-insecure"):
     from django.core.exceptions import ImproperlyConfigured

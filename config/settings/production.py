@@ -37,3 +37,6 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 CONN_MAX_AGE = env.int("CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_MAX_AGE"] = CONN_MAX_AGE  # noqa: F405
+
+# The browsable API is a development aid: in production every answer is JSON, as the schema says.
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]}  # noqa: F405

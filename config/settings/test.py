@@ -13,6 +13,9 @@ from .base import env  # noqa: E402
 
 DEBUG = False
 SECRET_KEY = env("SECRET_KEY", default="test-only-secret-key-not-for-production")
+# Open, as in development: the schema tests read it anonymously; tests/test_production_hardening.py
+# checks it closed.
+QA_API_DOCS_PUBLIC = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

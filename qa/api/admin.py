@@ -18,22 +18,29 @@ from qa.models import ApiKey
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["name", "prefix", "can_review", "can_run_experiments", "active", "created_at", "expires_at", "revoked_at", "last_used_at"]
-    list_filter = ["can_review", "revoked_at"]
-    search_fields = ["name", "prefix"]
+    list_display = [
+        "name", "prefix", "scope", "can_review", "can_run_experiments", "active", "created_at", "expires_at",
+        "revoked_at", "last_used_at",
+    ]  # fmt: skip
+    list_filter = ["all_sources", "can_review", "revoked_at"]
+    search_fields = ["name", "prefix", "source"]
     actions = ["revoke"]
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
-            return ["name", "can_review", "can_run_experiments", "expires_at"]
-        return ["name", "prefix", "can_review", "can_run_experiments", "created_at", "expires_at", "revoked_at", "last_used_at"]
+            return ["name", "source", "all_sources", "can_review", "can_run_experiments", "expires_at"]
+        return [
+            "name", "prefix", "source", "all_sources", "can_review", "can_run_experiments", "created_at",
+            "expires_at", "revoked_at", "last_used_at",
+        ]  # fmt: skip
 
     def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
             return []
         # The name is the default `source` of what the key posts: renaming it
         # would make a resend look like a new recording.
-        return ["name", "prefix", "created_at", "last_used_at"]
+        # The source binds what the key may read: a key for another system is a new key.
+        return ["name", "prefix", "source", "all_sources", "created_at", "last_used_at"]
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:
         if change:
@@ -41,6 +48,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
             return
         created, key = api_key_create(
             name=obj.name,
+            source=obj.source,
+            all_sources=obj.all_sources,
             can_review=obj.can_review,
             can_run_experiments=obj.can_run_experiments,
             expires_at=obj.expires_at,
@@ -65,6 +74,12 @@ class ApiKeyAdmin(admin.ModelAdmin):
         response = TemplateResponse(request, "admin/qa/apikey/created.html", context)
         response["Cache-Control"] = "no-store"
         return response
+
+    @admin.display(description=_("acts for"), ordering="source")
+    def scope(self, api_key: ApiKey) -> str:
+        if api_key.all_sources:
+            return _("all sources")
+        return api_key.source
 
     @admin.display(description=_("active"), boolean=True)
     def active(self, api_key: ApiKey) -> bool:

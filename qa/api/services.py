@@ -5,8 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from qa.models import ApiKey
+from qa.errors import InvalidInputError
+from qa.models import ApiKey, Recording
+from qa.models import has_control_characters
+
+SOURCE_MAX_LENGTH = Recording._meta.get_field("source").max_length
 
 # Recording every request would turn each read into a write; a minute is
 # precise enough to tell a key in use from an abandoned one.
@@ -14,15 +19,30 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def api_key_create(
-    *, name: str, can_review: bool = False, can_run_experiments: bool = False, expires_at: datetime | None = None
+    *,
+    name: str,
+    source: str = "",
+    all_sources: bool = False,
+    can_review: bool = False,
+    can_run_experiments: bool = False,
+    expires_at: datetime | None = None,
 ) -> tuple[ApiKey, str]:
-    """Store a new key for the external system `name`; return it with the full key.
+    """Store a new key for the external system `name`, bound to `source` (default: the name), or to
+    every source with `all_sources` (`source` is then the one it posts under when a body names none);
+    return it with the full key.
 
     The full key is returned once and never stored: only its hash is kept.
     """
+    source = source.strip() or name  # the name was the source a key posted under before keys had one
+    if len(source) > SOURCE_MAX_LENGTH or has_control_characters(source):
+        raise InvalidInputError(
+            {"source": _("A source is at most %(max)s characters, without control characters.") % {"max": SOURCE_MAX_LENGTH}}
+        )
     prefix, key = ApiKey.generate()
     api_key = ApiKey.objects.create(
         name=name,
+        source=source,
+        all_sources=all_sources,
         prefix=prefix,
         key_hash=ApiKey.hash(key),
         can_review=can_review,

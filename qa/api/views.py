@@ -37,7 +37,8 @@ from qa.api.serializers import (
 )
 from qa.errors import InvalidInputError
 from qa.judging import recording_enqueue_judging
-from qa.models import ApiKey, Recording
+from qa.api.scope import recordings_visible, source_apply
+from qa.models import Recording
 from qa.selectors import recording_active_run, recording_list
 from qa.services import (
     Ingested,
@@ -48,8 +49,6 @@ from qa.services import (
     recordings_ingest,
 )
 
-# A browser session posting without naming a source.
-SESSION_SOURCE = "web"
 
 
 @extend_schema(tags=["recordings"])
@@ -69,7 +68,8 @@ class RecordingsView(GenericAPIView):
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def get_queryset(self) -> QuerySet[Recording]:
-        return recording_list(filters=parse_with(RecordingFilterSerializer, self.request.query_params))
+        filters = parse_with(RecordingFilterSerializer, self.request.query_params)
+        return recordings_visible(self.request, recording_list(filters=filters))
 
     @extend_schema(
         request=RecordingIngestSerializer,
@@ -90,17 +90,12 @@ class RecordingsView(GenericAPIView):
             values = parse_with(RecordingIngestSerializer, request.data)
         else:
             values = recording_input(request.data, rubric=rubric_lookup())
-        values.setdefault("source", default_source(request))
+        source_apply(request, values)
         recording, created = recording_ingest(**values)
         body = self.get_serializer(recording).data
         if not created:
             return Response(body, status=status.HTTP_200_OK)
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["links"]["self"]})
-
-
-def default_source(request: Request) -> str:
-    """The key's name, or 'web' for a browser session: where a recording came from when it does not say."""
-    return request.auth.name if isinstance(request.auth, ApiKey) else SESSION_SOURCE
 
 
 @extend_schema(tags=["recordings"])
@@ -122,13 +117,13 @@ class RecordingBatchView(GenericAPIView):
     )
     def post(self, request: Request) -> Response:
         items = batch_items(request.data)
-        source, rubric = default_source(request), rubric_lookup()
+        rubric = rubric_lookup()
         results: list[dict | None] = [None] * len(items)
         prepared, positions = [], []
         for index, item in enumerate(items):
             try:
                 values = recording_input(item, rubric=rubric)
-                values.setdefault("source", source)
+                source_apply(request, values)
                 prepared.append(recording_prepare(**values))
             except InvalidInputError as error:
                 results[index] = {"index": index, "status": status.HTTP_400_BAD_REQUEST, "errors": error.errors}
@@ -196,7 +191,7 @@ class RecordingRejudgeView(GenericAPIView):
         summary=_("Judge the recording again (a new run; earlier runs are kept)"),
     )
     def post(self, request: Request, pk: int) -> Response:
-        recording = get_object_or_404(Recording, pk=pk)
+        recording = get_object_or_404(recordings_visible(request, Recording.objects.all()), pk=pk)
         if not recording.transcript:
             return Response(
                 {"detail": _("Recording %(id)s has no transcript yet: its audio is being transcribed.") % {"id": pk}},

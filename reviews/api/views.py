@@ -14,6 +14,7 @@ from rest_framework.reverse import reverse
 
 from access import Capability
 from qa.api.parsers import parse_with
+from qa.api.scope import recording_check_visible
 from qa.api.schema import BAD_REQUEST, NOT_FOUND, TOO_LARGE, ErrorSerializer
 from qa.models import ApiKey, Recording
 from reviews.api.serializers import RecordingWithReviewsSerializer, ReviewInputSerializer, ReviewSerializer
@@ -34,6 +35,7 @@ class RecordingDetailView(GenericAPIView):
             recording = recording_detail_with_reviews(pk=pk)
         except Recording.DoesNotExist:
             raise NotFound() from None
+        recording_check_visible(request, recording)  # a key bound to another source: 404
         # Blind means blind on the API too: a supervisor's session reads no judgment the page hides.
         hidden = not isinstance(request.auth, ApiKey) and recording_is_blind_for(recording=recording, user=request.user)
         serializer = self.get_serializer(recording, context={**self.get_serializer_context(), "judgment_hidden": hidden})
@@ -68,7 +70,7 @@ class RecordingReviewView(GenericAPIView):
         summary=_("Post a supervisor's review of the recording's current judgment"),
     )
     def post(self, request: Request, pk: int) -> Response:
-        recording = get_object_or_404(Recording, pk=pk)
+        recording = recording_check_visible(request, get_object_or_404(Recording, pk=pk))
         api_key = request.auth if isinstance(request.auth, ApiKey) else None
         values = parse_with(ReviewInputSerializer, request.data, reviewer_required=api_key is not None)
         review = review_create(

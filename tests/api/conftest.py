@@ -35,9 +35,11 @@ def new_key(name: str, **fields) -> tuple[ApiKey, str]:
     return api_key, key
 
 
+# The suite's shared keys read recordings the factories make (source "test") as well as their own:
+# they are all-sources keys. tests/api/test_key_sources.py holds keys bound to one source.
 @pytest.fixture
 def api_key(db) -> tuple[ApiKey, str]:
-    return new_key("ccaas")
+    return new_key("ccaas", all_sources=True)
 
 
 @pytest.fixture
@@ -48,7 +50,7 @@ def api(api_key) -> APIClient:
 
 @pytest.fixture
 def review_key(db) -> tuple[ApiKey, str]:
-    return new_key("qa-tool", can_review=True)
+    return new_key("qa-tool", can_review=True, all_sources=True)
 
 
 @pytest.fixture

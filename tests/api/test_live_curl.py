@@ -26,7 +26,7 @@ CURL = (
 def test_the_documented_curl_posts_a_review(live_server):
     recording = judged_recording()
     assert recording.pk == 1
-    api_key, key = new_key("qa-tool", can_review=True)
+    api_key, key = new_key("qa-tool", can_review=True, all_sources=True)
 
     body, status = curl_run(CURL, server=live_server.url, key=key)
 

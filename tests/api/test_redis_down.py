@@ -50,7 +50,7 @@ def post(client, external_id: str, rubric):
 def test_with_redis_down_ingest_keeps_the_recording_and_the_api_answers(own_redis, caplog):
     rubric = published_rubric(slug="care")
     judged = judged_recording(rubric=rubric)
-    _key, key = new_key("ccaas")
+    _key, key = new_key("ccaas", all_sources=True)  # it reads a factory's recording too
     client = key_client(key)
 
     up = post(client, "call-up", rubric)

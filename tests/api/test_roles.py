@@ -41,7 +41,7 @@ _external_ids = itertools.count()
 
 def client_for(role: str) -> APIClient:
     if role.startswith("key"):
-        return key_client(new_key(role, can_review=role == "key with review rights")[1])
+        return key_client(new_key(role, can_review=role == "key with review rights", all_sources=True)[1])
     client = APIClient()
     users = {
         "no group": lambda: UserFactory(),

@@ -101,7 +101,8 @@ def _probes_without_a_session_reach_the_app(monkeypatch):
 def credentials(role: str, settings) -> tuple[dict, dict]:
     """schemathesis's `[auth.openapi]` for the role's security scheme, and extra headers."""
     if role == "key":
-        _api_key, key = new_key("schemathesis", can_review=True, can_run_experiments=True)
+        # For all sources: it reads the fixtures' recordings and posts under any source it generates.
+        _api_key, key = new_key("schemathesis", can_review=True, can_run_experiments=True, all_sources=True)
         return {"ApiKeyAuth": {"api_key": f"Api-Key {key}"}}, {}
     # A browser's session: the CSRF secret kept in the session and sent back in the header, as the
     # pages' forms do (the API checks CSRF on a session's POST).

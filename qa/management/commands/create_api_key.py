@@ -7,6 +7,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from qa.api.services import api_key_create
+from qa.errors import InvalidInputError
 from qa.models import ApiKey
 
 
@@ -14,7 +15,16 @@ class Command(BaseCommand):
     help = "Create an API key for an external system and print it (only its hash is stored)."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("name", help="The external system; also the default `source` of what it posts.")
+        parser.add_argument("name", help="The external system.")
+        parser.add_argument(
+            "--source",
+            help="The source the key posts under and whose recordings alone it reads and rejudges (default: NAME).",
+        )
+        parser.add_argument(
+            "--all-sources",
+            action="store_true",
+            help="Read and rejudge every source's recordings and post under any source (an integration hub).",
+        )
         parser.add_argument("--can-review", action="store_true", help="Allow the key to post supervisors' reviews.")
         parser.add_argument(
             "--can-run-experiments", action="store_true", help="A rubric owner's key: create and cancel experiments."
@@ -22,7 +32,15 @@ class Command(BaseCommand):
         parser.add_argument("--expires-at", help="ISO 8601 date and time after which the key is refused.")
 
     def handle(
-        self, *args, name: str, can_review: bool, can_run_experiments: bool, expires_at: str | None, **options
+        self,
+        *args,
+        name: str,
+        source: str | None,
+        all_sources: bool,
+        can_review: bool,
+        can_run_experiments: bool,
+        expires_at: str | None,
+        **options,
     ) -> None:
         if ApiKey.objects.filter(name=name).exists():
             raise CommandError(f"A key named {name!r} already exists; revoke it in the admin or pick another name.")
@@ -36,13 +54,22 @@ class Command(BaseCommand):
                 raise CommandError(f"--expires-at {expires_at!r} is not an ISO 8601 date and time.")
             if timezone.is_naive(expiry):
                 expiry = timezone.make_aware(expiry)
-        api_key, key = api_key_create(
-            name=name, can_review=can_review, can_run_experiments=can_run_experiments, expires_at=expiry
-        )
+        try:
+            api_key, key = api_key_create(
+                name=name,
+                source=source or name,
+                all_sources=all_sources,
+                can_review=can_review,
+                can_run_experiments=can_run_experiments,
+                expires_at=expiry,
+            )
+        except InvalidInputError as error:
+            raise CommandError(f"--source: {error.errors['source']}") from None
         # The key alone on stdout, so that KEY=$(manage.py create_api_key NAME) works.
         self.stdout.write(key)
+        scope = "every source" if all_sources else f"source {api_key.source!r}"
         rights = ", ".join(
-            ["post and read recordings"]
+            [f"post and read recordings of {scope}"]
             + ["post reviews"] * can_review
             + ["run experiments"] * can_run_experiments
         )

@@ -1,0 +1,58 @@
+"""What a key may reach: the recordings of the source it was made for (`ApiKey.source`), or every
+source's with `all_sources`. A person's session is not bound to a source: their groups decide.
+
+Another source's recording answers 404, as one that does not exist: a key learns nothing of another
+system's calls, not even that an id is taken.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+
+from qa.errors import InvalidInputError
+from qa.models import ApiKey, Recording
+
+# A browser session posting without naming a source.
+SESSION_SOURCE = "web"
+
+
+def request_key(request: Request) -> ApiKey | None:
+    return request.auth if isinstance(request.auth, ApiKey) else None
+
+
+def recordings_visible(request: Request, recordings: QuerySet[Recording]) -> QuerySet[Recording]:
+    """`recordings` narrowed to those the request's key may read (all of them for a session)."""
+    key = request_key(request)
+    if key is None or key.all_sources:
+        return recordings
+    return recordings.filter(source=key.source)
+
+
+def recording_check_visible(request: Request, recording: Recording) -> Recording:
+    """The recording, or a 404 if the request's key is bound to another source."""
+    key = request_key(request)
+    if key is not None and not key.may_use_source(recording.source):
+        raise NotFound()
+    return recording
+
+
+def source_apply(request: Request, values: dict[str, Any]) -> None:
+    """Fill in the source a posted recording did not name (the key's, or 'web' for a session) and
+    refuse one the key may not post under: its external ids are another system's."""
+    key = request_key(request)
+    if key is None:
+        values.setdefault("source", SESSION_SOURCE)
+        return
+    values.setdefault("source", key.source or key.name)
+    if not key.may_use_source(values["source"]):
+        raise InvalidInputError(
+            {
+                "source": _("This key posts only under the source %(source)s, not %(other)s.")
+                % {"source": key.source, "other": values["source"]}
+            }
+        )
