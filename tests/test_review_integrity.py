@@ -110,7 +110,7 @@ def test_an_approve_stored_before_the_rule_gives_no_human_value_for_an_unverifie
 
 @pytest.mark.django_db
 def test_the_api_refuses_the_approve_with_400_naming_the_criteria_then_accepts_it():
-    review_api = key_client(new_key("qa-tool", can_review=True)[1])
+    review_api = key_client(new_key("qa-tool", can_review=True, all_sources=True)[1])
     recording = with_unverified(judged_recording(values={"c1": 4, "c2": 5, "c3": 3}), "c1", "c3")
     url = f"/api/recordings/{recording.pk}/review/"
     refused = review_api.post(url, {"reviewer": "ana", "decision": "approve"}, format="json")
@@ -157,7 +157,7 @@ def _checked(page: str, key: str) -> str | None:
 
 @pytest.mark.django_db
 def test_a_final_review_is_not_superseded_through_the_api_unless_asked():
-    review_api = key_client(new_key("qa-tool", can_review=True)[1])
+    review_api = key_client(new_key("qa-tool", can_review=True, all_sources=True)[1])
     recording = judged_recording()
     url = f"/api/recordings/{recording.pk}/review/"
     assert review_api.post(url, {"reviewer": "ana", "decision": "approve"}, format="json").status_code == 201
@@ -181,7 +181,7 @@ def test_needs_another_review_is_not_final_so_the_next_review_needs_no_flag(supe
 
 @pytest.mark.django_db
 def test_a_call_claimed_by_another_supervisor_is_a_409_naming_who_and_until_when(supervisor):
-    review_api = key_client(new_key("qa-tool", can_review=True)[1])
+    review_api = key_client(new_key("qa-tool", can_review=True, all_sources=True)[1])
     recording = judged_recording(status=Recording.Status.IN_REVIEW)
     until = timezone.now() + timedelta(minutes=20)
     ReviewClaim.objects.create(recording=recording, user=supervisor, expires_at=until)
@@ -279,7 +279,7 @@ def test_a_blind_audit_shows_no_judgment_through_the_api_to_the_supervisor_until
 
 @pytest.mark.django_db
 def test_an_external_systems_key_reads_the_blind_audits_judgment():
-    api = key_client(new_key("ccaas")[1])
+    api = key_client(new_key("ccaas", all_sources=True)[1])
     recording = blind_audit()
     body = api.get(f"/api/recordings/{recording.pk}/").json()
     assert body["judgment_hidden"] is False
@@ -316,7 +316,7 @@ def test_an_open_calibration_hides_the_judgment_from_its_participants_on_the_api
     url = f"/api/recordings/{recording.pk}/"
     assert session_api(ana).get(url).json()["scores"] == []
     assert len(session_api(outsider).get(url).json()["scores"]) == 3
-    assert key_client(new_key("ccaas")[1]).get(url).json()["judgment_hidden"] is False
+    assert key_client(new_key("ccaas", all_sources=True)[1]).get(url).json()["judgment_hidden"] is False
 
 
 @pytest.mark.django_db

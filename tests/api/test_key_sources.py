@@ -124,7 +124,7 @@ def test_keys_made_before_sources_are_all_sources_keys_and_the_admin_says_so(cli
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    before, after = [("qa", "0011_recording_rollup_stale")], [("qa", "0012_apikey_source")]
+    before, after = [("qa", "0012_job_lease")], [("qa", "0013_apikey_source")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     OldApiKey = executor.loader.project_state(before).apps.get_model("qa", "ApiKey")
