@@ -47,7 +47,8 @@ Spans and closest
 Cost
     A transcript is prepared once (kept in a bounded LRU cache keyed by the transcript string, so the
     quotes of one call share it) in about one pass of C-level string operations: see ``_prepare``.
-    Checking a quote is near-linear in quote plus transcript length whatever the text repeats: see
+    Checking a quote within the answer schema's bound (``qa.answer``) costs a few passes over the
+    transcript whatever the text repeats; past it, about one pass per distinct fragment: see
     ``_locate`` for the algorithm and why.
 """
 
@@ -80,9 +81,6 @@ _PREPARED_CACHE_SIZE = 64
 _SEED_BUDGET = 1000  # occurrences of the quote's rarest words that may vote for a window start
 _CANDIDATE_WINDOWS = 5  # best-voted windows compared word by word with difflib
 _CLOSEST_MAX_WORDS = 100  # difflib grows with the quote's length squared: longer quotes are judged by their head
-# Up to this many distinct fragments, an unverified quote looks each one up with its own scan of the
-# transcript; beyond it, one multi-pattern pass finds them all (see ``_first_occurrences``).
-_SCANNED_FRAGMENTS = 32
 
 # A turn label: 1-3 words, the first starting with a letter, before the line's first colon
 # ("AGENTE:", "Speaker 2:"); "10:30" is not a label.
@@ -109,10 +107,6 @@ _APOSTROPHES = str.maketrans("", "", _APOSTROPHE_CHARS)
 # The prepared transcript's searchable form joins the normalised words with this separator, which no
 # word contains (it is not a word character, and normalising a word never produces it).
 _SEP = "\n"
-# In the speaker-tagged form (see ``_Tagged``): between a speaker's key and a word, and a symbol of
-# its own between two runs of different speakers.
-_TAG_JOIN = "\x1f"
-_RUN_BREAK = "\x1e"
 
 
 class Status(StrEnum):
@@ -212,23 +206,6 @@ class _Fragment:
             start = end + len(_SEP)
         return tuple(checks)
 
-    @functools.cached_property
-    def tagged(self) -> tuple[str, ...] | None:
-        """The fragment as symbols of the speaker-tagged transcript, when its labels can be matched that
-        way: it starts with a label and each inner label names another speaker than the one before, so
-        every inner label stands exactly where the tagged transcript has a run break. None otherwise
-        (unlabelled words before a label, or one label repeated: those are checked occurrence by occurrence)."""
-        labels = [segment.label for segment in self.segments]
-        if labels[0] is None or any(before == after for before, after in itertools.pairwise(labels)):
-            return None
-        symbols: list[str] = []
-        for number, segment in enumerate(self.segments):
-            if number:
-                symbols.append(_RUN_BREAK)
-            symbols += [segment.label + _TAG_JOIN + word for word in segment.words]
-        return tuple(symbols)
-
-
 @dataclass(frozen=True, eq=False)
 class _Prepared:
     """A transcript ready for searching.
@@ -262,45 +239,8 @@ class _Prepared:
         deque(map(list.append, map(index.__getitem__, self.words), itertools.count()), maxlen=0)
         return dict(index)
 
-    @functools.cached_property
-    def word_offsets(self) -> list[int]:
-        """Offset in ``plain`` of each word, and of the final separator; only the multi-pattern search needs it."""
-        return list(itertools.accumulate((len(word) + 1 for word in self.words), initial=1))
-
-    @functools.cached_property
-    def tagged(self) -> _Tagged:
-        return _Tagged.build(self)
-
     def turn_at(self, offset: int) -> int:
         return bisect.bisect_right(self.turn_offsets, offset) - 1
-
-
-@dataclass(frozen=True)
-class _Tagged:
-    """The transcript as symbols "speaker\\x1fword", with a run-break symbol wherever the speaker changes.
-
-    A fragment whose labels allow it (``_Fragment.tagged``) occurs here exactly where it occurs with its
-    labels holding, which turns "the first attributed occurrence" into plain pattern matching.
-    Built only for the multi-pattern search of quotes with many fragments.
-    """
-
-    symbols: list[str]
-    positions: list[int | None]  # word position of each symbol (None for run breaks)
-
-    @classmethod
-    def build(cls, prepared: _Prepared) -> _Tagged:
-        symbols: list[str] = []
-        positions: list[int | None] = []
-        words = prepared.words
-        bounds = prepared.turn_starts + [len(words)]
-        for turn, speaker in enumerate(prepared.speakers):
-            if turn and speaker != prepared.speakers[turn - 1]:
-                symbols.append(_RUN_BREAK)
-                positions.append(None)
-            prefix = (speaker or "") + _TAG_JOIN
-            symbols += [prefix + word for word in words[bounds[turn] : bounds[turn + 1]]]
-            positions += range(bounds[turn], bounds[turn + 1])
-        return cls(symbols, positions)
 
 
 def verify_evidence(evidence: str | None, transcript: str) -> EvidenceCheck:
@@ -551,7 +491,10 @@ def _too_short(fragments: list[_Fragment]) -> bool:
 
 # --- Locating a quote
 #
-# Why this is near-linear in the quote (m words) plus the transcript (n words), whatever repeats:
+# A judge's quote is bounded by the answer schema, and every answer is checked against the bound
+# (``qa.answer``: at most 160 characters, so at most about 40 fragments: "a b…" is four). Within it,
+# checking a quote costs a small constant number of passes over the transcript (n words), whatever
+# the text repeats:
 #
 # 1. A verified quote is an ordered chain: each fragment at its first attributed occurrence at or after
 #    the end of the previous one (greedy is enough for existence). Fragment k is searched from where
@@ -561,15 +504,11 @@ def _too_short(fragments: list[_Fragment]) -> bool:
 #    where the next candidate can start at the earliest (past the run of the wrong or too-short speaker,
 #    or at the next turn for an inner label), so each retry crosses a run or turn boundary and costs a
 #    search of the fragment. The one case beyond a pass is a long fragment whose labels fail at each
-#    of many tiny turns (turns x fragment length); a judge's quote is bounded by the answer schema
-#    (``qa.answer.EVIDENCE_MAX_CHARS``), which makes that a constant factor in practice.
-# 3. An unverified quote needs, per distinct fragment, its first occurrence and its first attributed
-#    one. Up to ``_SCANNED_FRAGMENTS`` distinct fragments, that is one scan each (a constant number of
-#    passes). Beyond, with many distinct fragments, one Aho-Corasick pass over the words finds the first
-#    occurrence of every fragment at once, and one over the speaker-tagged symbols the first attributed
-#    occurrence of every fragment that starts with its label: O(n + m). Only a fragment that puts a
-#    label after unlabelled words, or repeats one label, is still searched by itself (item 2), about
-#    one pass each.
+#    of many tiny turns (turns x fragment length), which the bound on the quote keeps small.
+# 3. An unverified quote needs, per distinct fragment, its first occurrence (one scan) and its first
+#    attributed one (item 2): about one pass per distinct fragment, at most about 40. A quote past the
+#    bound (the verifier itself takes any text) gets the same answers at that cost per fragment: a
+#    multi-pattern pass for thousands of fragments served no quote a judge can give, and was removed.
 # 4. The closest passage (unverified quotes only) looks at a bounded number of seed occurrences and
 #    windows of the first missing fragment's first 100 words.
 
@@ -646,76 +585,14 @@ def _first_occurrences(
     """Per distinct fragment: offset of its first occurrence, and of its first attributed one (None: none)."""
     literal: dict[_Fragment, int | None] = {}
     attributed: dict[_Fragment, int | None] = {}
-    if len(fragments) <= _SCANNED_FRAGMENTS:
-        for fragment in fragments:
-            found = prepared.plain.find(fragment.needle)
-            literal[fragment] = None if found < 0 else found + 1
-    else:
-        ends = _first_ends([fragment.words for fragment in fragments], prepared.words)
-        for fragment, end in zip(fragments, ends):
-            literal[fragment] = None if end is None else prepared.word_offsets[end - len(fragment.words)]
-        tagged = [fragment for fragment in fragments if fragment.tagged and literal[fragment] is not None]
-        if tagged:
-            symbols = prepared.tagged
-            ends = _first_ends([fragment.tagged for fragment in tagged], symbols.symbols)
-            for fragment, end in zip(tagged, ends):
-                position = None if end is None else symbols.positions[end - len(fragment.tagged)]
-                attributed[fragment] = None if position is None else prepared.word_offsets[position]
+    for fragment in fragments:
+        found = prepared.plain.find(fragment.needle)
+        literal[fragment] = None if found < 0 else found + 1
     for fragment in fragments:
         if fragment not in attributed:
             first = literal[fragment]
             attributed[fragment] = first if first is None or not fragment.checks else _first_attributed(fragment, prepared, first)
     return literal, attributed
-
-
-def _first_ends(patterns: list[tuple[str, ...]], text: Iterable[str]) -> list[int | None]:
-    """For each pattern, where its first occurrence in ``text`` ends (index past its last symbol).
-
-    Aho-Corasick: a trie of the patterns with failure links, one pass over the text. A pattern's node
-    is reported at most once: walking the chain of pattern nodes that end at a position stops at the
-    first one already reported, since everything after it on its chain was reported with it. So the
-    cost is O(len(text) + total pattern length), however often the patterns occur.
-    """
-    children: list[dict[str, int]] = [{}]
-    ending: list[list[int]] = [[]]
-    for number, pattern in enumerate(patterns):
-        node = 0
-        for symbol in pattern:
-            child = children[node].get(symbol)
-            if child is None:
-                child = len(children)
-                children[node][symbol] = child
-                children.append({})
-                ending.append([])
-            node = child
-        ending[node].append(number)
-    failure = [0] * len(children)
-    output = [0] * len(children)  # nearest node on the failure chain where a pattern ends (0: none)
-    queue = deque(children[0].values())
-    while queue:
-        node = queue.popleft()
-        for symbol, child in children[node].items():
-            fallback = failure[node]
-            while fallback and symbol not in children[fallback]:
-                fallback = failure[fallback]
-            target = children[fallback].get(symbol, 0) if node else 0
-            failure[child] = target if target != child else 0
-            output[child] = failure[child] if ending[failure[child]] else output[failure[child]]
-            queue.append(child)
-    ends: list[int | None] = [None] * len(patterns)
-    reported = bytearray(len(children))
-    node = 0
-    for position, symbol in enumerate(text, 1):
-        while node and symbol not in children[node]:
-            node = failure[node]
-        node = children[node].get(symbol, 0)
-        report = node if ending[node] else output[node]
-        while report and not reported[report]:
-            reported[report] = 1
-            for number in ending[report]:
-                ends[number] = position
-            report = output[report]
-    return ends
 
 
 def _spans(found: list[tuple[_Fragment, int]], prepared: _Prepared) -> tuple[tuple[int, int], ...]:
