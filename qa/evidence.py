@@ -24,12 +24,23 @@ Fragments and speaker labels
     fragment must stand where the transcript opens a turn of that speaker; a label alone before an
     ellipsis attributes the next fragment. Unlabelled words are not attributed to anyone.
 
+Whose words (``subject``)
+    ``verify_evidence(..., subject="agent")`` (or ``"customer"``) also requires the quote to include
+    words of a turn of that speaker: a quote none of whose words lies in such a turn is
+    ``wrong_subject``. A quote that spans the customer's words and the agent's answer verifies for
+    either. A label's role comes from its words (``SPEAKER_ROLES``: ``AGENTE``, ``agent``, ``operador``...
+    are the agent; ``CLIENTE``, ``caller``, ``usuaria``... the customer); a turn whose label names
+    neither (``Speaker 2``, ``UNKNOWN`` from mono audio without diarization) could be either, so its
+    words count for any subject: with no role known at all, the subject is not checked. ``"any"``
+    (the default) checks no subject.
+
 Too short
     A fragment of one word, fewer than 3 words in all (labels not counted), or a quote of only labels,
     ellipses or punctuation cannot be located reliably and is never verified.
 
 Status precedence (first that applies wins)
-    ``empty`` (None or blank) > ``too_short`` > ``verified`` > ``wrong_speaker`` (a fragment's words
+    ``empty`` (None or blank) > ``too_short`` > ``verified`` > ``wrong_subject`` (the quote is there as
+    given, but only in turns of someone other than the subject) > ``wrong_speaker`` (a fragment's words
     exist, but only where the quote's labels don't hold) > ``out_of_order`` (every fragment found, but
     not in the given order without overlap) > ``partial`` (some fragments found, not all) >
     ``paraphrase`` (no fragment found; the closest passage has similarity >= ``PARAPHRASE_THRESHOLD``)
@@ -68,7 +79,7 @@ from enum import StrEnum
 from operator import add, methodcaller
 from typing import Any
 
-VERIFIER_VERSION = "2026.11.1"
+VERIFIER_VERSION = "2026.12.1"  # 2026.12.1: the criterion's subject (wrong_subject)
 
 MIN_WORDS = 3
 MIN_FRAGMENT_WORDS = 2
@@ -109,10 +120,29 @@ _APOSTROPHES = str.maketrans("", "", _APOSTROPHE_CHARS)
 _SEP = "\n"
 
 
+# Speaker labels (normalised: lower case, no accents) and the role they name. The labels the recognizer
+# writes (qa.transcription.SPEAKER_LABELS: AGENTE/CLIENTE, AGENT/CUSTOMER) and those of common exports.
+AGENT = "agent"
+CUSTOMER = "customer"
+ANY = "any"
+SPEAKER_ROLES: dict[str, str] = {
+    **dict.fromkeys(
+        ("agent", "agente", "operator", "operador", "operadora", "asesor", "asesora", "advisor", "representative",
+         "representante", "ejecutivo", "ejecutiva", "rep"),
+        AGENT,
+    ),
+    **dict.fromkeys(
+        ("customer", "cliente", "caller", "client", "usuario", "usuaria", "user", "llamante", "titular"), CUSTOMER
+    ),
+}  # fmt: skip
+SUBJECTS = (AGENT, CUSTOMER, ANY)
+
+
 class Status(StrEnum):
     VERIFIED = "verified"
     EMPTY = "empty"
     TOO_SHORT = "too_short"
+    WRONG_SUBJECT = "wrong_subject"
     WRONG_SPEAKER = "wrong_speaker"
     OUT_OF_ORDER = "out_of_order"
     PARTIAL = "partial"
@@ -242,20 +272,34 @@ class _Prepared:
     def turn_at(self, offset: int) -> int:
         return bisect.bisect_right(self.turn_offsets, offset) - 1
 
+    @functools.cached_property
+    def _subject_turns(self) -> dict[str, list[int]]:
+        roles = [SPEAKER_ROLES.get(speaker or "") for speaker in self.speakers]
+        return {subject: [turn for turn, role in enumerate(roles) if role in (subject, None)] for subject in (AGENT, CUSTOMER)}
 
-def verify_evidence(evidence: str | None, transcript: str) -> EvidenceCheck:
-    """Check one evidence quote against a transcript of ``SPEAKER: text`` lines."""
+    def subject_turns(self, subject: str) -> list[int] | None:
+        """The turns (ascending) whose words may be ``subject``'s: its own and those of no known role;
+        None when every turn qualifies (nothing to check)."""
+        turns = self._subject_turns[subject]
+        return None if len(turns) == len(self.speakers) else turns
+
+
+def verify_evidence(evidence: str | None, transcript: str, subject: str = ANY) -> EvidenceCheck:
+    """Check one evidence quote against a transcript of ``SPEAKER: text`` lines; with ``subject``
+    (``agent`` or ``customer``), also that it includes words of that speaker."""
     if evidence is not None and not isinstance(evidence, str):
         raise TypeError(f"evidence must be str or None, not {type(evidence).__name__}")
     if not isinstance(transcript, str):
         raise TypeError(f"transcript must be str, not {type(transcript).__name__}")
+    if subject not in SUBJECTS:
+        raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, not {subject!r}")
     if evidence is None or not evidence.strip():
         return EvidenceCheck(Status.EMPTY)
     prepared = _prepare(transcript)
     fragments = _parse_quote(evidence, prepared.labels)
     if _too_short(fragments):
         return EvidenceCheck(Status.TOO_SHORT)
-    return _locate(fragments, prepared)
+    return _locate(fragments, prepared, subject)
 
 
 def parse_turns(transcript: str) -> list[Turn]:
@@ -513,17 +557,16 @@ def _too_short(fragments: list[_Fragment]) -> bool:
 #    windows of the first missing fragment's first 100 words.
 
 
-def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
-    chain: list[int] = []
-    position = 1  # offset in ``plain`` of the first word
-    for fragment in fragments:
-        found = _first_attributed(fragment, prepared, position)
-        if found is None:
-            break
-        chain.append(found)
-        position = found + len(fragment.needle) - 1
-    else:
-        return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, chain)), prepared))
+def _locate(fragments: list[_Fragment], prepared: _Prepared, subject: str = ANY) -> EvidenceCheck:
+    chain = _chain(fragments, prepared)
+    if chain is not None:
+        turns = prepared.subject_turns(subject) if subject != ANY else None
+        if turns is None or any(_touches(fragment, found, turns, prepared) for fragment, found in zip(fragments, chain)):
+            return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, chain)), prepared))
+        if (other := _subject_chain(fragments, chain, turns, prepared)) is not None:
+            return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, other)), prepared))
+        # Literally there, in order, labels holding: only never in the subject's words.
+        return EvidenceCheck(Status.WRONG_SUBJECT, _spans(list(zip(fragments, chain)), prepared))
 
     literal, attributed = _first_occurrences(list(dict.fromkeys(fragments)), prepared)
     # Show what exists (preferring a correctly attributed occurrence) for the reviewer.
@@ -547,6 +590,59 @@ def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
     else:
         status = Status.NOT_FOUND
     return EvidenceCheck(status, spans, closest)
+
+
+def _chain(fragments: list[_Fragment], prepared: _Prepared, position: int = 1, chain: tuple[int, ...] = ()) -> list[int] | None:
+    """Offsets of the fragments' first attributed occurrences in order without overlap (each from
+    where the previous ended; ``position`` 1 is the first word), after the ``chain`` given; None if
+    one is missing."""
+    found_at = list(chain)
+    for fragment in fragments:
+        found = _first_attributed(fragment, prepared, position)
+        if found is None:
+            return None
+        found_at.append(found)
+        position = found + len(fragment.needle) - 1
+    return found_at
+
+
+def _touches(fragment: _Fragment, offset: int, turns: list[int], prepared: _Prepared) -> bool:
+    """Whether the occurrence at ``offset`` has a word in one of ``turns`` (ascending)."""
+    first, last = prepared.turn_at(offset), prepared.turn_at(offset + len(fragment.needle) - 3)
+    at = bisect.bisect_left(turns, first)
+    return at < len(turns) and turns[at] <= last
+
+
+def _subject_chain(fragments: list[_Fragment], greedy: list[int], turns: list[int], prepared: _Prepared) -> list[int] | None:
+    """A chain in which some fragment has words in ``turns``, or None if there is none.
+
+    The greedy chain ends each fragment as early as possible, so if any chain puts fragment k in the
+    subject's turns, one does that takes the greedy prefix before k, then k's first attributed
+    occurrence in those turns after it, then the greedy rest. Tried for each k: a few scans each,
+    for a quote the schema bounds."""
+    for number, fragment in enumerate(fragments):
+        position = 1 if number == 0 else greedy[number - 1] + len(fragments[number - 1].needle) - 1
+        found = _first_attributed_in(fragment, prepared, position, turns)
+        if found is None:
+            continue
+        rest = _chain(fragments[number + 1 :], prepared, found + len(fragment.needle) - 1, (*greedy[:number], found))
+        if rest is not None:
+            return rest
+    return None
+
+
+def _first_attributed_in(fragment: _Fragment, prepared: _Prepared, start: int, turns: list[int]) -> int | None:
+    """Offset of the first attributed occurrence at or after ``start`` with a word in ``turns``."""
+    span = len(fragment.needle) - 2  # the occurrence's characters in ``plain``
+    while (found := _first_attributed(fragment, prepared, start)) is not None:
+        if _touches(fragment, found, turns, prepared):
+            return found
+        # Every turn it covers is outside ``turns``: the next candidate must reach the next turn in it.
+        at = bisect.bisect_right(turns, prepared.turn_at(found + span - 1))
+        if at == len(turns):
+            return None
+        start = max(found + 1, prepared.turn_offsets[turns[at]] - span + 1)
+    return None
 
 
 def _first_attributed(fragment: _Fragment, prepared: _Prepared, start: int) -> int | None:
