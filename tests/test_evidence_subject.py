@@ -78,10 +78,21 @@ def test_labels_are_read_as_roles_in_both_languages():
     assert verify_evidence("quiero dar de baja", operator, "agent").status is Status.WRONG_SUBJECT
 
 
+@pytest.mark.parametrize(
+    ("agent", "customer"), [("AGENTE", "CLIENTE"), ("AGENT", "CUSTOMER"), ("agent", "caller"), ("OPERADOR", "USUARIA"), ("asesor", "cliente")]
+)
+def test_the_readmes_labels(agent, customer):
+    transcript = f"{agent}: gracias por llamar a telco sur\n{customer}: quiero dar de baja la linea\n"
+    assert verify_evidence("quiero dar de baja", transcript, "agent").status is Status.WRONG_SUBJECT
+    assert verify_evidence("quiero dar de baja", transcript, "customer").verified
+    assert verify_evidence("gracias por llamar", transcript, "agent").verified
+
+
 def test_speakers_of_no_known_role_are_not_held_against_the_quote():
     # Mono audio without diarization: every turn has the unknown speaker; exported labels may name no role.
-    unknown = "UNKNOWN: thank you for calling\nUNKNOWN: hi i need to update my address\n"
-    assert verify_evidence("i need to update my address", unknown, "agent").verified
+    for label in ("UNKNOWN", "DESCONOCIDO"):
+        unknown = f"{label}: thank you for calling\n{label}: hi i need to update my address\n"
+        assert verify_evidence("i need to update my address", unknown, "agent").verified
     numbered = "Speaker 1: thank you for calling\nSpeaker 2: hi i need to update my address\n"
     assert verify_evidence("i need to update my address", numbered, "agent").verified
     # A turn of unknown role among known ones could be anyone's: it counts for either subject.

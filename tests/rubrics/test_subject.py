@@ -95,6 +95,7 @@ def test_a_rubric_owner_sets_it_in_the_admin(client):
     page = client.get(url, HTTP_ACCEPT_LANGUAGE="es").content.decode()
     assert 'name="criteria-0-subject"' in page
     assert ">Agente<" in page
+    assert "Whose behaviour" in client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
 
     response = client.post(url, rubric_form(rubric, **{"criteria-0-subject": "agent"}))
 
