@@ -41,6 +41,7 @@ class AnswerShape:
 
     `bound_strings`: the schema carries the bounds (maxLength), which OpenAI's
     strict mode refuses but llama.cpp and vLLM need to stop a runaway string.
+    The answer is checked against the bounds either way (`answer_parse`).
     `token_bounded`: the strings are also a `pattern` of plain characters
     (with the length bound in it, for a grammar that reads the pattern alone),
     so the widest answer has a known size in bytes and the token limit covers it.
@@ -215,8 +216,9 @@ def _criterion_errors(criterion: Criterion, item: Any, shape: AnswerShape) -> li
         text = item[field]
         if not isinstance(text, str):
             errors.append(f"{field} is not a string")
-        elif shape.bound_strings and len(text) > limit:
-            # A server may ignore the schema's maxLength; an over-long quote would also cost the verifier time.
+        elif len(text) > limit:
+            # Whether or not the schema carried the bound (OpenAI's strict mode gets none, a server may
+            # ignore it), the answer is held to it: the verifier is built for quotes within it.
             errors.append(f"{field} has {len(text)} characters, more than the schema's {limit}")
         elif shape.token_bounded and (outside := _PLAIN_OUTSIDE.search(text)):
             errors.append(f"{field} has {outside.group()!r}, outside the schema's plain characters")

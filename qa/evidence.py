@@ -24,12 +24,23 @@ Fragments and speaker labels
     fragment must stand where the transcript opens a turn of that speaker; a label alone before an
     ellipsis attributes the next fragment. Unlabelled words are not attributed to anyone.
 
+Whose words (``subject``)
+    ``verify_evidence(..., subject="agent")`` (or ``"customer"``) also requires the quote to include
+    words of a turn of that speaker: a quote none of whose words lies in such a turn is
+    ``wrong_subject``. A quote that spans the customer's words and the agent's answer verifies for
+    either. A label's role comes from its words (``SPEAKER_ROLES``: ``AGENTE``, ``agent``, ``operador``...
+    are the agent; ``CLIENTE``, ``caller``, ``usuaria``... the customer); a turn whose label names
+    neither (``Speaker 2``, ``UNKNOWN`` from mono audio without diarization) could be either, so its
+    words count for any subject: with no role known at all, the subject is not checked. ``"any"``
+    (the default) checks no subject.
+
 Too short
     A fragment of one word, fewer than 3 words in all (labels not counted), or a quote of only labels,
     ellipses or punctuation cannot be located reliably and is never verified.
 
 Status precedence (first that applies wins)
-    ``empty`` (None or blank) > ``too_short`` > ``verified`` > ``wrong_speaker`` (a fragment's words
+    ``empty`` (None or blank) > ``too_short`` > ``verified`` > ``wrong_subject`` (the quote is there as
+    given, but only in turns of someone other than the subject) > ``wrong_speaker`` (a fragment's words
     exist, but only where the quote's labels don't hold) > ``out_of_order`` (every fragment found, but
     not in the given order without overlap) > ``partial`` (some fragments found, not all) >
     ``paraphrase`` (no fragment found; the closest passage has similarity >= ``PARAPHRASE_THRESHOLD``)
@@ -47,7 +58,8 @@ Spans and closest
 Cost
     A transcript is prepared once (kept in a bounded LRU cache keyed by the transcript string, so the
     quotes of one call share it) in about one pass of C-level string operations: see ``_prepare``.
-    Checking a quote is near-linear in quote plus transcript length whatever the text repeats: see
+    Checking a quote within the answer schema's bound (``qa.answer``) costs a few passes over the
+    transcript whatever the text repeats; past it, about one pass per distinct fragment: see
     ``_locate`` for the algorithm and why.
 """
 
@@ -67,7 +79,7 @@ from enum import StrEnum
 from operator import add, methodcaller
 from typing import Any
 
-VERIFIER_VERSION = "2026.11.1"
+VERIFIER_VERSION = "2026.12.1"  # 2026.12.1: the criterion's subject (wrong_subject)
 
 MIN_WORDS = 3
 MIN_FRAGMENT_WORDS = 2
@@ -80,9 +92,6 @@ _PREPARED_CACHE_SIZE = 64
 _SEED_BUDGET = 1000  # occurrences of the quote's rarest words that may vote for a window start
 _CANDIDATE_WINDOWS = 5  # best-voted windows compared word by word with difflib
 _CLOSEST_MAX_WORDS = 100  # difflib grows with the quote's length squared: longer quotes are judged by their head
-# Up to this many distinct fragments, an unverified quote looks each one up with its own scan of the
-# transcript; beyond it, one multi-pattern pass finds them all (see ``_first_occurrences``).
-_SCANNED_FRAGMENTS = 32
 
 # A turn label: 1-3 words, the first starting with a letter, before the line's first colon
 # ("AGENTE:", "Speaker 2:"); "10:30" is not a label.
@@ -109,16 +118,31 @@ _APOSTROPHES = str.maketrans("", "", _APOSTROPHE_CHARS)
 # The prepared transcript's searchable form joins the normalised words with this separator, which no
 # word contains (it is not a word character, and normalising a word never produces it).
 _SEP = "\n"
-# In the speaker-tagged form (see ``_Tagged``): between a speaker's key and a word, and a symbol of
-# its own between two runs of different speakers.
-_TAG_JOIN = "\x1f"
-_RUN_BREAK = "\x1e"
+
+
+# Speaker labels (normalised: lower case, no accents) and the role they name. The labels the recognizer
+# writes (qa.transcription.SPEAKER_LABELS: AGENTE/CLIENTE, AGENT/CUSTOMER) and those of common exports.
+AGENT = "agent"
+CUSTOMER = "customer"
+ANY = "any"
+SPEAKER_ROLES: dict[str, str] = {
+    **dict.fromkeys(
+        ("agent", "agente", "operator", "operador", "operadora", "asesor", "asesora", "advisor", "representative",
+         "representante", "ejecutivo", "ejecutiva", "rep"),
+        AGENT,
+    ),
+    **dict.fromkeys(
+        ("customer", "cliente", "caller", "client", "usuario", "usuaria", "user", "llamante", "titular"), CUSTOMER
+    ),
+}  # fmt: skip
+SUBJECTS = (AGENT, CUSTOMER, ANY)
 
 
 class Status(StrEnum):
     VERIFIED = "verified"
     EMPTY = "empty"
     TOO_SHORT = "too_short"
+    WRONG_SUBJECT = "wrong_subject"
     WRONG_SPEAKER = "wrong_speaker"
     OUT_OF_ORDER = "out_of_order"
     PARTIAL = "partial"
@@ -212,23 +236,6 @@ class _Fragment:
             start = end + len(_SEP)
         return tuple(checks)
 
-    @functools.cached_property
-    def tagged(self) -> tuple[str, ...] | None:
-        """The fragment as symbols of the speaker-tagged transcript, when its labels can be matched that
-        way: it starts with a label and each inner label names another speaker than the one before, so
-        every inner label stands exactly where the tagged transcript has a run break. None otherwise
-        (unlabelled words before a label, or one label repeated: those are checked occurrence by occurrence)."""
-        labels = [segment.label for segment in self.segments]
-        if labels[0] is None or any(before == after for before, after in itertools.pairwise(labels)):
-            return None
-        symbols: list[str] = []
-        for number, segment in enumerate(self.segments):
-            if number:
-                symbols.append(_RUN_BREAK)
-            symbols += [segment.label + _TAG_JOIN + word for word in segment.words]
-        return tuple(symbols)
-
-
 @dataclass(frozen=True, eq=False)
 class _Prepared:
     """A transcript ready for searching.
@@ -262,60 +269,37 @@ class _Prepared:
         deque(map(list.append, map(index.__getitem__, self.words), itertools.count()), maxlen=0)
         return dict(index)
 
-    @functools.cached_property
-    def word_offsets(self) -> list[int]:
-        """Offset in ``plain`` of each word, and of the final separator; only the multi-pattern search needs it."""
-        return list(itertools.accumulate((len(word) + 1 for word in self.words), initial=1))
-
-    @functools.cached_property
-    def tagged(self) -> _Tagged:
-        return _Tagged.build(self)
-
     def turn_at(self, offset: int) -> int:
         return bisect.bisect_right(self.turn_offsets, offset) - 1
 
+    @functools.cached_property
+    def _subject_turns(self) -> dict[str, list[int]]:
+        roles = [SPEAKER_ROLES.get(speaker or "") for speaker in self.speakers]
+        return {subject: [turn for turn, role in enumerate(roles) if role in (subject, None)] for subject in (AGENT, CUSTOMER)}
 
-@dataclass(frozen=True)
-class _Tagged:
-    """The transcript as symbols "speaker\\x1fword", with a run-break symbol wherever the speaker changes.
-
-    A fragment whose labels allow it (``_Fragment.tagged``) occurs here exactly where it occurs with its
-    labels holding, which turns "the first attributed occurrence" into plain pattern matching.
-    Built only for the multi-pattern search of quotes with many fragments.
-    """
-
-    symbols: list[str]
-    positions: list[int | None]  # word position of each symbol (None for run breaks)
-
-    @classmethod
-    def build(cls, prepared: _Prepared) -> _Tagged:
-        symbols: list[str] = []
-        positions: list[int | None] = []
-        words = prepared.words
-        bounds = prepared.turn_starts + [len(words)]
-        for turn, speaker in enumerate(prepared.speakers):
-            if turn and speaker != prepared.speakers[turn - 1]:
-                symbols.append(_RUN_BREAK)
-                positions.append(None)
-            prefix = (speaker or "") + _TAG_JOIN
-            symbols += [prefix + word for word in words[bounds[turn] : bounds[turn + 1]]]
-            positions += range(bounds[turn], bounds[turn + 1])
-        return cls(symbols, positions)
+    def subject_turns(self, subject: str) -> list[int] | None:
+        """The turns (ascending) whose words may be ``subject``'s: its own and those of no known role;
+        None when every turn qualifies (nothing to check)."""
+        turns = self._subject_turns[subject]
+        return None if len(turns) == len(self.speakers) else turns
 
 
-def verify_evidence(evidence: str | None, transcript: str) -> EvidenceCheck:
-    """Check one evidence quote against a transcript of ``SPEAKER: text`` lines."""
+def verify_evidence(evidence: str | None, transcript: str, subject: str = ANY) -> EvidenceCheck:
+    """Check one evidence quote against a transcript of ``SPEAKER: text`` lines; with ``subject``
+    (``agent`` or ``customer``), also that it includes words of that speaker."""
     if evidence is not None and not isinstance(evidence, str):
         raise TypeError(f"evidence must be str or None, not {type(evidence).__name__}")
     if not isinstance(transcript, str):
         raise TypeError(f"transcript must be str, not {type(transcript).__name__}")
+    if subject not in SUBJECTS:
+        raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, not {subject!r}")
     if evidence is None or not evidence.strip():
         return EvidenceCheck(Status.EMPTY)
     prepared = _prepare(transcript)
     fragments = _parse_quote(evidence, prepared.labels)
     if _too_short(fragments):
         return EvidenceCheck(Status.TOO_SHORT)
-    return _locate(fragments, prepared)
+    return _locate(fragments, prepared, subject)
 
 
 def parse_turns(transcript: str) -> list[Turn]:
@@ -551,7 +535,10 @@ def _too_short(fragments: list[_Fragment]) -> bool:
 
 # --- Locating a quote
 #
-# Why this is near-linear in the quote (m words) plus the transcript (n words), whatever repeats:
+# A judge's quote is bounded by the answer schema, and every answer is checked against the bound
+# (``qa.answer``: at most 160 characters, so at most about 40 fragments: "a b…" is four). Within it,
+# checking a quote costs a small constant number of passes over the transcript (n words), whatever
+# the text repeats:
 #
 # 1. A verified quote is an ordered chain: each fragment at its first attributed occurrence at or after
 #    the end of the previous one (greedy is enough for existence). Fragment k is searched from where
@@ -561,30 +548,25 @@ def _too_short(fragments: list[_Fragment]) -> bool:
 #    where the next candidate can start at the earliest (past the run of the wrong or too-short speaker,
 #    or at the next turn for an inner label), so each retry crosses a run or turn boundary and costs a
 #    search of the fragment. The one case beyond a pass is a long fragment whose labels fail at each
-#    of many tiny turns (turns x fragment length); a judge's quote is bounded by the answer schema
-#    (``qa.answer.EVIDENCE_MAX_CHARS``), which makes that a constant factor in practice.
-# 3. An unverified quote needs, per distinct fragment, its first occurrence and its first attributed
-#    one. Up to ``_SCANNED_FRAGMENTS`` distinct fragments, that is one scan each (a constant number of
-#    passes). Beyond, with many distinct fragments, one Aho-Corasick pass over the words finds the first
-#    occurrence of every fragment at once, and one over the speaker-tagged symbols the first attributed
-#    occurrence of every fragment that starts with its label: O(n + m). Only a fragment that puts a
-#    label after unlabelled words, or repeats one label, is still searched by itself (item 2), about
-#    one pass each.
+#    of many tiny turns (turns x fragment length), which the bound on the quote keeps small.
+# 3. An unverified quote needs, per distinct fragment, its first occurrence (one scan) and its first
+#    attributed one (item 2): about one pass per distinct fragment, at most about 40. A quote past the
+#    bound (the verifier itself takes any text) gets the same answers at that cost per fragment: a
+#    multi-pattern pass for thousands of fragments served no quote a judge can give, and was removed.
 # 4. The closest passage (unverified quotes only) looks at a bounded number of seed occurrences and
 #    windows of the first missing fragment's first 100 words.
 
 
-def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
-    chain: list[int] = []
-    position = 1  # offset in ``plain`` of the first word
-    for fragment in fragments:
-        found = _first_attributed(fragment, prepared, position)
-        if found is None:
-            break
-        chain.append(found)
-        position = found + len(fragment.needle) - 1
-    else:
-        return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, chain)), prepared))
+def _locate(fragments: list[_Fragment], prepared: _Prepared, subject: str = ANY) -> EvidenceCheck:
+    chain = _chain(fragments, prepared)
+    if chain is not None:
+        turns = prepared.subject_turns(subject) if subject != ANY else None
+        if turns is None or any(_touches(fragment, found, turns, prepared) for fragment, found in zip(fragments, chain)):
+            return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, chain)), prepared))
+        if (other := _subject_chain(fragments, chain, turns, prepared)) is not None:
+            return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, other)), prepared))
+        # Literally there, in order, labels holding: only never in the subject's words.
+        return EvidenceCheck(Status.WRONG_SUBJECT, _spans(list(zip(fragments, chain)), prepared))
 
     literal, attributed = _first_occurrences(list(dict.fromkeys(fragments)), prepared)
     # Show what exists (preferring a correctly attributed occurrence) for the reviewer.
@@ -608,6 +590,59 @@ def _locate(fragments: list[_Fragment], prepared: _Prepared) -> EvidenceCheck:
     else:
         status = Status.NOT_FOUND
     return EvidenceCheck(status, spans, closest)
+
+
+def _chain(fragments: list[_Fragment], prepared: _Prepared, position: int = 1, chain: tuple[int, ...] = ()) -> list[int] | None:
+    """Offsets of the fragments' first attributed occurrences in order without overlap (each from
+    where the previous ended; ``position`` 1 is the first word), after the ``chain`` given; None if
+    one is missing."""
+    found_at = list(chain)
+    for fragment in fragments:
+        found = _first_attributed(fragment, prepared, position)
+        if found is None:
+            return None
+        found_at.append(found)
+        position = found + len(fragment.needle) - 1
+    return found_at
+
+
+def _touches(fragment: _Fragment, offset: int, turns: list[int], prepared: _Prepared) -> bool:
+    """Whether the occurrence at ``offset`` has a word in one of ``turns`` (ascending)."""
+    first, last = prepared.turn_at(offset), prepared.turn_at(offset + len(fragment.needle) - 3)
+    at = bisect.bisect_left(turns, first)
+    return at < len(turns) and turns[at] <= last
+
+
+def _subject_chain(fragments: list[_Fragment], greedy: list[int], turns: list[int], prepared: _Prepared) -> list[int] | None:
+    """A chain in which some fragment has words in ``turns``, or None if there is none.
+
+    The greedy chain ends each fragment as early as possible, so if any chain puts fragment k in the
+    subject's turns, one does that takes the greedy prefix before k, then k's first attributed
+    occurrence in those turns after it, then the greedy rest. Tried for each k: a few scans each,
+    for a quote the schema bounds."""
+    for number, fragment in enumerate(fragments):
+        position = 1 if number == 0 else greedy[number - 1] + len(fragments[number - 1].needle) - 1
+        found = _first_attributed_in(fragment, prepared, position, turns)
+        if found is None:
+            continue
+        rest = _chain(fragments[number + 1 :], prepared, found + len(fragment.needle) - 1, (*greedy[:number], found))
+        if rest is not None:
+            return rest
+    return None
+
+
+def _first_attributed_in(fragment: _Fragment, prepared: _Prepared, start: int, turns: list[int]) -> int | None:
+    """Offset of the first attributed occurrence at or after ``start`` with a word in ``turns``."""
+    span = len(fragment.needle) - 2  # the occurrence's characters in ``plain``
+    while (found := _first_attributed(fragment, prepared, start)) is not None:
+        if _touches(fragment, found, turns, prepared):
+            return found
+        # Every turn it covers is outside ``turns``: the next candidate must reach the next turn in it.
+        at = bisect.bisect_right(turns, prepared.turn_at(found + span - 1))
+        if at == len(turns):
+            return None
+        start = max(found + 1, prepared.turn_offsets[turns[at]] - span + 1)
+    return None
 
 
 def _first_attributed(fragment: _Fragment, prepared: _Prepared, start: int) -> int | None:
@@ -646,76 +681,14 @@ def _first_occurrences(
     """Per distinct fragment: offset of its first occurrence, and of its first attributed one (None: none)."""
     literal: dict[_Fragment, int | None] = {}
     attributed: dict[_Fragment, int | None] = {}
-    if len(fragments) <= _SCANNED_FRAGMENTS:
-        for fragment in fragments:
-            found = prepared.plain.find(fragment.needle)
-            literal[fragment] = None if found < 0 else found + 1
-    else:
-        ends = _first_ends([fragment.words for fragment in fragments], prepared.words)
-        for fragment, end in zip(fragments, ends):
-            literal[fragment] = None if end is None else prepared.word_offsets[end - len(fragment.words)]
-        tagged = [fragment for fragment in fragments if fragment.tagged and literal[fragment] is not None]
-        if tagged:
-            symbols = prepared.tagged
-            ends = _first_ends([fragment.tagged for fragment in tagged], symbols.symbols)
-            for fragment, end in zip(tagged, ends):
-                position = None if end is None else symbols.positions[end - len(fragment.tagged)]
-                attributed[fragment] = None if position is None else prepared.word_offsets[position]
+    for fragment in fragments:
+        found = prepared.plain.find(fragment.needle)
+        literal[fragment] = None if found < 0 else found + 1
     for fragment in fragments:
         if fragment not in attributed:
             first = literal[fragment]
             attributed[fragment] = first if first is None or not fragment.checks else _first_attributed(fragment, prepared, first)
     return literal, attributed
-
-
-def _first_ends(patterns: list[tuple[str, ...]], text: Iterable[str]) -> list[int | None]:
-    """For each pattern, where its first occurrence in ``text`` ends (index past its last symbol).
-
-    Aho-Corasick: a trie of the patterns with failure links, one pass over the text. A pattern's node
-    is reported at most once: walking the chain of pattern nodes that end at a position stops at the
-    first one already reported, since everything after it on its chain was reported with it. So the
-    cost is O(len(text) + total pattern length), however often the patterns occur.
-    """
-    children: list[dict[str, int]] = [{}]
-    ending: list[list[int]] = [[]]
-    for number, pattern in enumerate(patterns):
-        node = 0
-        for symbol in pattern:
-            child = children[node].get(symbol)
-            if child is None:
-                child = len(children)
-                children[node][symbol] = child
-                children.append({})
-                ending.append([])
-            node = child
-        ending[node].append(number)
-    failure = [0] * len(children)
-    output = [0] * len(children)  # nearest node on the failure chain where a pattern ends (0: none)
-    queue = deque(children[0].values())
-    while queue:
-        node = queue.popleft()
-        for symbol, child in children[node].items():
-            fallback = failure[node]
-            while fallback and symbol not in children[fallback]:
-                fallback = failure[fallback]
-            target = children[fallback].get(symbol, 0) if node else 0
-            failure[child] = target if target != child else 0
-            output[child] = failure[child] if ending[failure[child]] else output[failure[child]]
-            queue.append(child)
-    ends: list[int | None] = [None] * len(patterns)
-    reported = bytearray(len(children))
-    node = 0
-    for position, symbol in enumerate(text, 1):
-        while node and symbol not in children[node]:
-            node = failure[node]
-        node = children[node].get(symbol, 0)
-        report = node if ending[node] else output[node]
-        while report and not reported[report]:
-            reported[report] = 1
-            for number in ending[report]:
-                ends[number] = position
-            report = output[report]
-    return ends
 
 
 def _spans(found: list[tuple[_Fragment, int]], prepared: _Prepared) -> tuple[tuple[int, int], ...]:

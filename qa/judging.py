@@ -127,10 +127,13 @@ def _answer_problem(completion: Completion) -> str | None:
     return None
 
 
-def verification_fields(*, evidence: str, transcript: str, model_confidence: float) -> dict[str, object]:
+def verification_fields(
+    *, evidence: str, transcript: str, model_confidence: float, subject: str = Criterion.Subject.ANY
+) -> dict[str, object]:
     """A score's verification and the confidence it leaves: an unverified
-    quote supports nothing, whatever the model felt."""
-    check = verify_evidence(evidence, transcript)
+    quote supports nothing, whatever the model felt. `subject`: the criterion's
+    (a quote of only someone else's words is `wrong_subject`)."""
+    check = verify_evidence(evidence, transcript, subject)
     return {
         "confidence": model_confidence if check.verified else 0.0,
         "evidence_verified": check.verified,
@@ -139,6 +142,13 @@ def verification_fields(*, evidence: str, transcript: str, model_confidence: flo
         "verification_closest": check.closest.to_dict() if check.closest else None,
         "verifier_version": VERIFIER_VERSION,
     }
+
+
+def _subject(criterion: Criterion, value: int | None) -> str:
+    """Whose words a score's quote must include: the criterion's subject, except for "does not apply",
+    whose quote shows the exception's situation, often in the other side's words ("the caller asks
+    to be transferred")."""
+    return Criterion.Subject.ANY if value is None else criterion.subject
 
 
 @dataclass(frozen=True)
@@ -283,7 +293,10 @@ def _draft(combined: CombinedAnswer, transcript: str) -> DraftScore:
             "rationale": answer.rationale,
             "sample_values": combined.sample_values,
             "unstable": combined.unstable,
-            **verification_fields(evidence=answer.evidence, transcript=transcript, model_confidence=answer.confidence),
+            **verification_fields(
+                evidence=answer.evidence, transcript=transcript, model_confidence=answer.confidence,
+                subject=_subject(answer.criterion, answer.value),
+            ),  # fmt: skip
         },
     )
 
@@ -339,14 +352,15 @@ def judge_run_reverify(*, run: JudgeRun) -> int:
     """Verify the stored scores of a succeeded run again (a new verifier, say),
     without another LLM call; re-route its recording if a confidence changed
     and the run is the recording's current one. Returns how many scores changed."""
-    scores = list(run.scores.select_for_update())
+    scores = list(run.scores.select_related("criterion").select_for_update(of=("self",)))
     fields = ["confidence", *VERIFICATION_FIELDS]
     changed, confidence_changed = 0, False
     for score in scores:
         before = {field: getattr(score, field) for field in fields}
         for field, value in verification_fields(
-            evidence=score.evidence, transcript=run.recording.transcript, model_confidence=score.model_confidence
-        ).items():
+            evidence=score.evidence, transcript=run.recording.transcript, model_confidence=score.model_confidence,
+            subject=_subject(score.criterion, score.value),
+        ).items():  # fmt: skip
             setattr(score, field, value)
         if before != {field: getattr(score, field) for field in fields}:
             changed += 1

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import secrets
@@ -172,21 +173,48 @@ class Recording(models.Model):
     def quote_time_span(self, spans: Sequence[Sequence[int]]) -> tuple[int, int] | None:
         """The stretch of audio (start_ms, end_ms) that a quote's character spans cover, from the
         recognizer's word times; None when the transcript has no timing to go by."""
-        if not spans or not self.turns:
-            return None
-        timed = list(_timed_pieces(self.turns))
-        if "".join(text for text, *_ in timed) != self.transcript:
-            return None  # the turns do not render to the stored transcript: no offset can be trusted
-        covered = []
-        offset = 0
-        for text, start_ms, end_ms in timed:
-            end = offset + len(text)
-            if start_ms is not None and any(offset < span_end and span_start < end for span_start, span_end in spans):
-                covered.append((start_ms, end_ms))
-            offset = end
+        [times] = self.fragment_times([spans])
+        covered = [time for time in times if time is not None]
         if not covered:
             return None
         return min(start for start, _ in covered), max(end for _, end in covered)
+
+    def fragment_times(self, quotes: Sequence[Sequence[Sequence[int]]]) -> list[list[tuple[int, int] | None]]:
+        """For each quote's character spans, each span's audio (start_ms, end_ms): from the words it
+        covers where the turns keep word times, else from its turns' times; None where nothing it
+        covers is timed, or the turns do not render to the transcript (no offset could be trusted).
+        The turns are read once for all the quotes."""
+        timed = self._timed_ranges()
+        ends = [end for _, end, _, _ in timed]
+        result = []
+        for spans in quotes:
+            times: list[tuple[int, int] | None] = []
+            for span_start, span_end in spans:
+                covered = []
+                at = bisect.bisect_right(ends, span_start)  # the first timed piece ending after the span's start
+                while at < len(timed) and timed[at][0] < span_end:
+                    covered.append(timed[at][2:])
+                    at += 1
+                times.append((min(start for start, _ in covered), max(end for _, end in covered)) if covered else None)
+            result.append(times)
+        return result
+
+    def _timed_ranges(self) -> list[tuple[int, int, int, int]]:
+        """(start, end) in the transcript and (start_ms, end_ms) of each timed piece of the rendered
+        turns, in order; empty without turns, or when they do not render to the stored transcript."""
+        if not self.turns:
+            return []
+        timed = list(_timed_pieces(self.turns))
+        if "".join(text for text, *_ in timed) != self.transcript:
+            return []
+        ranges = []
+        offset = 0
+        for text, start_ms, end_ms in timed:
+            end = offset + len(text)
+            if start_ms is not None and end_ms is not None:
+                ranges.append((offset, end, start_ms, end_ms))
+            offset = end
+        return ranges
 
 
 def _timed_pieces(turns: list[dict]) -> Iterator[tuple[str, int | None, int | None]]:

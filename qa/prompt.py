@@ -55,6 +55,10 @@ _OUTCOMES = {
         "and start the rationale with 'Not applicable:'"
     ),
 }
+_SUBJECTS = {
+    Criterion.Subject.AGENT: "Whose behaviour: the agent's. The quote must include words the agent said.",
+    Criterion.Subject.CUSTOMER: "Whose behaviour: the customer's. The quote must include words the customer said.",
+}
 _LANGUAGES = {"es": "Spanish", "en": "English", "pt": "Portuguese", "fr": "French"}
 _DELIMITER = re.compile(r"<(/?)(transcript)", re.IGNORECASE)
 
@@ -79,6 +83,9 @@ def _criterion_text(criterion: Criterion) -> str:
         f"Scale: integer from {criterion.scale_min} (not met) to {criterion.scale_max} (fully met).",
         f"What it means: {criterion.description.strip()}",
     ]
+    if criterion.subject in _SUBJECTS:
+        # Only a criterion that names its subject says so: the others' prompt (and version) stay as they were.
+        lines.append(_SUBJECTS[criterion.subject])
     if criterion.evidence_guidance.strip():
         lines.append(f"What to quote: {criterion.evidence_guidance.strip()}")
     exceptions = list(criterion.exceptions.all())

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
+from qa.evidence import parse_turns
 from qa.judging import ACTIVE
 from qa.models import JudgeRun, Recording, Score
 
@@ -64,3 +65,64 @@ def recording_details() -> QuerySet[Recording]:
 
 def recording_active_run(*, recording: Recording) -> JudgeRun | None:
     return JudgeRun.objects.filter(recording=recording, status__in=ACTIVE).first()
+
+
+@dataclass(frozen=True)
+class TurnTimes:
+    """One turn of a recording's transcript: who, what, where in the transcript (characters, the
+    label excluded) and when in the audio (ms; None where the recognizer or the sender gave no time)."""
+
+    speaker: str | None
+    text: str
+    start: int
+    end: int
+    start_ms: int | None
+    end_ms: int | None
+
+
+def recording_turns(*, recording: Recording) -> list[TurnTimes]:
+    """The transcript's turns, with the times of the structured turns the recording keeps (the
+    recognizer's, or those it was sent with) where they line up one to one with the transcript's
+    (same count, same speakers, as the review page requires): a wrong time is worse than none."""
+    turns = parse_turns(recording.transcript)
+    given = recording.turns or []
+    lined_up = len(given) == len(turns) and all(
+        " ".join(str(structured.get("speaker", "")).split()) == parsed.speaker for structured, parsed in zip(given, turns)
+    )
+    return [
+        TurnTimes(
+            speaker=turn.speaker,
+            text=turn.text,
+            start=turn.start,
+            end=turn.end,
+            start_ms=given[index].get("start_ms") if lined_up else None,
+            end_ms=given[index].get("end_ms") if lined_up else None,
+        )
+        for index, turn in enumerate(turns)
+    ]
+
+
+@dataclass(frozen=True)
+class FragmentTimes:
+    """One fragment of a quote as found in the transcript (characters) and, for a verified quote,
+    the audio it was said in (ms; None without timing)."""
+
+    start: int
+    end: int
+    start_ms: int | None
+    end_ms: int | None
+
+
+def score_fragments(*, recording: Recording, scores: list[Score]) -> dict[int, list[FragmentTimes]]:
+    """Per score id, its quote's fragments; times only for a verified quote (an unverified one's
+    spans show what was found, which is not what the judge's score rests on: nothing to play).
+    The recording's turns are read once for all the scores."""
+    times = recording.fragment_times([score.verification_spans if score.evidence_verified else [] for score in scores])
+    fragments = {}
+    for score, quote_times in zip(scores, times):
+        spans = score.verification_spans
+        timed = quote_times if score.evidence_verified else [None] * len(spans)
+        fragments[score.pk] = [
+            FragmentTimes(start, end, *(time or (None, None))) for (start, end), time in zip(spans, timed, strict=True)
+        ]
+    return fragments

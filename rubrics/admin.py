@@ -56,7 +56,10 @@ class CriterionExceptionInline(DraftOnlyMixin, nested_admin.NestedTabularInline)
 class CriterionInline(DraftOnlyMixin, nested_admin.NestedStackedInline):
     model = Criterion
     extra = 0
-    fields = [("key", "title"), "description", "evidence_guidance", ("scale_min", "scale_max", "weight", "order"), "replaces"]
+    fields = [
+        ("key", "title"), "description", ("subject", "evidence_guidance"), ("scale_min", "scale_max", "weight", "order"),
+        "replaces",
+    ]  # fmt: skip
     inlines = [CriterionExceptionInline]  # rubric_admin.js folds each criterion to one line
 
 

@@ -52,7 +52,10 @@ class CriterionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Criterion
-        fields = ["key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "exceptions"]
+        fields = [
+            "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "subject",
+            "exceptions",
+        ]  # fmt: skip
 
 
 class RubricSummarySerializer(serializers.ModelSerializer):

@@ -103,6 +103,64 @@ def two_behaviours(criterion: Criterion) -> Iterator[Finding]:
         )
 
 
+# --- whose behaviour -----------------------------------------------------------
+
+# Words naming each side of the call, in either language.
+ROLE_WORDS = {
+    Criterion.Subject.AGENT: set(
+        _words(
+            "agent agents agente agentes operator operador operadora asesor asesora advisor representative"
+            " representante ejecutivo ejecutiva"
+        )
+    ),
+    Criterion.Subject.CUSTOMER: set(
+        _words("customer customers caller callers client cliente clientes usuario usuaria llamante")
+    ),
+}
+_NEGATIONS = {"no", "not", "never", "nunca", "does", "doesn't", "doesnt", "se", "le", "lo", "la", "les"}
+
+
+def _acting(words: list[str], role: str) -> bool:
+    """The role is named right before one of the behaviour verbs ("el agente saluda", "the caller says",
+    "el agente no amenaza"): it is who acts."""
+    for at, word in enumerate(words):
+        if word in ROLE_WORDS[role]:
+            following = [after for after in words[at + 1 : at + 4] if after not in _NEGATIONS][:1]
+            if following and following[0] in AGENT_VERBS:
+                return True
+    return False
+
+
+def subject_unstated(criterion: Criterion) -> Iterator[Finding]:
+    """A description about the agent (or the customer) with the subject left at `any`: a quote of the
+    other side's words would verify. Who acts is the role named before a behaviour verb; failing that,
+    the agent when named (a QA criterion judges the agent), else the customer."""
+    if criterion.subject != Criterion.Subject.ANY:
+        return
+    words = _words(criterion.description)
+    named = [role for role, names in ROLE_WORDS.items() if names & set(words)]
+    if not named:
+        return
+    acting = [role for role in named if _acting(words, role)]
+    role = acting[0] if len(acting) == 1 else named[0]
+    messages = {
+        Criterion.Subject.AGENT: _(
+            "The description is about what the agent does, but whose behaviour the criterion judges is “%(any)s”: "
+            "a quote of only the customer's words would verify. Set it to “%(subject)s”."
+        ),
+        Criterion.Subject.CUSTOMER: _(
+            "The description is about what the customer does, but whose behaviour the criterion judges is "
+            "“%(any)s”: a quote of only the agent's words would verify. Set it to “%(subject)s”."
+        ),
+    }
+    yield Finding(
+        Severity.WARNING,
+        "subject-unstated",
+        messages[role] % {"any": Criterion.Subject.ANY.label, "subject": Criterion.Subject(role).label},
+        criterion.key,
+    )
+
+
 # --- vague wording ------------------------------------------------------------
 
 VAGUE_WORDS = (
@@ -285,6 +343,7 @@ def replaces_known(criteria: list[Criterion], previous: Rubric | None) -> Iterat
 
 CRITERION_RULES: tuple[Callable[[Criterion], Iterable[Finding]], ...] = (
     two_behaviours,
+    subject_unstated,
     vague_wording,
     exceptions_written,
     evidence_guidance,

@@ -106,6 +106,14 @@ class Rubric(models.Model):
 
 
 class Criterion(models.Model):
+    class Subject(models.TextChoices):
+        """Whose behaviour the criterion judges: a quote must include words of a turn of that speaker
+        (qa.evidence). `any`, the default, checks no speaker, as every criterion did before."""
+
+        AGENT = "agent", _("Agent")
+        CUSTOMER = "customer", _("Customer")
+        ANY = "any", _("Anyone in the call")
+
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="criteria")
     key = models.SlugField(_("key"), max_length=64, help_text=_("Stable identifier, unique in its rubric."))
     title = models.CharField(_("title"), max_length=200)
@@ -115,6 +123,14 @@ class Criterion(models.Model):
     scale_max = models.SmallIntegerField(_("scale maximum"), default=5)
     weight = models.FloatField(_("weight"), default=1.0, validators=[MinValueValidator(0.0)])
     order = models.PositiveIntegerField(_("order"), default=0)
+    subject = models.CharField(
+        _("whose behaviour"),
+        max_length=10,
+        choices=Subject.choices,
+        default=Subject.ANY,
+        db_default=Subject.ANY,
+        help_text=_("Whose words the evidence must include: a quote of only the other speaker's words is not verified."),
+    )
     # The version comparison continues this criterion's line from the one it
     # replaces (a split or renamed criterion), so a change of wording can be
     # followed across versions.

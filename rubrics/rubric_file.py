@@ -10,14 +10,15 @@ from typing import Any
 import yaml
 from django.utils.text import slugify
 
-from rubrics.models import CriterionException, Rubric
+from rubrics.models import Criterion, CriterionException, Rubric
 
 RUBRIC_FIELDS = {
     "slug", "name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments",
     "criteria",
 }
 CRITERION_FIELDS = {
-    "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "exceptions",
+    "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "subject",
+    "exceptions",
 }
 EXCEPTION_FIELDS = {"when", "outcome"}
 
@@ -44,6 +45,7 @@ class CriterionSpec:
     scale_max: int = 5
     weight: float = 1.0
     replaces: str = ""
+    subject: str = Criterion.Subject.ANY.value
     exceptions: list[ExceptionSpec] = field(default_factory=list)
 
 
@@ -111,7 +113,11 @@ def _criterion(node: yaml.Node) -> CriterionSpec:
         scale_max=_integer(fields, "scale_max", where, default=5),
         weight=_number(fields, "weight", where, default=1.0),
         replaces=_text(fields, "replaces", where, default=""),
+        subject=_text(fields, "subject", where, default=Criterion.Subject.ANY.value),
     )
+    if criterion.subject not in Criterion.Subject.values:
+        choices = ", ".join(Criterion.Subject.values)
+        raise RubricFileError(f"{where}: unknown subject '{criterion.subject}' (use one of: {choices})", fields["subject"][1])
     if criterion.weight < 0:
         raise RubricFileError(f"{where}: 'weight' must not be negative", fields["weight"][0])
     if criterion.replaces and criterion.replaces != slugify(criterion.replaces):
@@ -223,6 +229,7 @@ def rubric_spec_of(rubric: Rubric) -> RubricSpec:
                 scale_max=criterion.scale_max,
                 weight=criterion.weight,
                 replaces=criterion.replaces,
+                subject=criterion.subject,
                 exceptions=[ExceptionSpec(when=e.text, outcome=e.outcome) for e in criterion.exceptions.all()],
             )
             for criterion in rubric.criteria.prefetch_related("exceptions")
@@ -240,4 +247,6 @@ def rubric_spec_dump(spec: RubricSpec) -> str:
         for name in ("evidence_guidance", "replaces"):
             if not criterion[name]:
                 del criterion[name]
+        if criterion["subject"] == Criterion.Subject.ANY:
+            del criterion["subject"]  # the default: a file written before subjects existed reads the same
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)

@@ -73,6 +73,7 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
             scale_max=item.scale_max,
             weight=item.weight,
             replaces=item.replaces,
+            subject=item.subject,
             order=order,
         )
         CriterionException.objects.bulk_create(

@@ -102,7 +102,7 @@ def rubric_form(rubric: Rubric, **changes) -> dict:
         f"{prefix}-0-id": criterion.pk, f"{prefix}-0-rubric": rubric.pk, f"{prefix}-0-key": criterion.key,
         f"{prefix}-0-title": criterion.title, f"{prefix}-0-description": criterion.description,
         f"{prefix}-0-evidence_guidance": "", f"{prefix}-0-scale_min": 1, f"{prefix}-0-scale_max": 5,
-        f"{prefix}-0-weight": 1, f"{prefix}-0-replaces": "", f"{prefix}-0-order": 1,
+        f"{prefix}-0-weight": 1, f"{prefix}-0-replaces": "", f"{prefix}-0-order": 1, f"{prefix}-0-subject": criterion.subject,
         f"{nested}-TOTAL_FORMS": 2, f"{nested}-INITIAL_FORMS": 1,
         f"{nested}-0-id": exception.pk, f"{nested}-0-criterion": criterion.pk,
         f"{nested}-0-text": exception.text, f"{nested}-0-outcome": exception.outcome, f"{nested}-0-order": 0,

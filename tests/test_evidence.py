@@ -203,7 +203,7 @@ def test_status_table(name: str, evidence: str | None, expected: Status) -> None
     assert check.verified is (expected == Status.VERIFIED)
 
 
-# Quotes of several fragments, labelled, unlabelled and mixed, found and not, for the two searches below.
+# Quotes of several fragments, labelled, unlabelled and mixed, found and not.
 MANY_FRAGMENTS = [
     ("es", "AGENTE: te lo mando hoy ... CLIENTE: y cuándo me devuelven la plata ... cinco días hábiles"),
     ("es", "cinco días hábiles ... AGENTE: te lo mando hoy"),
@@ -214,15 +214,6 @@ MANY_FRAGMENTS = [
     ("en", "four digits of your card CUSTOMER: It's 4821 ... a new card ships tomorrow"),
     ("en_asr", "hi id like to dispute ... youll get an e mail ... within 48 hours"),
 ]
-
-
-@pytest.mark.parametrize(("name", "evidence"), [case[:2] for case in CASES if case[1]] + MANY_FRAGMENTS)
-def test_one_pass_for_many_fragments_agrees_with_one_scan_per_fragment(monkeypatch, name: str, evidence: str) -> None:
-    """A quote with many distinct fragments is searched in one multi-pattern pass (near-linear); forced
-    on every quote, it must give exactly what one scan per fragment gives."""
-    scanned = verify_evidence(evidence, TRANSCRIPTS[name])
-    monkeypatch.setattr(evidence_module, "_SCANNED_FRAGMENTS", 0)
-    assert verify_evidence(evidence, TRANSCRIPTS[name]) == scanned
 
 
 @pytest.mark.parametrize(("name", "evidence"), [case[:2] for case in CASES if case[1]] + MANY_FRAGMENTS)

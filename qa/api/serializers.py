@@ -19,7 +19,7 @@ from rest_framework.reverse import reverse
 from qa.api.recording_input import AGENT_INVALID, BATCH_MAX, INT32_MAX, rubric_published
 from qa.api.schema import ErrorSerializer
 from qa.models import JudgeRun, Recording, Score
-from qa.selectors import RecordingFilters
+from qa.selectors import RecordingFilters, recording_turns, score_fragments
 from qa.services import Turn
 from rubrics.models import Rubric
 
@@ -250,6 +250,18 @@ class JudgeRunSerializer(serializers.ModelSerializer):
         ]
 
 
+class FragmentSerializer(serializers.Serializer):
+    """A qa.selectors.FragmentTimes."""
+
+    start = serializers.IntegerField(help_text=_("Offset into the transcript where the fragment starts."))
+    end = serializers.IntegerField(help_text=_("Offset into the transcript where the fragment ends (exclusive)."))
+    start_ms = serializers.IntegerField(
+        allow_null=True,
+        help_text=_("When the fragment starts in the audio, in ms; null unless the quote is verified and the call is timed."),
+    )
+    end_ms = serializers.IntegerField(allow_null=True, help_text=_("When the fragment ends in the audio, in ms."))
+
+
 class VerificationSerializer(serializers.Serializer):
     status = serializers.CharField(source="verification_status")
     spans = serializers.ListField(
@@ -257,6 +269,23 @@ class VerificationSerializer(serializers.Serializer):
         child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
         help_text=_("[start, end) offsets into the transcript of each quoted fragment found."),
     )
+    fragments = serializers.SerializerMethodField(help_text=_("Each span, with its time in the audio."))
+
+    @extend_schema_field(FragmentSerializer(many=True))
+    def get_fragments(self, score: Score) -> list[dict]:
+        fragments = self.context.get("fragments", {}).get(score.pk, [])
+        return FragmentSerializer(fragments, many=True).data
+
+
+class TurnSerializer(serializers.Serializer):
+    """A qa.selectors.TurnTimes."""
+
+    speaker = serializers.CharField(allow_null=True)
+    text = serializers.CharField()
+    start = serializers.IntegerField(help_text=_("Offset into the transcript where the turn's text starts."))
+    end = serializers.IntegerField(help_text=_("Offset into the transcript where the turn's text ends (exclusive)."))
+    start_ms = serializers.IntegerField(allow_null=True, help_text=_("When the turn starts in the audio, in ms, if known."))
+    end_ms = serializers.IntegerField(allow_null=True, help_text=_("When the turn ends in the audio, in ms, if known."))
 
 
 class ScoreSerializer(serializers.ModelSerializer):
@@ -293,12 +322,14 @@ class RecordingDetailSerializer(RecordingSerializer):
             "part in): scores and reviews are then empty. Never true for an API key."
         )
     )
+    turns = serializers.SerializerMethodField(help_text=_("The transcript's turns, with their times where known."))
 
     class Meta(RecordingSerializer.Meta):
         fields = [
             *RecordingSerializer.Meta.fields,
             "transcript_source",
             "transcript",
+            "turns",
             "failure_reason",
             "latest_run",
             "scores",
@@ -319,7 +350,13 @@ class RecordingDetailSerializer(RecordingSerializer):
         # Only a succeeded run becomes the current one: a failed run's partial answers never show.
         if recording.current_run is None or self.context.get("judgment_hidden"):
             return []
-        return ScoreSerializer(recording.current_run.scores.all(), many=True).data
+        scores = list(recording.current_run.scores.all())
+        fragments = score_fragments(recording=recording, scores=scores)
+        return ScoreSerializer(scores, many=True, context={"fragments": fragments}).data
+
+    @extend_schema_field(TurnSerializer(many=True))
+    def get_turns(self, recording: Recording) -> list[dict]:
+        return TurnSerializer(recording_turns(recording=recording), many=True).data
 
 
 # --- Errors (for the schema) ---------------------------------------------------

@@ -16,6 +16,7 @@ VERIFICATION_LABELS = {
     "verified": _("verified"),
     "empty": _("no quote given"),
     "too_short": _("quote too short to locate"),
+    "wrong_subject": _("not the words of the person this criterion judges"),
     "wrong_speaker": _("said by another speaker"),
     "out_of_order": _("fragments out of order"),
     "partial": _("only partly found"),

@@ -51,7 +51,9 @@ def test_detail_shows_scores_with_their_verification_and_the_latest_run(api):
         "evidence_verified", "verification", "rationale",
     }  # fmt: skip
     assert c2["evidence_verified"] is False
-    assert c2["verification"] == {"status": "paraphrase", "spans": [[10, 30]]}
+    assert c2["verification"] == {
+        "status": "paraphrase", "spans": [[10, 30]], "fragments": [{"start": 10, "end": 30, "start_ms": None, "end_ms": None}]
+    }  # fmt: skip
     assert body["needs_review"] is True and body["review_reasons"] == ["unverified_evidence"]
     assert body["transcript"] == recording.transcript
     assert body["reviews"] == []
@@ -225,8 +227,10 @@ def test_rubric_detail_has_criteria_exceptions_and_versions(api):
     assert [c["key"] for c in body["criteria"]] == ["c1", "c2", "c3"]
     c1 = body["criteria"][0]
     assert set(c1) == {
-        "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "exceptions",
+        "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "subject",
+        "exceptions",
     }  # fmt: skip
+    assert c1["subject"] == "any"
     assert c1["exceptions"] == [{"text": "Transferred", "outcome": "not_applicable"}]
     assert [(v["version"], v["status"]) for v in body["versions"]] == [(2, "published"), (1, "archived")]
     assert api.get("/api/rubrics/support/?version=1").json()["status"] == "archived"

@@ -45,10 +45,11 @@ def bad_rubric():
     """One criterion per rule, each broken in the way the rule looks for; `fine` breaks none."""
     rubric = RubricFactory(slug="bad")
 
-    def criterion(key, description, guidance="Quote the agent's words.", exceptions=(("the call drops", "not_applicable"),), **extra):
+    def criterion(key, description, guidance="Quote the agent's words.", exceptions=(("the call drops", "not_applicable"),),
+                  subject="agent", **extra):
         # Titles are the descriptions' first words: near duplicates only where the descriptions are.
         item = CriterionFactory(rubric=rubric, key=key, title=f"{key}: {' '.join(description.split()[:4])}",
-                                description=description, evidence_guidance=guidance, **extra)
+                                description=description, evidence_guidance=guidance, subject=subject, **extra)
         for text, outcome in exceptions:
             CriterionExceptionFactory(criterion=item, text=text, outcome=outcome)
         return item
@@ -70,6 +71,10 @@ def bad_rubric():
     criterion("wide-scale", "The agent says the waiting time in minutes.", scale_min=0, scale_max=100)
     criterion("near-duplicate", "The agent says the refund amount in euros.")
     criterion("zero-weight", "The agent spells the customer's surname back.", weight=0)
+    # Whose behaviour: the agent acts though the customer is named first; the customer acts; no one is named.
+    criterion("subject-agent-es", "Cuando el cliente pregunta por la factura, el agente indica el importe.", subject="any")
+    criterion("subject-customer-en", "The customer states the reason for the call.", subject="any")
+    criterion("no-one-named", "The hold music stops within two minutes.", subject="any")
     return rubric
 
 
@@ -89,6 +94,8 @@ EXPECTED = {
     ("wide-scale", "scale"),
     ("near-duplicate", "near-duplicate"),
     ("zero-weight", "zero-weight"),
+    ("subject-agent-es", "subject-unstated"),
+    ("subject-customer-en", "subject-unstated"),
 }
 
 
@@ -108,6 +115,10 @@ def test_severity_and_messages_in_both_languages():
     assert "does not apply without saying when" in english[("na-without-situation", "not-applicable-without-situation")].message
     assert "no aplica sin decir cuándo" in spanish[("na-without-situation", "not-applicable-without-situation")].message
     assert "«además»" in spanish[("addition-es", "two-behaviours")].message
+    assert "what the agent does" in english[("subject-agent-es", "subject-unstated")].message
+    assert "Set it to “Customer”" in english[("subject-customer-en", "subject-unstated")].message
+    assert "lo que hace el agente" in spanish[("subject-agent-es", "subject-unstated")].message
+    assert "«Cliente»" in spanish[("subject-customer-en", "subject-unstated")].message
     for key in english:
         assert english[key].message != spanish[key].message, key
 
@@ -131,7 +142,7 @@ def test_lint_rubric_command_exits_1_on_errors(capsys):
     assert exited.value.returncode == 1
     out = capsys.readouterr()
     assert "\nerror na-without-situation [not-applicable-without-situation]" in out.out
-    assert "1 error(s), 14 warning(s)" in str(exited.value)
+    assert "1 error(s), 16 warning(s)" in str(exited.value)
 
 
 def test_lint_rubric_command_passes_with_warnings_only(capsys):
