@@ -21,8 +21,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def openai_judge(fake_llm, monkeypatch) -> Judge:
+def openai_judge(fake_llm, monkeypatch, settings) -> Judge:
     monkeypatch.setenv("JUDGE_OPENAI_KEY", "sk-test")
+    # A judge with no base URL calls OpenAI: the operator allows its key variable and host.
+    settings.QA_JUDGE_KEY_VARIABLES = [*settings.QA_JUDGE_KEY_VARIABLES, "JUDGE_OPENAI_KEY"]
+    settings.QA_JUDGE_ALLOWED_HOSTS = [*settings.QA_JUDGE_ALLOWED_HOSTS, "api.openai.com"]
     # The backend is cached per configuration, and this one's client read OPENAI_BASE_URL when it was
     # built: each test's server has a port of its own.
     llm._backend.cache_clear()

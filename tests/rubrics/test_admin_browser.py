@@ -33,7 +33,8 @@ def draft_with_three_criteria() -> Rubric:
         start=1,
     ):
         criterion = CriterionFactory(
-            rubric=first, key=key, title=title, description=description, evidence_guidance="Cite la frase.", order=order
+            rubric=first, key=key, title=title, description=description, evidence_guidance="Cite la frase.", order=order,
+            subject="agent",  # whose words: stated, so the only finding is the one the test makes
         )
         CriterionExceptionFactory(criterion=criterion, text="La llamada se corta antes.", outcome="not_applicable")
     return rubric_publish(rubric=first)
