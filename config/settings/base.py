@@ -219,6 +219,8 @@ SPECTACULAR_SETTINGS = {
         "RubricStatusEnum": "rubrics.models.Rubric.Status",
         "CalibrationStatusEnum": "reviews.models.CalibrationSession.Status",
         "ExperimentStatusEnum": "reviews.experiments.models.Experiment.Status",
+        "WebhookStatusEnum": "webhooks.models.Subscription.Status",
+        "WebhookDeliveryStatusEnum": "webhooks.models.Delivery.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -46,7 +46,7 @@ class SubscriptionsView(GenericAPIView):
     def get_queryset(self) -> QuerySet[Subscription]:
         return subscriptions_visible(api_key=_key(self.request))
 
-    @extend_schema(responses={200: SubscriptionSerializer(many=True), 404: NO_PAGE}, summary=_("List webhook subscriptions"))
+    @extend_schema(responses={200: SubscriptionSerializer(many=True), 400: BAD_REQUEST, 404: NO_PAGE}, summary=_("List webhook subscriptions"))
     def get(self, request: Request) -> Response:
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
@@ -106,7 +106,7 @@ class DeliveriesView(GenericAPIView):
     session_permissions = {"GET": "webhooks.view_delivery"}
 
     @extend_schema(
-        responses={200: DeliverySerializer(many=True), 404: NOT_FOUND},
+        responses={200: DeliverySerializer(many=True), 400: BAD_REQUEST, 404: NOT_FOUND},
         summary=_("A subscription's deliveries, newest first, each with its attempts"),
     )
     def get(self, request: Request, pk: int) -> Response:
