@@ -33,7 +33,8 @@ def main() -> None:
     parser.add_argument("--recordings", type=int, default=900, help="judgments measured, shared by the three modes")
     parser.add_argument("--block", type=int, default=25, help="judgments in a row in one mode")
     parser.add_argument("--deliveries", type=int, default=100, help="events fanned out and delivered after")
-    parser.add_argument("--port", type=int, default=8093, help="the fake LLM's; the receiver takes the next")
+    parser.add_argument("--port", type=int, default=8093, help="the fake LLM's")
+    parser.add_argument("--receiver-port", type=int, default=8094)
     args = parser.parse_args()
     os.environ.update(
         OPENAI_BASE_URL=f"http://127.0.0.1:{args.port}/v1",
@@ -60,7 +61,7 @@ def main() -> None:
             cwd=ROOT, stdout=subprocess.DEVNULL,
         ),
         subprocess.Popen(
-            [sys.executable, "-m", "tests.support.webhook_receiver", "--port", str(args.port + 1)],
+            [sys.executable, "-m", "tests.support.webhook_receiver", "--port", str(args.receiver_port)],
             cwd=ROOT, stdout=subprocess.DEVNULL,
         ),
     ]  # fmt: skip
@@ -70,7 +71,7 @@ def main() -> None:
         Event.objects.all().delete()
         Subscription.objects.all().delete()
         subscription, _secret = subscription_create(
-            url=f"http://127.0.0.1:{args.port + 1}/hook", events=["recording.judged", "recording.routed"]
+            url=f"http://127.0.0.1:{args.receiver_port}/hook", events=["recording.judged", "recording.routed"]
         )
         time.sleep(1)  # the children's start
 
