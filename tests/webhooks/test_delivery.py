@@ -25,7 +25,13 @@ from tests.support.fake_openai import error
 from tests.support.webhook_receiver import Answer
 from tests.webhooks.conftest import readme_verify
 from webhooks.models import Attempt, Delivery, Subscription
-from webhooks.services import delivery_attempt, delivery_redeliver, subscription_create, subscription_update
+from webhooks.services import (
+    delivery_attempt,
+    delivery_redeliver,
+    subscription_create,
+    subscription_update,
+    webhooks_sweep,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]
 
@@ -87,6 +93,7 @@ def test_routing_and_failure_have_their_events(receiver, fake_llm, django_captur
     routed, failed = (body_of(r)["data"] for r in receiver.requests)
     assert routed["needs_review"] is True and "warm_up" in routed["review_reasons"]
     assert failed["status"] == "failed" and failed["failure_reason"]
+    assert routed["links"]["self"] == f"/api/recordings/{warming.pk}/"  # no QA_PUBLIC_URL: paths on the app
 
 
 def test_a_review_arrives_as_the_api_answers_it(receiver, django_capture_on_commit_callbacks):
@@ -240,3 +247,46 @@ def test_a_rolled_back_transaction_sends_nothing(receiver):
 
     review_create(recording=recording, decision="approve", reviewer="marta")  # committed: sent
     assert [r.headers["X-Veredicto-Event"] for r in receiver.requests] == ["review.created"]
+
+
+def test_a_redirect_is_not_followed_nor_delivered(receiver, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    receiver.script(Answer(302))
+    delivery = emitted(django_capture_on_commit_callbacks)
+    assert list(delivery.attempt_log.values_list("outcome", "response_code")) == [("retry", 302)]
+    assert len(receiver.requests) == 1
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(receiver, settings, monkeypatch, django_capture_on_commit_callbacks):
+    from tests.webhooks.test_hosts import resolving
+
+    port = receiver.url.split(":")[2].split("/")[0]
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["hooks.example.com", "127.0.0.1"]
+    resolving(monkeypatch, {"hooks.example.com": ["127.0.0.1"]})
+    subscription_create(url=f"http://hooks.example.com:{port}/in", events=["recording.judged"])
+    emitted(django_capture_on_commit_callbacks)
+    [request] = receiver.requests
+    assert request.headers["Host"] == f"hooks.example.com:{port}" and request.path == "/in"
+
+
+def test_the_sweep_sends_what_lost_its_message(receiver, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    recording = judged_recording()
+    with django_capture_on_commit_callbacks():  # committed, but its message never published (a broker down)
+        [event] = events_emit(
+            names=["recording.judged"], subject_type="recording", subject_id=recording.pk, recording_id=recording.pk
+        )
+    assert webhooks_sweep() == (0, 0)  # under a minute old: its message may still come
+    Event.objects.filter(pk=event.pk).update(created_at=timezone.now() - timedelta(minutes=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert webhooks_sweep()[0] == 1
+    [request] = receiver.requests
+    assert body_of(request)["recording"] == recording.pk
+    # A delivery overdue by a minute (its retry message lost) is published again.
+    receiver.script(Answer(500))
+    delivery = emitted(django_capture_on_commit_callbacks)
+    Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert webhooks_sweep() == (0, 1)
+    delivery.refresh_from_db()
+    assert delivery.status == Delivery.Status.DELIVERED and len(receiver.requests) == 3
