@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from outbox.models import EVENT_NAMES
 from webhooks.hosts import HostNotAllowed, url_target
 from webhooks.models import Attempt, Delivery, Subscription
-from webhooks.services import delivery_redeliver, subscription_create, subscription_update
+from webhooks.services import delivery_redeliver, subscription_create, subscription_delete, subscription_update
 
 
 class SubscriptionForm(forms.ModelForm):
@@ -75,6 +75,13 @@ class SubscriptionAdmin(admin.ModelAdmin):
         obj.pk = created.pk
         obj.refresh_from_db()
         request.new_webhook_secret = secret  # for response_add, in this request only
+
+    def delete_model(self, request: HttpRequest, obj: Subscription) -> None:
+        subscription_delete(subscription=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
+        for subscription in queryset:
+            subscription_delete(subscription=subscription)
 
     def response_add(self, request: HttpRequest, obj: Subscription, post_url_continue: str | None = None) -> HttpResponse:
         """The secret on the answer to the form itself: never in a message (a signed, not encrypted,

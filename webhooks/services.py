@@ -41,6 +41,7 @@ from qa.models import ApiKey
 from webhooks.hosts import HostNotAllowed, Target, url_target
 from webhooks.models import Attempt, Delivery, Subscription
 from webhooks.payloads import event_data
+from webhooks.selectors import events_wanted_forget
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +135,7 @@ def subscription_create(
         api_key=api_key,
         contact_email=contact_email,
     )
+    _subscriptions_changed()
     return subscription, secret
 
 
@@ -180,15 +182,22 @@ def subscription_update(
         pending.update(next_attempt_at=now, retrying_since=now)
         transaction.on_commit(lambda: deliveries_publish(delivery_ids=ids))
     subscription.save()
+    _subscriptions_changed()
     return subscription
 
 
-def subscription_rotate_secret(*, subscription: Subscription) -> str:
-    """A new secret, shown this once; every later attempt is signed with it."""
-    secret = f"whsec_{secrets.token_urlsafe(32)}"
-    Subscription.objects.filter(pk=subscription.pk).update(secret=secret, updated_at=timezone.now())
-    subscription.secret = secret
-    return secret
+@transaction.atomic
+def subscription_delete(*, subscription: Subscription) -> None:
+    """Delete a subscription with its delivery log."""
+    subscription.delete()
+    _subscriptions_changed()
+
+
+def _subscriptions_changed() -> None:
+    """This process reads the subscribed events again: now (its own transaction sees the change) and
+    after the commit (so that no other thread keeps what it read before)."""
+    events_wanted_forget()
+    transaction.on_commit(events_wanted_forget)
 
 
 def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
@@ -202,6 +211,7 @@ def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
     )
     if not paused:
         return False
+    _subscriptions_changed()
     logger.warning("Webhook subscription %s (%s) paused: %s", subscription.pk, subscription.url, reason)
     recipient = subscription.contact_email or (subscription.owner.email if subscription.owner else "")
     if recipient:

@@ -2,7 +2,8 @@
 measures it), in the same run, in blocks taking turns between three modes:
 
 - absent: no consumer registered with the outbox (the judging as it was before webhooks);
-- off: webhooks installed, no active subscription (each judgment asks whether any wants its events);
+- off: webhooks installed, no active subscription (each process reads the subscribed events once a
+  second, QA_WEBHOOK_SUBSCRIPTIONS_TTL);
 - on: an active subscription to recording.judged and recording.routed (each judgment also writes its
   events and, after the commit, publishes one fan-out message to Redis).
 
@@ -53,6 +54,7 @@ def main() -> None:
     from outbox.models import Event
     from qa import execution
     from webhooks.models import Delivery, Subscription
+    from webhooks.selectors import events_wanted_forget
     from webhooks.services import subscription_create
 
     children = [
@@ -81,6 +83,7 @@ def main() -> None:
                 outbox._consumers.update(consumer)
             status = Subscription.Status.ACTIVE if mode == "on" else Subscription.Status.PAUSED
             Subscription.objects.filter(pk=subscription.pk).update(status=status)
+            events_wanted_forget()  # read at the block's first judgment, then kept as in production
 
         for index, run_id in enumerate(warmup_ids):  # imports, the connection, the question's cache, each mode
             mode_set(MODES[index % len(MODES)])

@@ -319,6 +319,8 @@ QA_WEBHOOK_RETRY_BASE = env.float("QA_WEBHOOK_RETRY_BASE", default=60.0)
 QA_WEBHOOK_RETRY_WINDOW = env.float("QA_WEBHOOK_RETRY_WINDOW", default=24 * 3600.0)
 # A subscription whose every attempt has failed this long is paused, and its owner told.
 QA_WEBHOOK_PAUSE_AFTER = env.float("QA_WEBHOOK_PAUSE_AFTER", default=24 * 3600.0)
+# How long a process keeps the list of subscribed events it asks before each emit (s).
+QA_WEBHOOK_SUBSCRIPTIONS_TTL = env.float("QA_WEBHOOK_SUBSCRIPTIONS_TTL", default=1.0)
 # Where the app is reached from outside, for the links in a webhook's body; empty: links are paths.
 QA_PUBLIC_URL = env("QA_PUBLIC_URL", default="")
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": 60.0}

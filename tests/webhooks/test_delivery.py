@@ -115,6 +115,25 @@ def test_nothing_is_written_without_a_subscriber(fake_llm, django_capture_on_com
     assert Event.objects.count() == 0 and receiver.requests == []
 
 
+def test_each_process_keeps_the_subscribed_events_a_second(settings, receiver, django_assert_num_queries):
+    settings.QA_WEBHOOK_SUBSCRIPTIONS_TTL = 60.0
+    subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"])
+    recording = judged_recording()
+
+    def emit() -> int:
+        return len(events_emit(names=["recording.judged"], subject_type="recording", subject_id=recording.pk))
+
+    with django_assert_num_queries(2):  # the subscriptions, read once, and the event's INSERT
+        assert emit() == 1
+    with django_assert_num_queries(1):  # kept: the INSERT alone
+        assert emit() == 1
+    Subscription.objects.filter(pk=subscription.pk).delete()  # as another process would: not seen yet
+    assert emit() == 1
+    subscription_create(url=receiver.url, events=["review.created"])  # this process's own change: seen at once
+    with django_assert_num_queries(1):
+        assert emit() == 0
+
+
 def emitted(capture, *, recording: Recording | None = None) -> Delivery:
     recording = recording or judged_recording()
     with capture(execute=True):

@@ -27,7 +27,7 @@ from webhooks.api.serializers import (
 )
 from webhooks.models import Subscription
 from webhooks.selectors import deliveries_of, subscriptions_visible
-from webhooks.services import delivery_redeliver, subscription_create, subscription_update
+from webhooks.services import delivery_redeliver, subscription_create, subscription_delete, subscription_update
 
 
 def _key(request: Request) -> ApiKey | None:
@@ -96,7 +96,7 @@ class SubscriptionDetailView(GenericAPIView):
 
     @extend_schema(responses={204: None, 404: NOT_FOUND}, summary=_("Delete a subscription and its delivery log"))
     def delete(self, request: Request, pk: int) -> Response:
-        _subscription(request, pk).delete()
+        subscription_delete(subscription=_subscription(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
