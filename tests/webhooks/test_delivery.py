@@ -309,3 +309,18 @@ def test_the_sweep_sends_what_lost_its_message(receiver, django_capture_on_commi
         assert webhooks_sweep() == (0, 1)
     delivery.refresh_from_db()
     assert delivery.status == Delivery.Status.DELIVERED and len(receiver.requests) == 3
+
+
+def test_the_dispute_events_are_ready_for_disputes_to_emit(receiver, django_capture_on_commit_callbacks):
+    from outbox.services import dispute_opened_emit, dispute_resolved_emit
+
+    subscription_create(url=receiver.url, events=["dispute.opened", "dispute.resolved"])
+    recording = judged_recording()
+    with django_capture_on_commit_callbacks(execute=True):
+        dispute_opened_emit(dispute_id=7, recording_id=recording.pk)
+        dispute_resolved_emit(dispute_id=7, recording_id=recording.pk)
+    bodies = [body_of(request) for request in receiver.requests]
+    # Until disputes have an API of their own, their events carry the dispute's id and its recording.
+    assert [(b["event"], b["recording"], b["data"]) for b in bodies] == [
+        ("dispute.opened", recording.pk, {"id": 7}), ("dispute.resolved", recording.pk, {"id": 7}),
+    ]  # fmt: skip
