@@ -33,7 +33,9 @@ class Consumer:
 _consumers: dict[str, Consumer] = {}
 
 
-def consumer_register(*, name: str, wanted: Callable[[Sequence[str]], set[str]], dispatch: Callable[[list[uuid.UUID]], None]) -> None:
+def consumer_register(
+    *, name: str, wanted: Callable[[Sequence[str]], set[str]], dispatch: Callable[[list[uuid.UUID]], None]
+) -> None:
     """Register (or replace) the consumer called `name`."""
     _consumers[name] = Consumer(wanted=wanted, dispatch=dispatch)
 

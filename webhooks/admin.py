@@ -116,7 +116,10 @@ class DeliveryAdmin(admin.ModelAdmin):
     list_display = ["created_at", "event_name", "subscription", "status", "attempts", "last_response_code", "finished_at"]
     list_filter = ["status", "event__name"]
     search_fields = ["id", "subscription__url"]
-    fields = ["id", "event_name", "subscription", "status", "attempts", "next_attempt_at", "created_at", "finished_at", "error", "body"]
+    fields = [
+        "id", "event_name", "subscription", "status", "attempts", "next_attempt_at", "created_at", "finished_at",
+        "error", "body",
+    ]  # fmt: skip
     readonly_fields = fields
     inlines = [AttemptInline]
     actions = ["redeliver"]

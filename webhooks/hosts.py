@@ -54,7 +54,9 @@ def _public(address: Address) -> bool:
 
 
 def _name_listed(host: str, names: set[str]) -> bool:
-    return "*" in names or host in names or any(entry.startswith(".") and (host == entry[1:] or host.endswith(entry)) for entry in names)
+    if "*" in names or host in names:
+        return True
+    return any(entry.startswith(".") and (host == entry[1:] or host.endswith(entry)) for entry in names)
 
 
 def _address(text: str) -> Address:

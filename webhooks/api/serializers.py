@@ -60,4 +60,7 @@ class DeliverySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Delivery
-        fields = ["id", "event", "status", "attempt_count", "next_attempt_at", "created_at", "finished_at", "error", "body", "attempts"]
+        fields = [
+            "id", "event", "status", "attempt_count", "next_attempt_at", "created_at", "finished_at", "error", "body",
+            "attempts",
+        ]  # fmt: skip

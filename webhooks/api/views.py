@@ -46,7 +46,10 @@ class SubscriptionsView(GenericAPIView):
     def get_queryset(self) -> QuerySet[Subscription]:
         return subscriptions_visible(api_key=_key(self.request))
 
-    @extend_schema(responses={200: SubscriptionSerializer(many=True), 400: BAD_REQUEST, 404: NO_PAGE}, summary=_("List webhook subscriptions"))
+    @extend_schema(
+        responses={200: SubscriptionSerializer(many=True), 400: BAD_REQUEST, 404: NO_PAGE},
+        summary=_("List webhook subscriptions"),
+    )
     def get(self, request: Request) -> Response:
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
