@@ -324,3 +324,21 @@ def test_the_dispute_events_are_ready_for_disputes_to_emit(receiver, django_capt
     assert [(b["event"], b["recording"], b["data"]) for b in bodies] == [
         ("dispute.opened", recording.pk, {"id": 7}), ("dispute.resolved", recording.pk, {"id": 7}),
     ]  # fmt: skip
+
+
+def test_without_a_contact_the_owner_is_told_and_the_admin_lists_the_pause(
+    receiver, client, django_capture_on_commit_callbacks
+):
+    from tests.factories import UserFactory
+
+    owner = UserFactory(email="ana@example.com", is_staff=True, is_superuser=True)
+    subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"], owner=owner)
+    Subscription.objects.filter(pk=subscription.pk).update(failing_since=timezone.now() - timedelta(days=2))
+    receiver.script(Answer(503))
+    emitted(django_capture_on_commit_callbacks)
+
+    [message] = mail.outbox
+    assert message.to == ["ana@example.com"]
+    client.force_login(owner)
+    listing = client.get("/admin/webhooks/subscription/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "paused" in listing and "Every delivery attempt failed since" in listing
