@@ -47,6 +47,13 @@ class Capability(StrEnum):
     RUN_CALIBRATION = "reviews.run_calibration"  # QA leads
     READ_EXPERIMENTS = "experiments.view_experiment"
     RUN_EXPERIMENTS = "experiments.add_experiment"  # Rubric owners
+    # Webhook subscriptions and their deliveries: for whoever an operator grants them (no role has them).
+    READ_WEBHOOKS = "webhooks.view_subscription"
+    ADD_WEBHOOKS = "webhooks.add_subscription"
+    CHANGE_WEBHOOKS = "webhooks.change_subscription"
+    DELETE_WEBHOOKS = "webhooks.delete_subscription"
+    READ_DELIVERIES = "webhooks.view_delivery"
+    REDELIVER = "webhooks.change_delivery"
 
 
 # A view that only needs a signed-in person; what they then see is decided per object (a calibration

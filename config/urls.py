@@ -10,6 +10,7 @@ import qa.api.urls
 import reviews.api.urls
 import reviews.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
 import rubrics.api
+import webhooks.api.urls
 from qa.api.views import api_not_found
 from reviews import views as review_views
 from reviews.api.views import RecordingReviewView
@@ -36,6 +37,7 @@ api_urlpatterns = [
     *rubrics.api.urlpatterns,
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
+    *webhooks.api.urls.urlpatterns,
     path("schema/", ApiSchemaView.as_view(), name="schema"),
     # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN; the split view
     # serves its start-up script as a file (docs/?script=), so the page needs no inline script (CSP).

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from outbox.services import recording_failed_emit, recording_judged_emit
 from qa.jobs import (
     JobKind,
     Outcome,
@@ -199,6 +200,7 @@ class ProductionRuns(JudgmentKind):
         Recording.objects.filter(pk=job.row.recording_id).update(
             status=Recording.Status.FAILED, failure_reason=error, updated_at=now
         )
+        recording_failed_emit(recording_id=job.row.recording_id)
 
     def success_fields(self, job: Job) -> dict[str, Any]:
         # Waits for the rubric's lock while the warm-up lasts: the finishing order is taken after it.
@@ -207,12 +209,9 @@ class ProductionRuns(JudgmentKind):
     def stored(self, job: Job, scores: list[DraftScore], fields: dict[str, Any], now: datetime) -> None:
         run = job.row
         rows = Score.objects.bulk_create(Score(run=run, criterion=draft.criterion, **draft.fields) for draft in scores)
-        Recording.objects.filter(pk=run.recording_id).update(
-            current_run=run,
-            failure_reason="",
-            updated_at=now,
-            **routing_fields(recording=run.recording, rubric=job.rubric, scores=rows, warm_up=fields["warm_up"]),
-        )
+        routing = routing_fields(recording=run.recording, rubric=job.rubric, scores=rows, warm_up=fields["warm_up"])
+        Recording.objects.filter(pk=run.recording_id).update(current_run=run, failure_reason="", updated_at=now, **routing)
+        recording_judged_emit(recording_id=run.recording_id, routed=routing["needs_review"])
 
 
 RUNS = ProductionRuns()

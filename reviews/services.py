@@ -12,6 +12,7 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from access import Capability, may
+from outbox.services import review_created_emit
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
 from qa.services import UPDATE_BATCH
@@ -179,6 +180,7 @@ def review_create(
     recording.rollup_stale = True  # its human values changed: the scorecards' rollup reads its week again
     recording.save(update_fields=["status", "rollup_stale", "updated_at"])
     ReviewClaim.objects.filter(recording=recording).delete()
+    review_created_emit(review_id=review.pk, recording_id=recording.pk)
     return review
 
 

@@ -15,10 +15,22 @@ from reviews.models import Review
 from reviews.services import review_create
 from rubrics.models import Rubric
 from tests.factories import CriterionExceptionFactory, CriterionFactory, RubricFactory, UserFactory, judged_recording
+from webhooks.models import Delivery, Subscription
 
 
 def _review() -> Review:
     return review_create(recording=judged_recording(), decision="approve", reviewer="s1")
+
+
+def _subscription() -> Subscription:
+    return Subscription.objects.create(url="https://hooks.example.com/in", events=["recording.judged"], secret="s" * 32)
+
+
+def _delivery() -> Delivery:
+    from outbox.models import Event
+
+    event = Event.objects.create(name="recording.judged", subject_type="recording", subject_id=1, recording_id=1)
+    return Delivery.objects.create(event=event, subscription=_subscription(), body='{"id": "x"}')
 
 
 def _api_key() -> ApiKey:
@@ -38,6 +50,8 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Transcription: lambda: Transcription.objects.create(recording=judged_recording(), status="succeeded"),
     Judge: lambda: Judge.objects.create(name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_GPT_KEY"),
     Group: lambda: Group.objects.get(name="Supervisors"),
+    Subscription: _subscription,
+    Delivery: _delivery,
     # django-axes' records, made as they are: by logging in wrongly, then rightly.
     AccessAttempt: lambda: _log_in("wrong") or AccessAttempt.objects.first(),
     AccessFailureLog: lambda: _log_in("wrong") or AccessFailureLog.objects.first(),

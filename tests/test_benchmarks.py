@@ -121,6 +121,19 @@ def test_pipeline_in_process(bench_env):
     assert "CPU per judgment" in output
 
 
+def test_pipeline_webhooks(bench_env):
+    output = run(
+        bench_env, "bench/pipeline/webhooks.py", "--recordings", "30", "--block", "5", "--deliveries", "5",
+        "--port", str(free_port()), "--receiver-port", str(free_port()),
+    )  # fmt: skip
+    assert "judgments: {'succeeded': 30}" in output
+    assert re.search(r"events written with the subscription on: [1-9]", output), output
+    for mode in ("absent", "off", "on"):
+        assert re.search(rf"CPU per judgment, {mode} +[\d.]+ ms  \(10 judgments\)", output), output
+    assert "subscription on - off:" in output and "subscription on - absent:" in output
+    assert "(5 of 5 delivered)" in output
+
+
 def test_scorecards(bench_env):
     generated = run(bench_env, "-m", "bench.scorecards.generate", "--recordings", "300")
     assert "recordings:       300" in generated and "scores:     3,960" in generated

@@ -37,10 +37,12 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "outbox",
     "rubrics",
     "qa",
     "reviews",
     "reviews.experiments",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -255,6 +257,8 @@ SPECTACULAR_SETTINGS = {
         "RubricStatusEnum": "rubrics.models.Rubric.Status",
         "CalibrationStatusEnum": "reviews.models.CalibrationSession.Status",
         "ExperimentStatusEnum": "reviews.experiments.models.Experiment.Status",
+        "WebhookStatusEnum": "webhooks.models.Subscription.Status",
+        "WebhookDeliveryStatusEnum": "webhooks.models.Delivery.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -360,6 +364,23 @@ CELERY_BEAT_SCHEDULE["transcription-sweep"] = {
 # Audio files left by an ingest whose transaction rolled back (qa.services.audio_orphans_delete).
 CELERY_BEAT_SCHEDULE["audio-orphans-sweep"] = {"task": "qa.audio_orphans_sweep", "schedule": 3600.0}
 # --- end audio and transcription ---
+
+# --- Webhooks (section owned by webhooks) ---
+# The hosts a webhook may reach (host names, `.domain` for its subdomains, `*`, addresses or networks);
+# a loopback, private or other non-public address must be listed as an address or network. Empty: none.
+QA_WEBHOOK_ALLOWED_HOSTS = env.list("QA_WEBHOOK_ALLOWED_HOSTS", default=[])
+QA_WEBHOOK_TIMEOUT = env.float("QA_WEBHOOK_TIMEOUT", default=10.0)
+# A failed attempt waits RETRY_BASE, then twice as long each time, until RETRY_WINDOW after the first send.
+QA_WEBHOOK_RETRY_BASE = env.float("QA_WEBHOOK_RETRY_BASE", default=60.0)
+QA_WEBHOOK_RETRY_WINDOW = env.float("QA_WEBHOOK_RETRY_WINDOW", default=24 * 3600.0)
+# A subscription whose every attempt has failed this long is paused, and its owner told.
+QA_WEBHOOK_PAUSE_AFTER = env.float("QA_WEBHOOK_PAUSE_AFTER", default=24 * 3600.0)
+# How long a process keeps the list of subscribed events it asks before each emit (s).
+QA_WEBHOOK_SUBSCRIPTIONS_TTL = env.float("QA_WEBHOOK_SUBSCRIPTIONS_TTL", default=1.0)
+# Where the app is reached from outside, for the links in a webhook's body; empty: links are paths.
+QA_PUBLIC_URL = env("QA_PUBLIC_URL", default="")
+CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": 60.0}
+# --- end webhooks ---
 
 LOGGING = {
     "version": 1,

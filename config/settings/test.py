@@ -30,3 +30,7 @@ LANGUAGE_CODE = "en"
 # between test runs that share one Redis.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 QA_API_THROTTLE_PREFIX = f"veredicto:test-{uuid.uuid4().hex}:api-throttle"
+
+# Every emit reads the subscriptions: a list kept for a second would carry one test's subscriptions
+# into the next (tests/webhooks/test_delivery.py tests the keeping with it on).
+QA_WEBHOOK_SUBSCRIPTIONS_TTL = 0.0

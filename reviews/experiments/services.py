@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from kombu.exceptions import OperationalError
 
+from outbox.services import experiment_finished_emit
 from qa.errors import InvalidInputError
 from qa.execution import Job, JudgmentKind, job_execute, job_execute_until_done, rubric_for_judging
 from qa.jobs import Result, jobs_due
@@ -267,10 +268,12 @@ def experiment_settle(*, experiment_id: int) -> None:
     )
     done = Experiment.objects.filter(pk=experiment_id, status__in=Experiment.ACTIVE).exclude(Exists(active))
     now = timezone.now()
-    done.filter(Exists(empty_arm)).update(
-        status=Experiment.Status.FAILED, finished_at=now, error="Every call of at least one arm failed."
-    )
-    done.update(status=Experiment.Status.FINISHED, finished_at=now)
+    with transaction.atomic():  # the event commits with the status it reports
+        failed = done.filter(Exists(empty_arm)).update(
+            status=Experiment.Status.FAILED, finished_at=now, error="Every call of at least one arm failed."
+        )
+        if done.update(status=Experiment.Status.FINISHED, finished_at=now) or failed:
+            experiment_finished_emit(experiment_id=experiment_id)
 
 
 @transaction.atomic

@@ -24,7 +24,10 @@ ENDPOINTS = [
     "read a rubric",
     "deviation report",
     "evidence report",
+    "list webhooks",
+    "subscribe a webhook",
 ]
+# Webhook subscriptions are for keys (each its own) and for people granted their permissions (no group has them).
 READS = {"list recordings", "read a recording", "list rubrics", "read a rubric", "deviation report", "evidence report"}
 REVIEWS = {"post a review", "post a review (tools' path)"}
 ROLES = {
@@ -34,6 +37,7 @@ ROLES = {
     "supervisor": {endpoint: OK if endpoint in READS | REVIEWS else FORBIDDEN for endpoint in ENDPOINTS},
     "rubric owner": {endpoint: OK if endpoint in READS else FORBIDDEN for endpoint in ENDPOINTS},
     "key": {endpoint: FORBIDDEN if endpoint in REVIEWS else OK for endpoint in ENDPOINTS},
+    "superuser": {endpoint: OK for endpoint in ENDPOINTS},
     "key with review rights": {endpoint: OK for endpoint in ENDPOINTS},
 }
 _external_ids = itertools.count()
@@ -48,6 +52,7 @@ def client_for(role: str) -> APIClient:
         "staff without a group": lambda: UserFactory(is_staff=True),
         "supervisor": lambda: UserFactory(groups=["Supervisors"]),
         "rubric owner": lambda: UserFactory(groups=["Rubric owners"]),
+        "superuser": lambda: UserFactory(is_superuser=True),
     }
     if role in users:
         client.force_login(users[role]())
@@ -72,13 +77,18 @@ def call(client: APIClient, endpoint: str, rubric) -> int:
         "read a rubric": lambda: client.get(f"/api/rubrics/{rubric.slug}/"),
         "deviation report": lambda: client.get("/api/reports/deviation/", {"rubric": rubric.slug}),
         "evidence report": lambda: client.get("/api/reports/evidence/", {"rubric": rubric.slug}),
+        "list webhooks": lambda: client.get("/api/webhooks/"),
+        "subscribe a webhook": lambda: client.post(
+            "/api/webhooks/", {"url": "https://127.0.0.1/hook", "events": ["review.created"]}, format="json"
+        ),
     }
     return requests[endpoint]().status_code
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", ROLES)
-def test_every_endpoint_answers_each_role_as_its_groups_allow(role, django_capture_on_commit_callbacks):
+def test_every_endpoint_answers_each_role_as_its_groups_allow(role, django_capture_on_commit_callbacks, settings):
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
     rubric = published_rubric(slug="care")
     client = client_for(role)
     answers = {}

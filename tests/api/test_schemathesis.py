@@ -43,6 +43,9 @@ BUSINESS_RULES = [
     "GET /api/reports/evidence/",
     "GET /api/reports/versions/",
     "GET /api/scorecards/",
+    # A webhook's URL must be allowed by QA_WEBHOOK_ALLOWED_HOSTS (empty in the tests: every URL a 400).
+    "POST /api/webhooks/",
+    "PATCH /api/webhooks/{id}/",
 ]
 PER_ITEM_ANSWERS = "POST /api/recordings/batch/"
 # `negative_data_rejection`'s default statuses for refusing a request.

@@ -1,0 +1,132 @@
+"""What a webhook subscription costs the judging: CPU per judgment in one process (as in_process.py
+measures it), in the same run, in blocks taking turns between three modes:
+
+- absent: no consumer registered with the outbox (the judging as it was before webhooks);
+- off: webhooks installed, no active subscription (each process reads the subscribed events once a
+  second, QA_WEBHOOK_SUBSCRIPTIONS_TTL);
+- on: an active subscription to recording.judged and recording.routed (each judgment also writes its
+  events and, after the commit, publishes one fan-out message to Redis).
+
+The fan-out and delivery happen in other tasks, not in the judging; their CPU per event delivered to a
+loopback receiver (another process) is measured after, in this process. See README.md beside this file.
+
+    .venv/bin/python bench/pipeline/webhooks.py --recordings 900
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.pipeline.run import ROOT, recordings_prepare  # noqa: E402  (sets the benchmark's environment)
+
+MODES = ("absent", "off", "on")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--recordings", type=int, default=900, help="judgments measured, shared by the three modes")
+    parser.add_argument("--block", type=int, default=25, help="judgments in a row in one mode")
+    parser.add_argument("--deliveries", type=int, default=100, help="events fanned out and delivered after")
+    parser.add_argument("--port", type=int, default=8093, help="the fake LLM's")
+    parser.add_argument("--receiver-port", type=int, default=8094)
+    args = parser.parse_args()
+    os.environ.update(
+        OPENAI_BASE_URL=f"http://127.0.0.1:{args.port}/v1",
+        OPENAI_API_KEY="bench",
+        QA_JUDGE_MODEL="fake-judge",
+        QA_WEBHOOK_ALLOWED_HOSTS="127.0.0.1",
+    )
+    from bench.database import database_create
+
+    database_create()
+    import django
+
+    django.setup()
+    from config.celery import app
+    from outbox import services as outbox
+    from outbox.models import Event
+    from qa import execution
+    from webhooks.models import Delivery, Subscription
+    from webhooks.selectors import events_wanted_forget
+    from webhooks.services import subscription_create
+
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.support.fake_openai", "--port", str(args.port), "--latency", "0"],
+            cwd=ROOT, stdout=subprocess.DEVNULL,
+        ),
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.support.webhook_receiver", "--port", str(args.receiver_port)],
+            cwd=ROOT, stdout=subprocess.DEVNULL,
+        ),
+    ]  # fmt: skip
+    consumer = dict(outbox._consumers)
+    try:
+        warmup_ids, run_ids = recordings_prepare(args.recordings, warmup=30)
+        Event.objects.all().delete()
+        Subscription.objects.all().delete()
+        subscription, _secret = subscription_create(
+            url=f"http://127.0.0.1:{args.receiver_port}/hook", events=["recording.judged", "recording.routed"]
+        )
+        time.sleep(1)  # the children's start
+
+        def mode_set(mode: str) -> None:
+            outbox._consumers.clear()
+            if mode != "absent":
+                outbox._consumers.update(consumer)
+            status = Subscription.Status.ACTIVE if mode == "on" else Subscription.Status.PAUSED
+            Subscription.objects.filter(pk=subscription.pk).update(status=status)
+            events_wanted_forget()  # read at the block's first judgment, then kept as in production
+
+        for index, run_id in enumerate(warmup_ids):  # imports, the connection, the question's cache, each mode
+            mode_set(MODES[index % len(MODES)])
+            execution.judge_run_execute(run_id=run_id)
+        spent: Counter[str] = Counter()
+        judged: Counter[str] = Counter()
+        outcomes: Counter[str] = Counter()
+        for block, start in enumerate(range(0, len(run_ids), args.block)):
+            mode = MODES[block % len(MODES)]
+            mode_set(mode)
+            chunk = run_ids[start : start + args.block]
+            started = time.process_time()
+            for run_id in chunk:
+                outcomes[execution.judge_run_execute(run_id=run_id).outcome.value] += 1
+            spent[mode] += time.process_time() - started
+            judged[mode] += len(chunk)
+        events = Event.objects.count()
+
+        # The other side: fan-out and delivery, in-process (eager), to the receiver.
+        app.conf.task_always_eager = True
+        mode_set("on")
+        pending = list(Event.objects.filter(dispatched_at__isnull=True).values_list("pk", flat=True)[: args.deliveries])
+        from webhooks.tasks import events_fan_out
+
+        started = time.process_time()
+        for event_id in pending:
+            events_fan_out(event_ids=[str(event_id)])
+        delivery_cpu = time.process_time() - started
+        delivered = Delivery.objects.filter(status=Delivery.Status.DELIVERED).count()
+    finally:
+        for child in children:
+            child.terminate()
+        app.conf.task_always_eager = False
+        app.control.purge()  # the fan-out messages the judging published, for no worker
+    print(f"judgments: {dict(outcomes)}; events written with the subscription on: {events}")
+    per = {mode: spent[mode] * 1000 / judged[mode] for mode in MODES}
+    for mode in MODES:
+        print(f"CPU per judgment, {mode:<6} {per[mode]:6.2f} ms  ({judged[mode]} judgments)")
+    print(f"subscription on - off:    {per['on'] - per['off']:+.2f} ms per judgment")
+    print(f"subscription on - absent: {per['on'] - per['absent']:+.2f} ms per judgment")
+    print(f"fan-out and delivery: {delivery_cpu * 1000 / max(len(pending), 1):.2f} ms CPU per event "
+          f"({delivered} of {len(pending)} delivered), in the worker, not the judging")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.webhook_receiver import WebhookReceiver
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def receiver(settings):
+    """The suite's receiver on loopback, which the setting allows (as an operator would list an internal host)."""
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.QA_WEBHOOK_RETRY_BASE = 0.0  # in-process tests call the next attempt at once
+    settings.QA_WEBHOOK_TIMEOUT = 1.0
+    with WebhookReceiver() as server:
+        yield server
+
+
+def readme_verify():
+    """The receiver's check, exactly as the README's Webhooks section shows it."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Webhooks") :]
+    [snippet] = [block for block in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "def verify(" in block][:1]
+    namespace: dict = {}
+    exec(compile(snippet, "README.md (Webhooks)", "exec"), namespace)
+    return namespace["verify"]

@@ -1,0 +1,344 @@
+"""Events delivered in-process to the suite's real HTTP receiver on loopback: signed as the README
+says (checked with the README's own snippet), the API's JSON, retried, given up, paused, redelivered
+with the same id, and never sent for a transaction that rolled back."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import timedelta
+
+import pytest
+from django.core import mail
+from django.db import transaction
+from django.utils import timezone
+
+from outbox.models import Event
+from outbox.services import events_emit
+from qa.judging import recording_enqueue_judging
+from qa.models import Recording
+from reviews.services import review_create
+from tests.api.conftest import key_client, new_key
+from tests.factories import RecordingFactory, judged_recording
+from tests.judge.conftest import judge_rubric
+from tests.support.fake_openai import error
+from tests.support.webhook_receiver import Answer
+from tests.webhooks.conftest import readme_verify
+from webhooks.models import Attempt, Delivery, Subscription
+from webhooks.services import (
+    delivery_attempt,
+    delivery_redeliver,
+    subscription_create,
+    subscription_update,
+    webhooks_sweep,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]
+
+
+def judge(recording: Recording, capture) -> None:
+    with capture(execute=True):  # the judgment, then its events' fan-out and delivery, after the commit
+        recording_enqueue_judging(recording=recording)
+    recording.refresh_from_db()
+
+
+def body_of(request) -> dict:
+    return json.loads(request.body)
+
+
+def test_a_judged_recording_arrives_signed_with_the_apis_json(receiver, fake_llm, settings, django_capture_on_commit_callbacks):
+    settings.QA_PUBLIC_URL = "http://testserver"  # the API's own links are absolute on that host
+    subscription, secret = subscription_create(url=receiver.url, events=["recording.judged", "review.created"])
+    recording = RecordingFactory(rubric=judge_rubric())
+
+    judge(recording, django_capture_on_commit_callbacks)
+
+    [request] = receiver.requests
+    assert recording.status == Recording.Status.JUDGED
+    assert request.path == "/hooks/veredicto"
+    assert request.headers["Content-Type"] == "application/json"
+    assert request.headers["X-Veredicto-Event"] == "recording.judged"
+    body = body_of(request)
+    assert body["event"] == "recording.judged" and body["recording"] == recording.pk
+    assert body["id"] == request.headers["X-Veredicto-Delivery"]
+    assert abs(int(request.headers["X-Veredicto-Timestamp"]) - time.time()) < 30
+    # The README's snippet accepts it, and refuses another secret, a changed body and an old timestamp.
+    verify = readme_verify()
+    assert verify(secret, request.headers, request.body)
+    assert not verify("another-secret-of-enough-length", request.headers, request.body)
+    assert not verify(secret, request.headers, request.body.replace(b'"judged"', b'"failed"'))
+    assert not verify(secret, {**request.headers, "X-Veredicto-Timestamp": str(int(time.time()) - 3600)}, request.body)
+    # `data` is what GET /api/recordings/{id}/ answers, scores and all.
+    _api_key, key = new_key("crm", all_sources=True)
+    api = key_client(key).get(f"/api/recordings/{recording.pk}/").json()
+    assert body["data"] == api
+    assert len(body["data"]["scores"]) == 2
+    delivery = Delivery.objects.get()
+    assert (delivery.status, delivery.attempts, str(delivery.pk)) == (Delivery.Status.DELIVERED, 1, body["id"])
+    [attempt] = delivery.attempt_log.all()
+    assert (attempt.outcome, attempt.response_code, attempt.response_body) == ("delivered", 200, "ok")
+    assert attempt.duration_ms > 0
+
+
+def test_routing_and_failure_have_their_events(receiver, fake_llm, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["recording.routed", "recording.failed"])
+    warming = RecordingFactory(rubric=judge_rubric(warm_up_judgments=5))  # the warm-up sends it to review
+    judge(warming, django_capture_on_commit_callbacks)
+    fake_llm.script(error(400, "bad request"))  # not transient: the run fails for good
+    failing = RecordingFactory(rubric=judge_rubric())
+    judge(failing, django_capture_on_commit_callbacks)
+
+    events = [(r.headers["X-Veredicto-Event"], body_of(r)["recording"]) for r in receiver.requests]
+    assert events == [("recording.routed", warming.pk), ("recording.failed", failing.pk)]
+    routed, failed = (body_of(r)["data"] for r in receiver.requests)
+    assert routed["needs_review"] is True and "warm_up" in routed["review_reasons"]
+    assert failed["status"] == "failed" and failed["failure_reason"]
+    assert routed["links"]["self"] == f"/api/recordings/{warming.pk}/"  # no QA_PUBLIC_URL: paths on the app
+
+
+def test_a_review_arrives_as_the_api_answers_it(receiver, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["review.created"])
+    recording = judged_recording()
+    with django_capture_on_commit_callbacks(execute=True):
+        review = review_create(recording=recording, decision="approve", reviewer="marta")
+
+    [request] = receiver.requests
+    body = body_of(request)
+    assert (body["event"], body["recording"]) == ("review.created", recording.pk)
+    assert body["data"]["id"] == review.pk and body["data"]["decision"] == "approve"
+    assert body["data"]["reviewer"] == "marta" and body["data"]["criteria"] == []
+
+
+def test_nothing_is_written_without_a_subscriber(fake_llm, django_capture_on_commit_callbacks, receiver):
+    subscription_create(url=receiver.url, events=["review.created"])  # not the judging's events
+    judge(RecordingFactory(rubric=judge_rubric()), django_capture_on_commit_callbacks)
+    assert Event.objects.count() == 0 and receiver.requests == []
+
+
+def test_each_process_keeps_the_subscribed_events_a_second(settings, receiver, django_assert_num_queries):
+    settings.QA_WEBHOOK_SUBSCRIPTIONS_TTL = 60.0
+    subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"])
+    recording = judged_recording()
+
+    def emit() -> int:
+        return len(events_emit(names=["recording.judged"], subject_type="recording", subject_id=recording.pk))
+
+    with django_assert_num_queries(2):  # the subscriptions, read once, and the event's INSERT
+        assert emit() == 1
+    with django_assert_num_queries(1):  # kept: the INSERT alone
+        assert emit() == 1
+    Subscription.objects.filter(pk=subscription.pk).delete()  # as another process would: not seen yet
+    assert emit() == 1
+    subscription_create(url=receiver.url, events=["review.created"])  # this process's own change: seen at once
+    with django_assert_num_queries(1):
+        assert emit() == 0
+
+
+def emitted(capture, *, recording: Recording | None = None) -> Delivery:
+    recording = recording or judged_recording()
+    with capture(execute=True):
+        events_emit(names=["recording.judged"], subject_type="recording", subject_id=recording.pk, recording_id=recording.pk)
+    return Delivery.objects.latest("created_at")
+
+
+def test_a_500_is_retried_with_the_same_id_and_body(receiver, django_capture_on_commit_callbacks):
+    subscription, secret = subscription_create(url=receiver.url, events=["recording.judged"])
+    receiver.script(Answer(500, body="database down"))
+    delivery = emitted(django_capture_on_commit_callbacks)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == (Delivery.Status.PENDING, 1)
+    assert delivery.error == "The receiver answered 500."
+
+    assert delivery_attempt(delivery_id=delivery.pk).outcome == "delivered"
+
+    first, second = receiver.requests
+    assert first.headers["X-Veredicto-Delivery"] == second.headers["X-Veredicto-Delivery"] == str(delivery.pk)
+    assert first.body == second.body
+    verify = readme_verify()
+    assert verify(secret, first.headers, first.body) and verify(secret, second.headers, second.body)
+    attempts = list(delivery.attempt_log.values_list("number", "outcome", "response_code", "response_body"))
+    assert attempts == [(1, "retry", 500, "database down"), (2, "delivered", 200, "ok")]
+    assert Subscription.objects.get().failing_since is None  # a delivery clears the failure record
+
+
+def test_a_timeout_is_retried(receiver, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    receiver.script(Answer(200, delay=2.5))  # longer than QA_WEBHOOK_TIMEOUT (1 s here)
+    delivery = emitted(django_capture_on_commit_callbacks)
+    [attempt] = delivery.attempt_log.all()
+    assert (attempt.outcome, attempt.response_code) == ("retry", None)
+    assert attempt.error == "No answer within 1.0 s."
+    assert 900 < attempt.duration_ms < 2400
+
+    assert delivery_attempt(delivery_id=delivery.pk).outcome == "delivered"
+    assert len(receiver.requests) == 2
+
+
+def test_backoff_doubles_and_gives_up_after_the_window(receiver, settings, django_capture_on_commit_callbacks):
+    settings.QA_WEBHOOK_RETRY_BASE, settings.QA_WEBHOOK_RETRY_WINDOW = 10.0, 25.0
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    receiver.script(*[Answer(503)] * 3)
+    delivery = emitted(django_capture_on_commit_callbacks)
+    delivery.refresh_from_db()
+    waited = (delivery.next_attempt_at - delivery.attempt_log.get().started_at).total_seconds()
+    assert 9 < waited < 11  # the first retry after RETRY_BASE
+    assert delivery_attempt(delivery_id=delivery.pk).outcome == "skipped"  # not due yet
+
+    Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
+    assert delivery_attempt(delivery_id=delivery.pk).delay == 20.0  # doubled: 20 s, inside the 25 s window
+    Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
+    assert delivery_attempt(delivery_id=delivery.pk).outcome == "failed"  # 40 s more would leave it
+
+    delivery.refresh_from_db()
+    assert delivery.status == Delivery.Status.FAILED and delivery.next_attempt_at is None
+    assert list(delivery.attempt_log.values_list("outcome", flat=True)) == ["retry", "retry", "failed"]
+    assert delivery_attempt(delivery_id=delivery.pk).outcome == "skipped" and len(receiver.requests) == 3
+
+
+def test_a_subscription_failing_for_a_day_is_paused_and_its_owner_told(receiver, django_capture_on_commit_callbacks):
+    subscription, _secret = subscription_create(
+        url=receiver.url, events=["recording.judged"], contact_email="crm-team@example.com"
+    )
+    receiver.script(Answer(500))
+    emitted(django_capture_on_commit_callbacks)
+    subscription.refresh_from_db()
+    assert subscription.status == Subscription.Status.ACTIVE and subscription.failing_since is not None
+    assert mail.outbox == []
+    # Its first failure was a day ago: this failure pauses it.
+    Subscription.objects.filter(pk=subscription.pk).update(failing_since=timezone.now() - timedelta(days=1, seconds=1))
+    receiver.script(Answer(500))
+    pending = emitted(django_capture_on_commit_callbacks)
+
+    subscription.refresh_from_db()
+    assert subscription.status == Subscription.Status.PAUSED
+    assert subscription.paused_reason.startswith("Every delivery attempt failed since")
+    [message] = mail.outbox
+    assert message.to == ["crm-team@example.com"] and receiver.url in message.subject
+    # Paused: nothing more is sent, not even the pending delivery's retries.
+    emitted(django_capture_on_commit_callbacks)
+    assert delivery_attempt(delivery_id=pending.pk).outcome == "skipped"
+    assert len(receiver.requests) == 2
+    # Resumed: its two pending deliveries (each failed once) go out again; the one emitted while it
+    # was paused was never made.
+    with django_capture_on_commit_callbacks(execute=True):
+        subscription_update(subscription=subscription, status=Subscription.Status.ACTIVE)
+    assert len(receiver.requests) == 4
+    assert set(Delivery.objects.values_list("status", flat=True)) == {Delivery.Status.DELIVERED}
+    subscription.refresh_from_db()
+    assert subscription.failing_since is None and subscription.paused_reason == ""
+
+
+def test_a_redelivery_sends_the_same_id_and_body_newly_signed(receiver, django_capture_on_commit_callbacks):
+    _subscription, secret = subscription_create(url=receiver.url, events=["recording.judged"])
+    delivery = emitted(django_capture_on_commit_callbacks)
+    time.sleep(1.1)  # a new second: a new timestamp, so a new signature
+    with django_capture_on_commit_callbacks(execute=True):
+        delivery_redeliver(delivery=delivery)
+
+    first, again = receiver.requests
+    assert again.headers["X-Veredicto-Delivery"] == first.headers["X-Veredicto-Delivery"] == str(delivery.pk)
+    assert again.body == first.body and body_of(again)["id"] == str(delivery.pk)
+    assert again.headers["X-Veredicto-Signature"] != first.headers["X-Veredicto-Signature"]
+    assert readme_verify()(secret, again.headers, again.body)
+    assert list(Attempt.objects.values_list("number", "outcome")) == [(1, "delivered"), (2, "delivered")]
+
+
+def test_a_host_no_longer_allowed_is_refused_at_delivery(receiver, settings, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["hooks.example.com"]  # the operator took loopback off the list
+    delivery = emitted(django_capture_on_commit_callbacks)
+    delivery.refresh_from_db()
+    assert receiver.requests == []
+    assert delivery.status == Delivery.Status.FAILED
+    assert delivery.error == "The address 127.0.0.1 is not allowed by QA_WEBHOOK_ALLOWED_HOSTS."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rolled_back_transaction_sends_nothing(receiver):
+    subscription_create(url=receiver.url, events=["review.created"])
+    recording = judged_recording()
+    with pytest.raises(RuntimeError):
+        with transaction.atomic():
+            review_create(recording=recording, decision="approve", reviewer="marta")
+            raise RuntimeError("the caller fails after the review was written")
+    time.sleep(0.5)
+    assert receiver.requests == [] and Event.objects.count() == 0 and Delivery.objects.count() == 0
+
+    review_create(recording=recording, decision="approve", reviewer="marta")  # committed: sent
+    assert [r.headers["X-Veredicto-Event"] for r in receiver.requests] == ["review.created"]
+
+
+def test_a_redirect_is_not_followed_nor_delivered(receiver, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    receiver.script(Answer(302))
+    delivery = emitted(django_capture_on_commit_callbacks)
+    assert list(delivery.attempt_log.values_list("outcome", "response_code")) == [("retry", 302)]
+    assert len(receiver.requests) == 1
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(receiver, settings, monkeypatch, django_capture_on_commit_callbacks):
+    from tests.webhooks.test_hosts import resolving
+
+    port = receiver.url.split(":")[2].split("/")[0]
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["hooks.example.com", "127.0.0.1"]
+    resolving(monkeypatch, {"hooks.example.com": ["127.0.0.1"]})
+    subscription_create(url=f"http://hooks.example.com:{port}/in", events=["recording.judged"])
+    emitted(django_capture_on_commit_callbacks)
+    [request] = receiver.requests
+    assert request.headers["Host"] == f"hooks.example.com:{port}" and request.path == "/in"
+
+
+def test_the_sweep_sends_what_lost_its_message(receiver, django_capture_on_commit_callbacks):
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    recording = judged_recording()
+    with django_capture_on_commit_callbacks():  # committed, but its message never published (a broker down)
+        [event] = events_emit(
+            names=["recording.judged"], subject_type="recording", subject_id=recording.pk, recording_id=recording.pk
+        )
+    assert webhooks_sweep() == (0, 0)  # under a minute old: its message may still come
+    Event.objects.filter(pk=event.pk).update(created_at=timezone.now() - timedelta(minutes=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert webhooks_sweep()[0] == 1
+    [request] = receiver.requests
+    assert body_of(request)["recording"] == recording.pk
+    # A delivery overdue by a minute (its retry message lost) is published again.
+    receiver.script(Answer(500))
+    delivery = emitted(django_capture_on_commit_callbacks)
+    Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert webhooks_sweep() == (0, 1)
+    delivery.refresh_from_db()
+    assert delivery.status == Delivery.Status.DELIVERED and len(receiver.requests) == 3
+
+
+def test_the_dispute_events_are_ready_for_disputes_to_emit(receiver, django_capture_on_commit_callbacks):
+    from outbox.services import dispute_opened_emit, dispute_resolved_emit
+
+    subscription_create(url=receiver.url, events=["dispute.opened", "dispute.resolved"])
+    recording = judged_recording()
+    with django_capture_on_commit_callbacks(execute=True):
+        dispute_opened_emit(dispute_id=7, recording_id=recording.pk)
+        dispute_resolved_emit(dispute_id=7, recording_id=recording.pk)
+    bodies = [body_of(request) for request in receiver.requests]
+    # Until disputes have an API of their own, their events carry the dispute's id and its recording.
+    assert [(b["event"], b["recording"], b["data"]) for b in bodies] == [
+        ("dispute.opened", recording.pk, {"id": 7}), ("dispute.resolved", recording.pk, {"id": 7}),
+    ]  # fmt: skip
+
+
+def test_without_a_contact_the_owner_is_told_and_the_admin_lists_the_pause(
+    receiver, client, django_capture_on_commit_callbacks
+):
+    from tests.factories import UserFactory
+
+    owner = UserFactory(email="ana@example.com", is_staff=True, is_superuser=True)
+    subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"], owner=owner)
+    Subscription.objects.filter(pk=subscription.pk).update(failing_since=timezone.now() - timedelta(days=2))
+    receiver.script(Answer(503))
+    emitted(django_capture_on_commit_callbacks)
+
+    [message] = mail.outbox
+    assert message.to == ["ana@example.com"]
+    client.force_login(owner)
+    listing = client.get("/admin/webhooks/subscription/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "paused" in listing and "Every delivery attempt failed since" in listing

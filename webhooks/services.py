@@ -1,0 +1,453 @@
+"""Writes for webhooks: subscriptions, the fan-out of an event to its deliveries, and each attempt.
+
+An event (outbox.Event, written in the transaction of the change it reports) is fanned out after the
+commit into one Delivery per active subscription that lists it; each delivery is one Celery message
+per attempt. An attempt is claimed first (a conditional UPDATE of its attempt count), so a duplicated
+message or the sweep never sends one attempt twice at once. 2xx is delivered; anything else, a
+timeout included, is retried with exponential backoff until QA_WEBHOOK_RETRY_WINDOW (a day) after
+the first send, then failed. A subscription whose every attempt has failed for QA_WEBHOOK_PAUSE_AFTER
+(a day) is paused and its owner told.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import logging
+import secrets
+import socket
+import ssl
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from rest_framework.renderers import JSONRenderer
+from rest_framework.utils.encoders import JSONEncoder
+
+from outbox.models import EVENT_NAMES, Event
+from qa.errors import InvalidInputError
+from qa.models import ApiKey
+from qa.queue import task_publish
+from webhooks.hosts import HostNotAllowed, Target, url_target
+from webhooks.models import Attempt, Delivery, Subscription
+from webhooks.payloads import event_data
+from webhooks.selectors import events_wanted_forget
+
+logger = logging.getLogger(__name__)
+
+SECRET_MIN_LENGTH = 24
+RESPONSE_KEPT = 2000  # characters of a receiver's answer kept in the log
+RESPONSE_READ = 64 * 1024  # bytes read of it at most
+USER_AGENT = "Veredicto-Webhooks/1"
+
+
+# --- Signing ------------------------------------------------------------------------------------
+
+
+def signature(*, secret: str, timestamp: int, body: bytes) -> str:
+    """`X-Veredicto-Signature`: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>" with the secret>."""
+    digest = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return f"sha256={digest}"
+
+
+def delivery_headers(*, delivery: Delivery, timestamp: int) -> dict[str, str]:
+    body = delivery.body.encode()
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        "X-Veredicto-Event": delivery.event.name,
+        "X-Veredicto-Delivery": str(delivery.pk),
+        "X-Veredicto-Timestamp": str(timestamp),
+        "X-Veredicto-Signature": signature(secret=delivery.subscription.secret, timestamp=timestamp, body=body),
+    }
+
+
+def delivery_body(*, delivery_id: uuid.UUID, event: Event, data: dict[str, Any] | None) -> str:
+    """The envelope: the delivery's id (the receiver's idempotency key), the event, when it happened,
+    the recording it concerns (if any) and the object's API JSON, rendered as the API renders it."""
+    envelope = {
+        "id": str(delivery_id),
+        "event": event.name,
+        "created": JSONEncoder().default(event.created_at),
+        "recording": event.recording_id,
+        "data": data,
+    }
+    return JSONRenderer().render(envelope).decode()
+
+
+# --- Subscriptions ------------------------------------------------------------------------------
+
+
+def _subscription_errors(*, url: str | None, events: Sequence[str] | None, secret: str | None) -> dict[str, Any]:
+    errors: dict[str, Any] = {}
+    if url is not None:
+        try:
+            url_target(url)
+        except HostNotAllowed as error:
+            errors["url"] = str(error)
+    if events is not None:
+        unknown = [name for name in events if name not in EVENT_NAMES]
+        if not isinstance(events, (list, tuple)) or not events:
+            errors["events"] = _("Name at least one event: %(names)s.") % {"names": ", ".join(EVENT_NAMES)}
+        elif unknown:
+            errors["events"] = _("Unknown event %(unknown)s; use: %(names)s.") % {
+                "unknown": ", ".join(f"'{name}'" for name in unknown),
+                "names": ", ".join(EVENT_NAMES),
+            }
+    if secret is not None and len(secret) < SECRET_MIN_LENGTH:
+        errors["secret"] = _("A secret must have at least %(count)s characters.") % {"count": SECRET_MIN_LENGTH}
+    return errors
+
+
+@transaction.atomic
+def subscription_create(
+    *,
+    url: str,
+    events: Sequence[str],
+    secret: str | None = None,
+    description: str = "",
+    owner: AbstractBaseUser | None = None,
+    api_key: ApiKey | None = None,
+    contact_email: str = "",
+) -> tuple[Subscription, str]:
+    """A new active subscription and its secret (generated unless given), which is shown this once.
+    Raises InvalidInputError, naming each bad field, before anything is written."""
+    errors = _subscription_errors(url=url, events=events, secret=secret)
+    if errors:
+        raise InvalidInputError(errors)
+    secret = secret or f"whsec_{secrets.token_urlsafe(32)}"
+    subscription = Subscription.objects.create(
+        url=url,
+        events=list(dict.fromkeys(events)),
+        secret=secret,
+        description=description,
+        owner=owner,
+        api_key=api_key,
+        contact_email=contact_email,
+    )
+    _subscriptions_changed()
+    return subscription, secret
+
+
+@transaction.atomic
+def subscription_update(
+    *,
+    subscription: Subscription,
+    url: str | None = None,
+    events: Sequence[str] | None = None,
+    status: str | None = None,
+    description: str | None = None,
+    contact_email: str | None = None,
+) -> Subscription:
+    """Change what is given. Resuming a paused subscription clears its failure record and sends its
+    pending deliveries again, each with a new day of retries."""
+    errors = _subscription_errors(url=url, events=events, secret=None)
+    if status is not None and status not in Subscription.Status.values:
+        errors["status"] = _("Unknown status '%(status)s'; use one of: %(choices)s.") % {
+            "status": status,
+            "choices": ", ".join(Subscription.Status.values),
+        }
+    if errors:
+        raise InvalidInputError(errors)
+    subscription = Subscription.objects.select_for_update().get(pk=subscription.pk)
+    if url is not None:
+        subscription.url = url
+    if events is not None:
+        subscription.events = list(dict.fromkeys(events))
+    if description is not None:
+        subscription.description = description
+    if contact_email is not None:
+        subscription.contact_email = contact_email
+    resumed = status == Subscription.Status.ACTIVE and subscription.status == Subscription.Status.PAUSED
+    if status is not None:
+        subscription.status = status
+    if status == Subscription.Status.PAUSED and not subscription.paused_at:
+        subscription.paused_at, subscription.paused_reason = timezone.now(), _("Paused by hand.")
+    if resumed:
+        subscription.failing_since = subscription.paused_at = None
+        subscription.paused_reason = ""
+        now = timezone.now()
+        pending = subscription.deliveries.filter(status=Delivery.Status.PENDING)
+        ids = list(pending.values_list("pk", flat=True))
+        pending.update(next_attempt_at=now, retrying_since=now)
+        transaction.on_commit(lambda: deliveries_publish(delivery_ids=ids))
+    subscription.save()
+    _subscriptions_changed()
+    return subscription
+
+
+@transaction.atomic
+def subscription_delete(*, subscription: Subscription) -> None:
+    """Delete a subscription with its delivery log."""
+    subscription.delete()
+    _subscriptions_changed()
+
+
+def _subscriptions_changed() -> None:
+    """This process reads the subscribed events again: now (its own transaction sees the change) and
+    after the commit (so that no other thread keeps what it read before)."""
+    events_wanted_forget()
+    transaction.on_commit(events_wanted_forget)
+
+
+def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
+    """Pause a subscription that has failed every attempt since `failing_since`; tell its owner once."""
+    reason = _(
+        "Every delivery attempt failed since %(since)s; paused at %(now)s. Fix the receiver, then set it "
+        "active again: its pending deliveries are sent again."
+    ) % {"since": subscription.failing_since.isoformat(timespec="seconds"), "now": now.isoformat(timespec="seconds")}
+    paused = Subscription.objects.filter(pk=subscription.pk, status=Subscription.Status.ACTIVE).update(
+        status=Subscription.Status.PAUSED, paused_at=now, paused_reason=reason, updated_at=now
+    )
+    if not paused:
+        return False
+    _subscriptions_changed()
+    logger.warning("Webhook subscription %s (%s) paused: %s", subscription.pk, subscription.url, reason)
+    recipient = subscription.contact_email or (subscription.owner.email if subscription.owner else "")
+    if recipient:
+        try:
+            send_mail(
+                _("Veredicto: webhook %(url)s paused") % {"url": subscription.url},
+                reason,
+                None,  # DEFAULT_FROM_EMAIL
+                [recipient],
+            )
+        except Exception:  # no mail server configured: the admin shows the pause and its reason
+            logger.exception("Could not e-mail %s about the paused webhook %s.", recipient, subscription.pk)
+    return True
+
+
+# --- Fan-out --------------------------------------------------------------------------------------
+
+
+def events_dispatch(ids: list[uuid.UUID]) -> None:
+    """The outbox's consumer hook, after the commit: one message fans the events out."""
+    task_publish("webhooks.events_fan_out", [str(pk) for pk in ids])
+
+
+def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID]:
+    """One delivery per active subscription listing the event, its body built now; the new deliveries'
+    ids, published after the commit. An event already fanned out (a redelivered message, the sweep)
+    gets none."""
+    with transaction.atomic():
+        event = (
+            Event.objects.select_for_update(skip_locked=True).filter(pk=event_id, dispatched_at__isnull=True).first()
+        )
+        if event is None:
+            return []
+        now = timezone.now()
+        subscriptions = [
+            subscription
+            for subscription in Subscription.objects.filter(status=Subscription.Status.ACTIVE)
+            if event.name in subscription.events
+        ]
+        deliveries = []
+        data = event_data(event=event) if subscriptions else None
+        if subscriptions and data is None:
+            logger.warning("The %s of event %s no longer exists: nothing is sent.", event.subject_type, event.pk)
+        elif subscriptions:
+            for subscription in subscriptions:
+                delivery_id = uuid.uuid4()
+                deliveries.append(
+                    Delivery(
+                        id=delivery_id,
+                        event=event,
+                        subscription=subscription,
+                        body=delivery_body(delivery_id=delivery_id, event=event, data=data),
+                        next_attempt_at=now,
+                        retrying_since=now,
+                    )
+                )
+            Delivery.objects.bulk_create(deliveries)
+        Event.objects.filter(pk=event.pk).update(dispatched_at=now)
+        ids = [delivery.pk for delivery in deliveries]
+        transaction.on_commit(lambda: deliveries_publish(delivery_ids=ids))
+    return ids
+
+
+def deliveries_publish(*, delivery_ids: Sequence[uuid.UUID | str], countdown: float = 0.0) -> int:
+    """One message per delivery; a broker that is down leaves them for the sweep."""
+    published = 0
+    for delivery_id in delivery_ids:
+        try:
+            task_publish("webhooks.deliver", str(delivery_id), countdown=countdown)
+            published += 1
+        except Exception:
+            logger.exception("Could not publish delivery %s; the sweep will.", delivery_id)
+            break
+    return published
+
+
+# --- Attempts -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    outcome: str  # "delivered", "retry", "failed" or "skipped"
+    delay: float = 0.0  # for "retry": when to try again (s)
+
+
+def retry_delay(*, attempt: int) -> float:
+    """The wait after failed attempt number `attempt`: QA_WEBHOOK_RETRY_BASE doubled each time."""
+    return settings.QA_WEBHOOK_RETRY_BASE * 2 ** max(attempt - 1, 0)
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """Connects to the address the allowlist checked, whatever the name resolves to now."""
+
+    def __init__(self, target: Target, timeout: float) -> None:
+        super().__init__(target.host, target.port, timeout=timeout)
+        self._address = target.address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, target: Target, timeout: float) -> None:
+        super().__init__(target.host, target.port, timeout=timeout, context=ssl.create_default_context())
+        self._address = target.address
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # the certificate names the host
+
+
+def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, str]:
+    """POST without following redirects (a redirect could lead inside the network): (code, answer)."""
+    timeout = settings.QA_WEBHOOK_TIMEOUT
+    connection_class = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
+    connection = connection_class(target, timeout)
+    try:
+        connection.request("POST", target.path, body=body, headers=headers)
+        response = connection.getresponse()
+        answer = response.read(RESPONSE_READ).decode("utf-8", errors="replace")
+        return response.status, answer[:RESPONSE_KEPT]
+    finally:
+        connection.close()
+
+
+def delivery_attempt(*, delivery_id: uuid.UUID | str) -> AttemptResult:
+    """Send a pending delivery that is due, once. Safe to call any number of times."""
+    now = timezone.now()
+    delivery = (
+        Delivery.objects.select_related("event", "subscription__owner")
+        .filter(pk=delivery_id, status=Delivery.Status.PENDING)
+        .first()
+    )
+    if delivery is None or delivery.subscription.status != Subscription.Status.ACTIVE:
+        return AttemptResult("skipped")  # done, or its subscription is paused (resuming sends it)
+    if delivery.next_attempt_at and delivery.next_attempt_at > now + timedelta(seconds=1):
+        return AttemptResult("skipped")  # not due: a duplicate message, or one in flight elsewhere
+    # The claim; until the attempt is recorded, the sweep leaves it alone for the timeout and a margin.
+    lease = now + timedelta(seconds=settings.QA_WEBHOOK_TIMEOUT + 60)
+    number = delivery.attempts + 1
+    if not Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING, attempts=delivery.attempts).update(
+        attempts=number, next_attempt_at=lease
+    ):
+        return AttemptResult("skipped")
+    started = timezone.now()
+    clock = time.monotonic()
+    code, answer, error, permanent = None, "", "", False
+    try:
+        target = url_target(delivery.subscription.url)
+        timestamp = int(time.time())
+        code, answer = _post(target, delivery_headers(delivery=delivery, timestamp=timestamp), delivery.body.encode())
+        if not 200 <= code < 300:
+            error = _("The receiver answered %(code)s.") % {"code": code}
+    except HostNotAllowed as refused:
+        # Refused again on every retry until the setting changes: failed now; Redeliver once it allows the host.
+        error, permanent = str(refused), True
+    except TimeoutError:
+        error = _("No answer within %(seconds)s s.") % {"seconds": settings.QA_WEBHOOK_TIMEOUT}
+    except (OSError, http.client.HTTPException) as failure:
+        error = _("Could not reach the receiver: %(error)s") % {"error": failure or type(failure).__name__}
+    duration_ms = (time.monotonic() - clock) * 1000
+    return _attempt_record(
+        delivery=delivery, number=number, started=started, duration_ms=duration_ms,
+        code=code, answer=answer, error=error, permanent=permanent,
+    )  # fmt: skip
+
+
+@transaction.atomic
+def _attempt_record(
+    *,
+    delivery: Delivery,
+    number: int,
+    started: datetime,
+    duration_ms: float,
+    code: int | None,
+    answer: str,
+    error: str,
+    permanent: bool,
+) -> AttemptResult:
+    now = timezone.now()
+    subscription = delivery.subscription
+    if not error:
+        outcome, delay = Attempt.Outcome.DELIVERED, 0.0
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=Delivery.Status.DELIVERED, finished_at=now, next_attempt_at=None, error=""
+        )
+        Subscription.objects.filter(pk=subscription.pk, failing_since__isnull=False).update(failing_since=None)
+    else:
+        delay = retry_delay(attempt=number)
+        window_end = (delivery.retrying_since or delivery.created_at) + timedelta(seconds=settings.QA_WEBHOOK_RETRY_WINDOW)
+        if permanent or now + timedelta(seconds=delay) > window_end:
+            outcome = Attempt.Outcome.FAILED
+            Delivery.objects.filter(pk=delivery.pk).update(
+                status=Delivery.Status.FAILED, finished_at=now, next_attempt_at=None, error=error
+            )
+        else:
+            outcome = Attempt.Outcome.RETRY
+            Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=now + timedelta(seconds=delay), error=error)
+        Subscription.objects.filter(pk=subscription.pk, failing_since__isnull=True).update(failing_since=started)
+        subscription.refresh_from_db(fields=["failing_since", "status"])
+        if subscription.failing_since and now - subscription.failing_since >= timedelta(
+            seconds=settings.QA_WEBHOOK_PAUSE_AFTER
+        ):
+            _subscription_pause(subscription=subscription, now=now)
+    Attempt.objects.create(
+        delivery=delivery, number=number, started_at=started, duration_ms=duration_ms,
+        response_code=code, response_body=answer, error=error, outcome=outcome,
+    )  # fmt: skip
+    if outcome == Attempt.Outcome.RETRY:
+        return AttemptResult("retry", delay)
+    return AttemptResult(str(outcome))
+
+
+@transaction.atomic
+def delivery_redeliver(*, delivery: Delivery) -> None:
+    """Send a delivery again, whatever became of it: the same id and body (the receiver's idempotency
+    key), newly signed, with a new day of retries."""
+    now = timezone.now()
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=Delivery.Status.PENDING, next_attempt_at=now, retrying_since=now, finished_at=None
+    )
+    transaction.on_commit(lambda: deliveries_publish(delivery_ids=[delivery.pk]))
+
+
+def webhooks_sweep() -> tuple[int, int]:
+    """Hand out what no message carries any more (a broker down at the commit, a worker lost):
+    events not fanned out after a minute, and deliveries overdue by one. (events, deliveries)."""
+    now = timezone.now()
+    late = now - timedelta(seconds=60)
+    events = list(Event.objects.filter(dispatched_at__isnull=True, created_at__lt=late).values_list("pk", flat=True)[:1000])
+    for event_id in events:
+        event_fan_out(event_id=event_id)
+    due = list(
+        Delivery.objects.filter(
+            status=Delivery.Status.PENDING, next_attempt_at__lt=late, subscription__status=Subscription.Status.ACTIVE
+        ).values_list("pk", flat=True)[:1000]
+    )
+    deliveries_publish(delivery_ids=due)
+    return len(events), len(due)
