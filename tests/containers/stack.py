@@ -204,13 +204,15 @@ class Project:
         return f"{self.name}_default"
 
     def gateway(self) -> str:
-        """The project network's gateway: this machine, as the containers reach it (host.containers.internal)."""
-        return self.podman("network", "inspect", self.network, "--format", "{{range .Subnets}}{{.Gateway}}{{end}}").stdout.strip()
+        """The project network's gateway: this machine as the containers reach it (host.containers.internal)."""
+        gateway = self.podman("network", "inspect", self.network, "--format", "{{range .Subnets}}{{.Gateway}}{{end}}")
+        return gateway.stdout.strip()
 
     def labelled(self, kind: str) -> list[str]:
         """The project's containers or volumes that still exist."""
         listed = self.podman(
-            kind, "ls", *(["-a"] if kind == "container" else []), "--filter", f"label=io.podman.compose.project={self.name}",
+            kind, "ls", *(["-a"] if kind == "container" else []),
+            "--filter", f"label=io.podman.compose.project={self.name}",
             "--format", "{{.Names}}" if kind == "container" else "{{.Name}}",
         ).stdout
         return listed.split()
