@@ -238,11 +238,13 @@ class FakeOpenAI:
         host, port = self._server.sockets[0].getsockname()[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self, port: int = 0) -> FakeOpenAI:
+    def start(self, port: int = 0, host: str = "127.0.0.1") -> FakeOpenAI:
+        # Loopback unless told otherwise: the container test binds it to its container network's
+        # gateway on this machine, the address containers reach the host by.
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        opening = asyncio.start_server(self._serve, "127.0.0.1", port, backlog=256)
+        opening = asyncio.start_server(self._serve, host, port, backlog=256)
         self._server = asyncio.run_coroutine_threadsafe(opening, self._loop).result()
         return self
 
