@@ -213,6 +213,8 @@ def server_start(args: argparse.Namespace) -> subprocess.Popen:
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{args.port}/api/schema/", timeout=5)
             return server
+        except urllib.error.HTTPError:  # any answer means it is up (production keeps the schema behind a login)
+            return server
         except OSError:  # refused, reset or timed out while gunicorn boots
             time.sleep(0.2)
     server.terminate()

@@ -70,7 +70,13 @@ def test_no_warm_up_when_set_to_zero(fake_llm):
     assert judge([RecordingFactory(rubric=rubric)])[0].review_reasons == []
 
 
-def test_once_the_warm_up_is_over_a_judgment_takes_six_statements_and_no_lock_on_the_rubric(fake_llm):
+def test_once_the_warm_up_is_over_a_judgment_takes_six_statements_and_no_lock_on_the_rubric(fake_llm, settings):
+    # Which webhook events anyone subscribed to is kept for a second in production (the test settings
+    # read it every time): kept here too, as the judgments below read it first.
+    settings.QA_WEBHOOK_SUBSCRIPTIONS_TTL = 3600
+    from webhooks.selectors import events_wanted_forget
+
+    events_wanted_forget()  # nothing another test left in this process's copy
     rubric = judge_rubric(warm_up_judgments=1)
     judge([RecordingFactory(rubric=rubric) for _ in range(2)])  # the second finds the warm-up over
     run = recording_enqueue_judging(recording=RecordingFactory(rubric=rubric))
