@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from qa.errors import InvalidInputError
+from qa.models import Recording
 from reviews.calibration.selectors import CallSelection, calibration_pool, is_calibration_lead
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from rubrics.models import Criterion, Rubric
@@ -241,4 +242,6 @@ def agreed_value_set(
         criterion=criterion,
         defaults={"value": value, "not_applicable": not_applicable, "note": note.strip(), "agreed_by": user},
     )
+    # The call's human reference changed: the scorecards' rollup reads its week again.
+    Recording.objects.filter(pk=recording_id).update(rollup_stale=True)
     return agreed

@@ -9,8 +9,10 @@ from django.test.utils import CaptureQueriesContext
 from reviews.reports.selectors import ReportFilters
 from reviews.reports.stats import CorrectionLevel
 from reviews.scorecards.selectors import agent_card, scorecard
-from tests.factories import published_rubric
+from tests.factories import UserFactory, published_rubric
 from qa.models import Recording
+from reviews.calibration.selectors import CallSelection
+from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
 from reviews.models import Review
 from reviews.services import CriterionAdjustment, review_create
 from tests.reports.conftest import AUDIT, LOW, UNVERIFIED
@@ -136,3 +138,21 @@ def test_the_weekly_trend_pools_each_week_like_the_whole_period(teams_data):
 
 def test_an_agent_without_calls_has_no_card(teams_data):
     assert agent_card(ReportFilters(rubric=teams_data), "nobody") is None
+
+
+def test_a_calibrations_agreed_value_is_the_calls_human_value(teams_data):
+    """The human reference's first rule: a closed session's agreed value outranks the review's, and the
+    rollup follows it (recording an agreed value marks the call)."""
+    lead = UserFactory(username="lead", groups=["QA leads"])
+    supervisors = [UserFactory(username=name, groups=["Supervisors"]) for name in ("ana", "ben")]
+    flagged = Recording.objects.get(agent_id="a3", review_reasons=[LOW])  # judge 5, the supervisor said 1
+    scorecard(ReportFilters(rubric=teams_data))  # the rollup is built
+    session = calibration_create(
+        name="March", rubric=teams_data, lead=lead, participants=supervisors,
+        selection=CallSelection(recording_ids=(flagged.pk,)),
+    )  # fmt: skip
+    calibration_close(session=session, user=lead)
+    agreed_value_set(session=session, recording_id=flagged.pk, criterion_key="c1", value=3, not_applicable=False,
+                     note="", user=lead)  # fmt: skip
+    a3 = cells(scorecard(ReportFilters(rubric=teams_data)))[("south", "a3")]
+    assert a3.estimate == pytest.approx((3 + 3 * 1.5) / 4)  # was (1 + 3 · 1.5) / 4
