@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
 from functools import lru_cache
@@ -180,7 +180,8 @@ POWER_TUNING_FROM = 100  # audited calls from which the correction is power-tune
 Z_95 = 1.959963984540054
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs three times as much, and a page
+# makes a hundred thousand of these
 class Moments:
     """Count, sum and sum of squares of a sample: its mean and variance, and additive across samples."""
 
@@ -203,7 +204,7 @@ class Moments:
         return max(self.squares - self.total**2 / self.n, 0.0) / (self.n - 1)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen, as Moments
 class Pairs:
     """Sums over (human, judge) pairs: their means, the variance of human − λ·judge, the slope; additive."""
 
@@ -215,7 +216,15 @@ class Pairs:
     products: float = 0.0
 
     def __add__(self, other: Pairs) -> Pairs:
-        return Pairs(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        # Written out: a scorecard adds tens of thousands of these, and a loop over fields() cost a second.
+        return Pairs(
+            self.n + other.n,
+            self.human + other.human,
+            self.judge + other.judge,
+            self.human_squares + other.human_squares,
+            self.judge_squares + other.judge_squares,
+            self.products + other.products,
+        )
 
     @property
     def judge_moments(self) -> Moments:
@@ -240,20 +249,28 @@ class Pairs:
         return (self.products - self.human * self.judge / self.n) / judge_spread
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen, as Moments
 class StratumSample:
     """What the estimator needs to know about one stratum of a cell's calls, as additive sums."""
 
-    judged: Moments = Moments()  # the verified judge values of every call: the judge's mean
+    judged: Moments = field(default_factory=Moments)  # the verified judge values of every call: the judge's mean
     unverified_n: int = 0  # judge values whose quote did not verify: no value, counted apart
-    known: Moments = Moments()  # the human values of the calls that have one
-    estimated: Moments = Moments()  # the verified judge values of the calls without a human value
+    known: Moments = field(default_factory=Moments)  # the human values of the calls that have one
+    estimated: Moments = field(default_factory=Moments)  # the verified judge values of the calls without one
     waiting_n: int = 0  # calls without a human value whose judge value is unverified: left out
-    human: Moments = Moments()  # the human values of the random-audit calls: the audit-only mean
-    audit: Pairs = Pairs()  # random-audit calls with a human value and a verified judge value of that run
+    human: Moments = field(default_factory=Moments)  # the human values of the random-audit calls: the audit-only mean
+    audit: Pairs = field(default_factory=Pairs)  # audited calls with a human value and a verified judge value of that run
 
     def __add__(self, other: StratumSample) -> StratumSample:
-        return StratumSample(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+        return StratumSample(
+            self.judged + other.judged,
+            self.unverified_n + other.unverified_n,
+            self.known + other.known,
+            self.estimated + other.estimated,
+            self.waiting_n + other.waiting_n,
+            self.human + other.human,
+            self.audit + other.audit,
+        )
 
 
 class Stratum(StrEnum):
@@ -261,10 +278,10 @@ class Stratum(StrEnum):
     FLAGGED = "flagged"  # routed for low confidence (every unverified score), unknown speakers or instability
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen, as Moments
 class CellSample:
-    plain: StratumSample = StratumSample()
-    flagged: StratumSample = StratumSample()
+    plain: StratumSample = field(default_factory=StratumSample)
+    flagged: StratumSample = field(default_factory=StratumSample)
 
     def __add__(self, other: CellSample) -> CellSample:
         return CellSample(self.plain + other.plain, self.flagged + other.flagged)

@@ -1,5 +1,5 @@
-"""The scorecard estimator's sums (`reviews.reports.stats.CellSample`: per stratum, `StratumSample`) per group
-of calls, read two ways: from the calls themselves (`call_samples`), or from their weekly rollup
+"""The scorecard estimator's sums (`reviews.reports.stats.CellSample`: per stratum, a `StratumSample`) per
+group of calls, read two ways: from the calls themselves (`call_samples`), or from their weekly rollup
 (`week_samples`, `reviews.models.ScorecardWeek`), which `reviews.scorecards.services.scorecard_weeks_refresh`
 keeps from the calls with `call_samples`. A page sums the rollup's weeks that its period covers whole, and
 the calls of the days at either end (`period_split`).
@@ -31,10 +31,26 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Case, Expression, F, Func, IntegerField, Max, Q, QuerySet, Sum, Value, When
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Expression,
+    F,
+    Func,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import TruncWeek
 from django.db.models.lookups import Exact
 from django.utils import timezone
@@ -42,18 +58,22 @@ from django.utils import timezone
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.routing import ReviewGroup, in_review_group
 from reviews.models import ScorecardWeek
-from reviews.reports.stats import CellSample, Moments, Pairs, Stratum, StratumSample
+from reviews.reports.stats import CellSample, StratumSample
 from reviews.selectors import day_start, human_reference_rows
 from rubrics.models import Criterion, Rubric
 
 OVERALL = "overall"
 
 
+def _kind(part: Any) -> type | None:
+    """The class of a StratumSample field's sums (Moments, Pairs); None for a count."""
+    return None if isinstance(part.default, int) else part.default_factory
+
+
 def _flat(part: Any) -> list[str]:
     """A StratumSample field as ScorecardWeek's columns: a count as it is, sums as `<part>_<sum>`."""
-    if isinstance(part.default, int):
-        return [part.name]
-    return [f"{part.name}_{inner.name}" for inner in fields(part.default)]
+    kind = _kind(part)
+    return [part.name] if kind is None else [f"{part.name}_{inner.name}" for inner in fields(kind)]
 
 
 PARTS = [part.name for part in fields(StratumSample)]
@@ -170,29 +190,25 @@ def sample_fields(sample: StratumSample) -> dict[str, float]:
     return values
 
 
+# Per StratumSample field: its class (None for a count) and its columns, in order.
+_STRATUM_LAYOUT = [(_kind(part), _flat(part)) for part in fields(StratumSample)]
+
+
+@lru_cache(maxsize=256)
+def _stratum_keys(prefix: str) -> list[tuple[type | None, str, list[str]]]:
+    """_STRATUM_LAYOUT's columns with `prefix`: built once per prefix, as a page reads thousands of rows."""
+    return [(kind, prefix + columns[0], [prefix + name for name in columns[1:]]) for kind, columns in _STRATUM_LAYOUT]
+
+
 def _stratum_of(row: dict[str, Any], prefix: str = "") -> StratumSample:
     """A stratum's sums from a row's columns `<prefix><ScorecardWeek's field>` (NULL sums as zeros)."""
     parts = []
-    for part in fields(StratumSample):
-        if isinstance(part.default, int):
-            parts.append(int(row[f"{prefix}{part.name}"] or 0))
+    for kind, count, sums in _stratum_keys(prefix):
+        if kind is None:
+            parts.append(int(row[count] or 0))
         else:
-            kind = type(part.default)
-            parts.append(
-                kind(
-                    *(
-                        int(row[f"{prefix}{part.name}_{inner.name}"] or 0)
-                        if inner.name == "n"
-                        else float(row[f"{prefix}{part.name}_{inner.name}"] or 0)
-                        for inner in fields(kind)
-                    )
-                )
-            )
+            parts.append(kind(int(row[count] or 0), *[float(row[name] or 0) for name in sums]))
     return StratumSample(*parts)
-
-
-def _in_stratum(stratum: Stratum, sample: StratumSample) -> CellSample:
-    return CellSample(**{stratum.value: sample})
 
 
 def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping) -> Samples:
@@ -212,8 +228,8 @@ def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping) -> Samp
     agent_names = {}
     for row in _grouped(weeks, groups, "column_key", "flagged").annotate(**sums):
         cell = (tuple(row[key] for key in keys), row["column_key"])
-        stratum = Stratum.FLAGGED if row["flagged"] else Stratum.PLAIN
-        cells[cell] = cells.get(cell, CellSample()) + _in_stratum(stratum, _stratum_of(row))
+        # One row per group, column and stratum: each stratum is set, not added.
+        setattr(cells.setdefault(cell, CellSample()), "flagged" if row["flagged"] else "plain", _stratum_of(row))
         if named:
             agent_names[row["agent_id"]] = max(agent_names.get(row["agent_id"], row["agent_name"]), row["agent_name"])
     return Samples(cells, agent_names)
@@ -343,11 +359,36 @@ def _stratum_sums(name: str) -> dict[str, str]:
     }
 
 
+MASK_BITS = 62  # criteria per bit mask: a bigint's, short of its sign
+
+
+def _unverified_masks(columns: dict[str, Criterion]) -> dict[str, Subquery]:
+    """Which of the current run's scores have a value that does not exist (`JUDGE_VALUE_EXISTS`), as bit masks
+    (criterion i is bit i % MASK_BITS of mask i // MASK_BITS; NULL: none): one index range on the run's scores
+    per call, where joining the unverified scores made PostgreSQL read every score of every run."""
+    masks = {}
+    criteria = list(columns.values())
+    for chunk in range(0, len(criteria), MASK_BITS):
+        bits = [
+            When(criterion_id=criterion.pk, then=Value(1 << offset))
+            for offset, criterion in enumerate(criteria[chunk : chunk + MASK_BITS])
+        ]
+        scores = Score.objects.filter(
+            ~JUDGE_VALUE_EXISTS, run_id=OuterRef("current_run_id"), value__isnull=False
+        ).order_by()
+        # A run scores each criterion once, so the sum of their bits is the mask.
+        mask = scores.values("run_id").annotate(
+            mask=Sum(Case(*bits, default=Value(0), output_field=BigIntegerField()))
+        )
+        masks[f"unverified_mask_{chunk // MASK_BITS}"] = Subquery(mask.values("mask"), output_field=BigIntegerField())
+    return masks
+
+
 def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
     """Each group's sample per column key, from the calls: one query whatever the number of groups.
 
-    The query reads one row per call, joined to its current run's unverified scores (one row per run that
-    has any) and to its human references (one row per reviewed call), works out per call and column which
+    The query reads one row per call with its current run's unverified scores (a bit mask) and its human
+    references (joined, one row per reviewed call), works out per call and column which
     value counts where (a fenced subquery per step, so each is computed once per call, not once per sum
     that uses it) and sums per group and stratum: the sums of every column at once.
     """
@@ -368,19 +409,7 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
         routed_flagged=Case(When(in_review_group(ReviewGroup.FLAGGED), then=Value(1)), default=Value(0)),
         routed_audit=Case(When(in_review_group(ReviewGroup.RANDOM_AUDIT), then=Value(1)), default=Value(0)),
         **{f"judge_{name}": StoredValue("current_values", criterion.key) for name, criterion in columns.items()},
-    )
-    # The current runs' scores whose judge value does not exist, one row per run with any: few.
-    unverified = (
-        Score.objects.filter(~JUDGE_VALUE_EXISTS, value__isnull=False, run_id__in=chosen.values("current_run_id"))
-        .order_by()
-        .values("run_id")
-        .annotate(
-            unverified_any=Max(Value(1)),
-            **{
-                f"unverified_{name}": Max(Case(When(criterion_id=criterion.pk, then=Value(1))))
-                for name, criterion in columns.items()
-            },
-        )
+        **_unverified_masks(columns),
     )
     # The human references, one row per reviewed call: a number or N/A per criterion, and the runs judged.
     references_sql, references_params = _sql(human_reference_rows(recording_ids=chosen.values("pk")))
@@ -396,30 +425,32 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
         f" {', '.join(pivot)} FROM ({references_sql}) refs GROUP BY recording_id"
     )
     judged_sql, judged_params = _sql(judged)
-    unverified_sql, unverified_params = _sql(unverified)
     joined = (
-        f"SELECT calls.*, u.*, r.* FROM {_fenced(judged_sql)} calls"
-        f" LEFT JOIN ({unverified_sql}) u ON u.run_id = calls.current_run_id"
+        f"SELECT calls.*, r.* FROM {_fenced(judged_sql)} calls"
         f" LEFT JOIN ({references}) r ON r.recording_id = calls.id"
     )
-    params = [*judged_params, *unverified_params, *pivot_params, *references_params]
+    params = [*judged_params, *pivot_params, *references_params]
+    masks = [name for name in judged.query.annotations if name.startswith("unverified_mask_")]
+    unverified_any = f"({' OR '.join([f'{q(mask)} IS NOT NULL' for mask in masks] or ['1 = 0'])})"
 
     # Per call: its stratum, whether it counts as audited, and per criterion the four columns.
     per_call = [
-        f"CASE WHEN routed_flagged = 1 OR unverified_any IS NOT NULL THEN 1 ELSE 0 END AS {q('flagged')}",
+        f"CASE WHEN routed_flagged = 1 OR {unverified_any} THEN 1 ELSE 0 END AS {q('flagged')}",
         f"CASE WHEN routed_audit = 1 AND reference_run_low = current_run_id AND reference_run_high = current_run_id"
         f" THEN 1 END AS {q('audited')}",
-        f"unverified_any, recording_id AS {q('reviewed')}",
+        f"CASE WHEN {unverified_any} THEN 1 END AS {q('unverified_any')}, recording_id AS {q('reviewed')}",
         *(q(key) for key in keys),
         *([q("agent_name")] if named else []),
     ]
-    for name in columns:
-        judge, flag = q(f"judge_{name}"), q(f"unverified_{name}")
+    for index, name in enumerate(columns):
+        judge = q(f"judge_{name}")
+        mask, bit = q(f"unverified_mask_{index // MASK_BITS}"), 1 << (index % MASK_BITS)
+        unverified = f"COALESCE({mask} & {bit}, 0) <> 0"
         reference, not_applicable = q(f"reference_{name}"), q(f"not_applicable_{name}")
         per_call += [
             f"{judge}",
-            f"CASE WHEN {flag} IS NULL THEN {judge} END AS {q(f'j_{name}')}",
-            f"CASE WHEN {flag} IS NOT NULL THEN {judge} END AS {q(f'u_{name}')}",
+            f"CASE WHEN NOT {unverified} THEN {judge} END AS {q(f'j_{name}')}",
+            f"CASE WHEN {unverified} THEN {judge} END AS {q(f'u_{name}')}",
             f"{reference} AS {q(f'h_{name}')}",
             f"CASE WHEN {reference} IS NOT NULL OR {not_applicable} IS NOT NULL THEN 1 END AS {q(f'c_{name}')}",
         ]
@@ -444,11 +475,10 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
     agent_names = {}
     for row in rows:
         group = tuple(row[key] for key in keys)
-        stratum = Stratum.FLAGGED if row["flagged"] else Stratum.PLAIN
+        stratum = "flagged" if row["flagged"] else "plain"
         for name in names:
             cell = (group, columns[name].key if name in columns else OVERALL)
-            sample = _in_stratum(stratum, _stratum_of(row, f"{name}__"))
-            samples[cell] = samples.get(cell, CellSample()) + sample
+            setattr(samples.setdefault(cell, CellSample()), stratum, _stratum_of(row, f"{name}__"))
         if named:
             agent_names[row["agent_id"]] = max(agent_names.get(row["agent_id"], row["agent_name"]), row["agent_name"])
     return Samples(samples, agent_names)

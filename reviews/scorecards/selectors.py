@@ -134,7 +134,7 @@ REFRESH_IN_READ_MAX = 5_000
 def period_samples(filters: ReportFilters, grouping: Grouping) -> Samples:
     """Each group's sample per column key in the period: its whole weeks from the rollup, brought up to
     date first, and the days at either end from the calls. Whatever the number of groups, three queries
-    and two per partial week, plus two per week the refresh reads again (bench/scorecards/README.md)."""
+    and one per partial week, plus one per week the refresh reads again (bench/scorecards/README.md)."""
     rubric = filters.rubric
     changed = Recording.objects.filter(rubric=rubric, rollup_stale=True)[: REFRESH_IN_READ_MAX + 1].count()
     if changed > REFRESH_IN_READ_MAX:
