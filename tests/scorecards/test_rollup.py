@@ -18,8 +18,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from qa.execution import judge_run_execute
-from qa.judging import recording_enqueue_judging
-from qa.models import Recording, values_by_key
+from qa.judging import judge_run_reverify, recording_enqueue_judging
+from qa.models import JudgeRun, Recording, values_by_key
 from reviews.models import Review, ScorecardWeek
 from reviews.reports.stats import Stratum
 from reviews.reports.selectors import ReportFilters
@@ -345,3 +345,20 @@ def test_a_review_committed_while_a_refresh_runs_is_read_by_the_next_one(monkeyp
     assert Recording.objects.filter(pk=second.pk, rollup_stale=True).exists()
     assert scorecard_weeks_refresh(rubric=rubric) == 1
     assert ScorecardWeek.objects.get(rubric=rubric, column_key="c1").human_n == 1
+
+
+def test_a_reverified_score_that_no_longer_verifies_leaves_the_scorecard_at_the_next_read():
+    """As the README says: re-verifying a score whose confidence changes routes the call again, which marks
+    it, so the rollup reads its week again and the value stops counting as the judge's."""
+    rubric = published_rubric(criteria=1)
+    recording = judged_recording(rubric=rubric, values={"c1": 5}, agent_id="a1", team="t")
+    filters = ReportFilters(rubric=rubric)
+
+    def cell():
+        return next(row for row in scorecard(filters).rows if row.agent_id).cells[0]
+
+    assert (cell().judged_n, cell().judge_mean) == (1, 5)  # the rollup is built, nothing marked now
+    Recording.objects.filter(pk=recording.pk).update(transcript="AGENTE: Buenas tardes.")  # the quote is gone
+    assert judge_run_reverify(run=JudgeRun.objects.select_related("recording").get(pk=recording.current_run_id)) == 1
+    assert Recording.objects.get(pk=recording.pk).rollup_stale
+    assert (cell().judged_n, cell().judge_mean, cell().unverified_n, cell().waiting_n) == (0, None, 1, 1)
