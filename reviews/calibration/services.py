@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 
 from access import Capability, may, require
 from qa.errors import InvalidInputError
+from qa.models import Recording
 from reviews.calibration.selectors import CallSelection, calibration_pool, is_calibration_lead
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from rubrics.models import Criterion, Rubric
@@ -240,4 +241,6 @@ def agreed_value_set(
         criterion=criterion,
         defaults={"value": value, "not_applicable": not_applicable, "note": note.strip(), "agreed_by": user},
     )
+    # The call's human reference changed: the scorecards' rollup reads its week again.
+    Recording.objects.filter(pk=recording_id).update(rollup_stale=True)
     return agreed

@@ -17,7 +17,9 @@ def human_values_refill(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("reviews", "0008_scorecardweek"),
-        ("qa", "0011_recording_rollup_stale"),
+        # The live models are used (as in 0007): after every migration they read.
+        ("qa", "0013_apikey_source"),
+        ("rubrics", "0003_criterion_subject"),
     ]
 
     operations = [migrations.RunPython(human_values_refill, migrations.RunPython.noop)]

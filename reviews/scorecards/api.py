@@ -1,7 +1,7 @@
 """GET /api/scorecards/?rubric=SLUG&group=team|agent&since=&until=: the scorecard's cells.
 
-Each cell carries the three numbers side by side (the judge's mean, the audited
-calls' human mean, the corrected estimate) and the estimate's 95% interval.
+Each cell carries the three numbers side by side (the judge's mean over its verified
+values, the audited calls' human mean, the estimate) and the estimate's 95% interval.
 """
 
 from __future__ import annotations
@@ -27,13 +27,33 @@ from reviews.scorecards.selectors import OVERALL, scorecard
 
 class CellSerializer(serializers.Serializer):
     criterion_key = serializers.CharField(help_text=f"A criterion's key, or '{OVERALL}' (0–100, last).")
-    judged_n = serializers.IntegerField(help_text="Judged calls with a value (the judge's N/A left out).")
+    judged_n = serializers.IntegerField(
+        help_text="Judged calls whose value exists: a value (the judge's N/A left out) whose quote verified."
+    )
+    unverified_n = serializers.IntegerField(
+        help_text="Judge values whose quote did not verify: no value, never counted as the judge's."
+    )
+    known_n = serializers.IntegerField(
+        help_text="Calls counted with their human value (a final review, a calibration's agreed value)."
+    )
+    estimated_n = serializers.IntegerField(
+        help_text="Calls without a human value, estimated from their verified judge value and the audit."
+    )
+    waiting_n = serializers.IntegerField(
+        help_text="Calls with an unverified judge value and no human value yet: left out of the estimate."
+    )
     audited_n = serializers.IntegerField(help_text="The cell's random-audit calls with a final human value.")
-    judge_mean = serializers.FloatField(allow_null=True, help_text="The naive mean of the judge's values.")
+    judge_mean = serializers.FloatField(
+        allow_null=True, help_text="The naive mean of the judge's verified values; null when there are none."
+    )
     human_audit_mean = serializers.FloatField(allow_null=True, help_text="The mean human value of the audited calls.")
     estimate = serializers.FloatField(
         allow_null=True,
-        help_text="Judge mean plus the audit's mean human − judge difference; the judge mean when uncorrected.",
+        help_text=(
+            "The estimated mean human value: known human values, and per stratum (flagged, plain) the rest's "
+            "verified judge values corrected by that stratum's audit, combined by their counts; uncorrected, "
+            "the judge's values as they are."
+        ),
     )
     ci = serializers.ListField(
         child=serializers.FloatField(),
@@ -49,6 +69,9 @@ class CellSerializer(serializers.Serializer):
         choices=list(CorrectionLevel),
         allow_null=True,
         help_text="Whose audited calls corrected the cell: its own, its team's or the rubric's (pooled).",
+    )
+    power_tuned = serializers.BooleanField(
+        help_text="True: a correction had 100 audited calls or more and was power-tuned (PPI++)."
     )
 
 
@@ -76,7 +99,8 @@ class ScorecardSerializer(serializers.Serializer):
     responses={200: ScorecardSerializer, 400: BAD_REQUEST},
 )
 class ScorecardView(APIView):
-    """Per team or agent, per criterion and overall: the judge's mean corrected by the random audit."""
+    """Per team or agent, per criterion and overall: the human values known, the rest estimated from the judge's
+    verified values corrected by the random audit."""
 
     session_permissions = {"GET": Capability.READ_REPORTS}  # and any key
 

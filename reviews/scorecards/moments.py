@@ -1,24 +1,29 @@
-"""The scorecard estimator's moments (`reviews.reports.stats.CellSample`) per group of calls, read two ways:
-from the calls themselves (`call_samples`), or from their weekly rollup (`week_samples`,
-`reviews.models.ScorecardWeek`), which `reviews.scorecards.services.scorecard_weeks_refresh` keeps from
-the calls with `call_samples`. A page sums the rollup's weeks that its period covers whole, and the calls
-of the days at either end (`period_split`).
+"""The scorecard estimator's sums (`reviews.reports.stats.CellSample`: per stratum, a `StratumSample`) per
+group of calls, read two ways: from the calls themselves (`call_samples`), or from their weekly rollup
+(`week_samples`, `reviews.models.ScorecardWeek`), which `reviews.scorecards.services.scorecard_weeks_refresh`
+keeps from the calls with `call_samples`. A page sums the rollup's weeks that its period covers whole, and
+the calls of the days at either end (`period_split`).
 
-From the calls: two GROUP BY queries (the judge's values, and the audited pairs) return additive moments
-per group, per criterion and overall. They read one row per call, the values stored with it
-(`Recording.current_values`, set by the judging, and the review's `human_values`), not the scores.
+From the calls: one GROUP BY query returns additive sums per group and stratum, per criterion and overall.
+It reads one row per call: the values stored with it (`Recording.current_values`, set by the judging), its
+current run's unverified scores, and its human references (`reviews.selectors.human_reference_rows`).
 
-Which calls count
-    Judged: each recording's current run (its latest successful judgment), with a value (a criterion the
-    judge found not applicable has none).
-    Audited: those of them in the random-audit group whose latest review is final and judged that current
-    run; the human value is the human reference's rule (`review_values`, stored on the review), a
-    supervisor's N/A is no value. Flagged calls are not a random sample and never correct anything.
+Which calls count, per criterion
+    Each recording's current run (its latest successful judgment). Its stratum: flagged when its routing
+    flagged a doubt (`qa.routing.ReviewGroup.FLAGGED`) or any of its current scores is unverified, else plain.
+    Known: a human reference with a number (a supervisor's or a calibration's N/A is no number: the call
+    leaves the criterion's figures). Estimated: no human reference, and the judge's value exists
+    (`qa.models.JUDGE_VALUE_EXISTS`: its quote verified). Waiting: no human reference and an unverified judge
+    value, which is no value: counted apart. The judge's N/A with no human reference: left out.
+    Audited: those in the random-audit group whose human references all judged the current run; their
+    pairs (human, judge) need the judge's value to exist. Flagged calls in the audit correct the flagged
+    stratum only.
 
 Overall
     Per call, the weighted mean of its criteria (the criteria's weights) on a 0–100 scale (each value as a
     share of its criterion's scale), over the criteria that have a value: the judge's from the judge's
-    values, the human's from the human values. The estimator then runs on those per-call numbers.
+    values, which exists only when none of them is unverified, the human's from the human values. The
+    estimator then runs on those per-call numbers.
 """
 
 from __future__ import annotations
@@ -26,24 +31,53 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Expression, F, Func, IntegerField, Max, Q, QuerySet, Sum
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Expression,
+    F,
+    Func,
+    IntegerField,
+    Max,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import TruncWeek
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
-from qa.models import Recording
+from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.routing import ReviewGroup, in_review_group
-from reviews.models import Review, ScorecardWeek
-from reviews.reports.stats import CellSample, Moments
-from reviews.selectors import FINAL_DECISIONS, day_start, latest_reviews
+from reviews.models import ScorecardWeek
+from reviews.reports.stats import CellSample, StratumSample
+from reviews.selectors import day_start, human_reference_rows
 from rubrics.models import Criterion, Rubric
 
 OVERALL = "overall"
-PARTS = [part.name for part in fields(CellSample)]  # judged, human, difference, paired_human
-MOMENT_FIELDS = [f"{part}_{moment.name}" for part in PARTS for moment in fields(Moments)]  # ScorecardWeek's
+
+
+def _kind(part: Any) -> type | None:
+    """The class of a StratumSample field's sums (Moments, Pairs); None for a count."""
+    return None if isinstance(part.default, int) else part.default_factory
+
+
+def _flat(part: Any) -> list[str]:
+    """A StratumSample field as ScorecardWeek's columns: a count as it is, sums as `<part>_<sum>`."""
+    kind = _kind(part)
+    return [part.name] if kind is None else [f"{part.name}_{inner.name}" for inner in fields(kind)]
+
+
+PARTS = [part.name for part in fields(StratumSample)]
+MOMENT_FIELDS = [column for part in fields(StratumSample) for column in _flat(part)]  # ScorecardWeek's
 
 
 # Weeks ---------------------------------------------------------------------------------------------------
@@ -144,17 +178,37 @@ NO_SAMPLES = Samples({}, {})
 # From the rollup -----------------------------------------------------------------------------------------
 
 
-def sample_fields(sample: CellSample) -> dict[str, float]:
-    """A sample as ScorecardWeek's fields."""
-    return {
-        f"{part}_{moment.name}": getattr(getattr(sample, part), moment.name)
-        for part in PARTS
-        for moment in fields(Moments)
-    }
+def sample_fields(sample: StratumSample) -> dict[str, float]:
+    """A stratum's sums as ScorecardWeek's fields."""
+    values = {}
+    for part in fields(StratumSample):
+        value = getattr(sample, part.name)
+        if isinstance(value, int):
+            values[part.name] = value
+        else:
+            values |= {f"{part.name}_{inner.name}": getattr(value, inner.name) for inner in fields(value)}
+    return values
 
 
-def _sample_of(row: dict[str, Any]) -> CellSample:
-    return CellSample(*(_moments(row, part) for part in PARTS))
+# Per StratumSample field: its class (None for a count) and its columns, in order.
+_STRATUM_LAYOUT = [(_kind(part), _flat(part)) for part in fields(StratumSample)]
+
+
+@lru_cache(maxsize=256)
+def _stratum_keys(prefix: str) -> list[tuple[type | None, str, list[str]]]:
+    """_STRATUM_LAYOUT's columns with `prefix`: built once per prefix, as a page reads thousands of rows."""
+    return [(kind, prefix + columns[0], [prefix + name for name in columns[1:]]) for kind, columns in _STRATUM_LAYOUT]
+
+
+def _stratum_of(row: dict[str, Any], prefix: str = "") -> StratumSample:
+    """A stratum's sums from a row's columns `<prefix><ScorecardWeek's field>` (NULL sums as zeros)."""
+    parts = []
+    for kind, count, sums in _stratum_keys(prefix):
+        if kind is None:
+            parts.append(int(row[count] or 0))
+        else:
+            parts.append(kind(int(row[count] or 0), *[float(row[name] or 0) for name in sums]))
+    return StratumSample(*parts)
 
 
 def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping) -> Samples:
@@ -170,11 +224,14 @@ def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping) -> Samp
     keys = list(groups)
     named = "agent_id" in keys
     sums = {name: Sum(name) for name in MOMENT_FIELDS} | ({"agent_name": Max("agent_name")} if named else {})
-    cells, agent_names = {}, {}
-    for row in _grouped(weeks, groups, "column_key").annotate(**sums):
-        cells[(tuple(row[key] for key in keys), row["column_key"])] = _sample_of(row)
+    cells: dict[tuple[tuple, str], CellSample] = {}
+    agent_names = {}
+    for row in _grouped(weeks, groups, "column_key", "flagged").annotate(**sums):
+        cell = (tuple(row[key] for key in keys), row["column_key"])
+        # One row per group, column and stratum: each stratum is set, not added.
+        setattr(cells.setdefault(cell, CellSample()), "flagged" if row["flagged"] else "plain", _stratum_of(row))
         if named:
-            agent_names[row["agent_id"]] = row["agent_name"]
+            agent_names[row["agent_id"]] = max(agent_names.get(row["agent_id"], row["agent_name"]), row["agent_name"])
     return Samples(cells, agent_names)
 
 
@@ -219,21 +276,6 @@ def judged_calls(rubric: Rubric, since: date | None = None, until: date | None =
     return calls
 
 
-def _audited_reviews(calls: Calls) -> QuerySet[Review]:
-    """The final reviews that are the latest of a judged call of the random-audit group and judged its
-    current run. From the review, so that "the latest" is a NOT EXISTS on the review itself, which PostgreSQL
-    runs as one anti-join (from the recording it checked each call's reviews one by one, three times dearer)."""
-    return (
-        latest_reviews(decisions=FINAL_DECISIONS)
-        .filter(
-            calls("recording__"),
-            in_review_group(ReviewGroup.RANDOM_AUDIT, "recording__review_reasons"),
-            run=F("recording__current_run"),
-        )
-        .order_by()
-    )
-
-
 def _real(number: float) -> str:
     return f"CAST({float(number)!r} AS DOUBLE PRECISION)"
 
@@ -272,18 +314,8 @@ def _fenced(sql: str) -> str:
     return f"({sql} {limit}OFFSET 0)"
 
 
-def _per_group(calls: QuerySet, keys: list[str], overalls: dict[str, str], sums: dict[str, str]) -> list[dict]:
-    """Sum per-call figures per group. `calls` has one row per call, with the group keys and a value
-    column per criterion; `overalls` are SQL over those columns, `sums` SQL over both, all plain
-    identifiers. Each step is a fenced subquery, so a value read from JSON or an overall is computed once
-    per call, not once per sum that uses it."""
-    quote = connection.ops.quote_name
-    calls_sql, params = calls.query.get_compiler(using=calls.db).as_sql()
-    grouped = ", ".join(quote(key) for key in keys)
-    with_overalls = ", ".join(f"{expression} AS {quote(name)}" for name, expression in overalls.items())
-    selected = ", ".join(f"{expression} AS {quote(name)}" for name, expression in sums.items())
-    figures = _fenced(f"SELECT calls.*, {with_overalls} FROM {_fenced(calls_sql)} calls")
-    return _rows(f"SELECT {grouped}, {selected} FROM {figures} figures GROUP BY {grouped}", params)
+def _sql(queryset: QuerySet) -> tuple[str, tuple]:
+    return queryset.query.get_compiler(using=queryset.db).as_sql()
 
 
 def _moment_sums(name: str, value: str) -> dict[str, str]:
@@ -294,72 +326,159 @@ def _moment_sums(name: str, value: str) -> dict[str, str]:
     }
 
 
-def _moments(row: dict[str, Any], name: str) -> Moments:
-    return Moments(row[f"{name}_n"] or 0, float(row[f"{name}_total"] or 0), float(row[f"{name}_squares"] or 0))
+def _pair_sums(name: str, human: str, judge: str) -> dict[str, str]:
+    return {
+        f"{name}_n": f"COUNT({human})",
+        f"{name}_human": f"SUM({human})",
+        f"{name}_judge": f"SUM({judge})",
+        f"{name}_human_squares": f"SUM(({human}) * ({human}))",
+        f"{name}_judge_squares": f"SUM(({judge}) * ({judge}))",
+        f"{name}_products": f"SUM(({human}) * ({judge}))",
+    }
+
+
+def _stratum_sums(name: str) -> dict[str, str]:
+    """The sums of a StratumSample for one column, from the per-call columns `j_`, `u_`, `h_` and `c_<name>`
+    (the verified judge value, the unverified one, the human value, and 1 where a human reference covers
+    the call), and `audited`."""
+    q = connection.ops.quote_name
+    judge, unverified, human, covered = (q(f"{side}_{name}") for side in ("j", "u", "h", "c"))
+    audited = q("audited")
+    estimated = f"CASE WHEN {covered} IS NULL THEN {judge} END"
+    # A pair needs both values: x + 0 * y is NULL when y is.
+    pair_human = f"CASE WHEN {audited} = 1 THEN {human} + 0 * {judge} END"
+    pair_judge = f"CASE WHEN {audited} = 1 THEN {judge} + 0 * {human} END"
+    return {
+        **_moment_sums(f"{name}__judged", judge),
+        f"{name}__unverified_n": f"COUNT({unverified})",
+        **_moment_sums(f"{name}__known", human),
+        **_moment_sums(f"{name}__estimated", estimated),
+        f"{name}__waiting_n": f"COUNT(CASE WHEN {covered} IS NULL THEN {unverified} END)",
+        **_moment_sums(f"{name}__human", f"CASE WHEN {audited} = 1 THEN {human} END"),
+        **_pair_sums(f"{name}__audit", pair_human, pair_judge),
+    }
+
+
+MASK_BITS = 62  # criteria per bit mask: a bigint's, short of its sign
+
+
+def _unverified_masks(columns: dict[str, Criterion]) -> dict[str, Subquery]:
+    """Which of the current run's scores have a value that does not exist (`JUDGE_VALUE_EXISTS`), as bit masks
+    (criterion i is bit i % MASK_BITS of mask i // MASK_BITS; NULL: none): one index range on the run's scores
+    per call, where joining the unverified scores made PostgreSQL read every score of every run."""
+    masks = {}
+    criteria = list(columns.values())
+    for chunk in range(0, len(criteria), MASK_BITS):
+        bits = [
+            When(criterion_id=criterion.pk, then=Value(1 << offset))
+            for offset, criterion in enumerate(criteria[chunk : chunk + MASK_BITS])
+        ]
+        scores = Score.objects.filter(
+            ~JUDGE_VALUE_EXISTS, run_id=OuterRef("current_run_id"), value__isnull=False
+        ).order_by()
+        # A run scores each criterion once, so the sum of their bits is the mask.
+        mask = scores.values("run_id").annotate(
+            mask=Sum(Case(*bits, default=Value(0), output_field=BigIntegerField()))
+        )
+        masks[f"unverified_mask_{chunk // MASK_BITS}"] = Subquery(mask.values("mask"), output_field=BigIntegerField())
+    return masks
 
 
 def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
-    """Each group's sample per column key, from the calls: two queries whatever the number of groups.
+    """Each group's sample per column key, from the calls: one query whatever the number of groups.
 
-    Each query reads one row per call (the values stored with it: `Recording.current_values` and the
-    review's `human_values`), computes the call's overall and sums per group: the moments of every
-    column at once.
+    The query reads one row per call with its current run's unverified scores (a bit mask) and its human
+    references (joined, one row per reviewed call), works out per call and column which
+    value counts where (a fenced subquery per step, so each is computed once per call, not once per sum
+    that uses it) and sums per group and stratum: the sums of every column at once.
     """
+    q = connection.ops.quote_name
     criteria = list(rubric.criteria.all())
-    columns = {f"k{index}": criterion.key for index, criterion in enumerate(criteria)}
-    names = [*columns, "overall"]
+    columns = {f"k{index}": criterion for index, criterion in enumerate(criteria)}
     keys = list(grouping(on_calls()))
-    samples: dict[tuple[tuple, str], CellSample] = {}
-
-    def column_key(name: str) -> str:
-        return columns.get(name, OVERALL)
-
-    def stored(side: str, column: str) -> dict[str, Expression]:
-        return {f"{side}_{name}": StoredValue(column, key) for name, key in columns.items()}
-
-    def overall(side: str) -> dict[str, str]:
-        return {f"{side}_overall": _overall(criteria, [f"{side}_{name}" for name in columns])}
-
     named = "agent_id" in keys
+    chosen = Recording.objects.filter(calls("")).order_by()
     judged = _grouped(
         # One table, so PostgreSQL estimates its rows well (a join on run.recording.current_run = run it
         # takes for a handful).
-        Recording.objects.filter(calls("")).order_by(),
+        chosen,
         grouping(on_calls()),
+        "id",
+        "current_run_id",
         *(["agent_name"] if named else []),
-        **stored("judge", "current_values"),
+        routed_flagged=Case(When(in_review_group(ReviewGroup.FLAGGED), then=Value(1)), default=Value(0)),
+        routed_audit=Case(When(in_review_group(ReviewGroup.RANDOM_AUDIT), then=Value(1)), default=Value(0)),
+        **{f"judge_{name}": StoredValue("current_values", criterion.key) for name, criterion in columns.items()},
+        **_unverified_masks(columns),
     )
+    # The human references, one row per reviewed call: a number or N/A per criterion, and the runs judged.
+    references_sql, references_params = _sql(human_reference_rows(recording_ids=chosen.values("pk")))
+    pivot, pivot_params = [], []
+    for name, criterion in columns.items():
+        pivot.append(f"MAX(CASE WHEN criterion_key = %s THEN human_value END) AS {q(f'reference_{name}')}")
+        pivot.append(
+            f"MAX(CASE WHEN criterion_key = %s AND human_not_applicable THEN 1 END) AS {q(f'not_applicable_{name}')}"
+        )
+        pivot_params += [criterion.key, criterion.key]
+    references = (
+        f"SELECT recording_id, MIN(reference_run_id) AS reference_run_low, MAX(reference_run_id) AS reference_run_high,"
+        f" {', '.join(pivot)} FROM ({references_sql}) refs GROUP BY recording_id"
+    )
+    judged_sql, judged_params = _sql(judged)
+    joined = (
+        f"SELECT calls.*, r.* FROM {_fenced(judged_sql)} calls"
+        f" LEFT JOIN ({references}) r ON r.recording_id = calls.id"
+    )
+    params = [*judged_params, *pivot_params, *references_params]
+    masks = [name for name in judged.query.annotations if name.startswith("unverified_mask_")]
+    unverified_any = f"({' OR '.join([f'{q(mask)} IS NOT NULL' for mask in masks] or ['1 = 0'])})"
+
+    # Per call: its stratum, whether it counts as audited, and per criterion the four columns.
+    per_call = [
+        f"CASE WHEN routed_flagged = 1 OR {unverified_any} THEN 1 ELSE 0 END AS {q('flagged')}",
+        f"CASE WHEN routed_audit = 1 AND reference_run_low = current_run_id AND reference_run_high = current_run_id"
+        f" THEN 1 END AS {q('audited')}",
+        f"CASE WHEN {unverified_any} THEN 1 END AS {q('unverified_any')}, recording_id AS {q('reviewed')}",
+        *(q(key) for key in keys),
+        *([q("agent_name")] if named else []),
+    ]
+    for index, name in enumerate(columns):
+        judge = q(f"judge_{name}")
+        mask, bit = q(f"unverified_mask_{index // MASK_BITS}"), 1 << (index % MASK_BITS)
+        unverified = f"COALESCE({mask} & {bit}, 0) <> 0"
+        reference, not_applicable = q(f"reference_{name}"), q(f"not_applicable_{name}")
+        per_call += [
+            f"{judge}",
+            f"CASE WHEN NOT {unverified} THEN {judge} END AS {q(f'j_{name}')}",
+            f"CASE WHEN {unverified} THEN {judge} END AS {q(f'u_{name}')}",
+            f"{reference} AS {q(f'h_{name}')}",
+            f"CASE WHEN {reference} IS NOT NULL OR {not_applicable} IS NOT NULL THEN 1 END AS {q(f'c_{name}')}",
+        ]
+    judge_overall = _overall(criteria, [q(f"judge_{name}") for name in columns])
+    overall = [
+        f"CASE WHEN unverified_any IS NULL THEN {judge_overall} END AS {q(f'j_{OVERALL}')}",
+        f"CASE WHEN unverified_any IS NOT NULL THEN {judge_overall} END AS {q(f'u_{OVERALL}')}",
+        f"{_overall(criteria, [q(f'h_{name}') for name in columns])} AS {q(f'h_{OVERALL}')}",
+        f"CASE WHEN reviewed IS NOT NULL THEN 1 END AS {q(f'c_{OVERALL}')}",
+    ]
+    per_call_sql = _fenced(f"SELECT {', '.join(per_call)} FROM {_fenced(joined)} joined")
+    figures = _fenced(f"SELECT figures.*, {', '.join(overall)} FROM {per_call_sql} figures")
+    names = [*columns, OVERALL]
     sums = {"agent_name": "MAX(agent_name)"} if named else {}
     for name in names:
-        sums |= _moment_sums(f"judged_{name}", f"judge_{name}")
-    agent_names = {}
-    for row in _per_group(judged, keys, overall("judge"), sums):
-        group = tuple(row[key] for key in keys)
-        for name in names:
-            samples[(group, column_key(name))] = CellSample(judged=_moments(row, f"judged_{name}"))
-        if named:
-            agent_names[row["agent_id"]] = row["agent_name"]
+        sums |= _stratum_sums(name)
+    grouped = ", ".join(q(key) for key in [*keys, "flagged"])
+    selected = ", ".join(f"{expression} AS {q(alias)}" for alias, expression in sums.items())
+    rows = _rows(f"SELECT {grouped}, {selected} FROM {figures} calls GROUP BY {grouped}", params)
 
-    audited = _grouped(
-        _audited_reviews(calls),
-        grouping(on_calls("recording__")),
-        **stored("judge", "recording__current_values"),
-        **stored("human", "human_values"),
-    )
-    sums = {}
-    for name in names:
-        human, judge = f"human_{name}", f"judge_{name}"
-        sums |= _moment_sums(f"human_{name}", human)
-        sums |= _moment_sums(f"difference_{name}", f"{human} - {judge}")
-        sums |= _moment_sums(f"paired_{name}", f"{human} + 0 * {judge}")  # null unless the judge has a value
-    for row in _per_group(audited, keys, overall("judge") | overall("human"), sums):
+    samples: dict[tuple[tuple, str], CellSample] = {}
+    agent_names = {}
+    for row in rows:
         group = tuple(row[key] for key in keys)
+        stratum = "flagged" if row["flagged"] else "plain"
         for name in names:
-            cell = (group, column_key(name))  # an audited call is a judged call of the same group
-            samples[cell] = CellSample(
-                judged=samples[cell].judged,
-                human=_moments(row, f"human_{name}"),
-                difference=_moments(row, f"difference_{name}"),
-                paired_human=_moments(row, f"paired_{name}"),
-            )
+            cell = (group, columns[name].key if name in columns else OVERALL)
+            setattr(samples.setdefault(cell, CellSample()), stratum, _stratum_of(row, f"{name}__"))
+        if named:
+            agent_names[row["agent_id"]] = max(agent_names.get(row["agent_id"], row["agent_name"]), row["agent_name"])
     return Samples(samples, agent_names)

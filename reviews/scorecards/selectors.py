@@ -1,6 +1,6 @@
 """Reads for the scorecards: per team and agent, per criterion and overall, the
-judge's mean over every judged call corrected by the random audit
-(`reviews.reports.stats.scorecard_estimate`).
+mean human value estimated from the human values known and the judge's verified
+values corrected by the random audit, by stratum (`reviews.reports.stats.scorecard_estimate`).
 
 Constant cost in the number of agents, and nearly in the number of calls: the
 moments of a period's whole weeks come from the weekly rollup, those of the
@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from django.db.models import Count, F, Max, Q, QuerySet, Window
+from django.db.models import BooleanField, Case, Count, F, Max, Q, QuerySet, Value, When, Window
 from django.db.models.functions import RowNumber
 from django.utils.translation import gettext_lazy as _
 
-from qa.models import Recording, Score
+from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from reviews.reports.selectors import ReportFilters, report_run_q
 from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, scorecard_estimate
 from reviews.scorecards.moments import (
@@ -95,7 +95,7 @@ class AgentCriterion:
     agent: Estimate
     team: Estimate
     weeks: list[WeekPoint]
-    coaching: list[CoachingCall]  # lowest verified scores: the evidence to coach with
+    coaching: list[CoachingCall]  # lowest scores whose value exists (verified): the evidence to coach with
     unverified: list[CoachingCall]  # lowest unverified scores: listed apart, never evidence
 
 
@@ -134,7 +134,7 @@ REFRESH_IN_READ_MAX = 5_000
 def period_samples(filters: ReportFilters, grouping: Grouping) -> Samples:
     """Each group's sample per column key in the period: its whole weeks from the rollup, brought up to
     date first, and the days at either end from the calls. Whatever the number of groups, three queries
-    and two per partial week, plus two per week the refresh reads again (bench/scorecards/README.md)."""
+    and one per partial week, plus one per week the refresh reads again (bench/scorecards/README.md)."""
     rubric = filters.rubric
     changed = Recording.objects.filter(rubric=rubric, rollup_stale=True)[: REFRESH_IN_READ_MAX + 1].count()
     if changed > REFRESH_IN_READ_MAX:
@@ -260,14 +260,16 @@ def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
 
 
 def _coaching(filters: ReportFilters, agent_id: str) -> defaultdict[tuple[str, bool], list[CoachingCall]]:
-    """Per (criterion key, evidence verified): the agent's lowest current scores, in one query."""
+    """Per (criterion key, whether the judge value exists): the agent's lowest current scores, in one query."""
+    exists = Case(When(JUDGE_VALUE_EXISTS, then=Value(True)), default=Value(False), output_field=BooleanField())
     rank = Window(
         RowNumber(),
-        partition_by=[F("criterion_id"), F("evidence_verified")],
+        partition_by=[F("criterion_id"), F("has_value")],
         order_by=[F("value").asc(), F("run__recording__occurred_at").desc(nulls_last=True), F("pk").desc()],
     )
     scores = (
         _current_scores(filters, Q(value__isnull=False), Q(run__recording__agent_id=agent_id))
+        .annotate(has_value=exists)
         .annotate(rank=rank)
         .filter(rank__lte=COACHING_CALLS)
         .select_related("criterion", "run__recording")
@@ -278,7 +280,7 @@ def _coaching(filters: ReportFilters, agent_id: str) -> defaultdict[tuple[str, b
     calls: defaultdict[tuple[str, bool], list[CoachingCall]] = defaultdict(list)
     for score in scores:
         recording = score.run.recording
-        calls[(score.criterion.key, score.evidence_verified)].append(
+        calls[(score.criterion.key, score.value_exists)].append(
             CoachingCall(
                 recording_id=recording.pk,
                 external_id=recording.external_id,

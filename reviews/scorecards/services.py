@@ -12,6 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from qa.models import Recording
 from reviews.models import ScorecardWeek
+from reviews.reports.stats import CellSample, Stratum, StratumSample
 from reviews.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields, week_of
 from rubrics.models import Rubric
 
@@ -39,6 +40,13 @@ def _stale_take(rubric: Rubric) -> list[tuple[str, datetime | None]]:
         return [(agent_id, _occurred(occurred_at)) for agent_id, occurred_at in cursor.fetchall()]
 
 
+def _strata(sample: CellSample) -> list[Stratum]:
+    """The strata a cell's rollup rows are for: those with any figure, or the plain one for a cell of calls
+    with no value at all, so that the cell (the agent, the criterion) is kept as the calls give it."""
+    found = [stratum for stratum in Stratum if sample.of(stratum) != StratumSample()]
+    return found or [Stratum.PLAIN]
+
+
 def _week_calls(rubric: Rubric, week: date | None, agents: set[str]) -> Calls:
     """The rubric's judged calls of `agents` in `week` (None: the calls with no time)."""
     in_week = judged_calls(rubric, week, week + timedelta(days=6)) if week else judged_calls(rubric)
@@ -55,7 +63,7 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     """Read again the agent-weeks of the rubric's calls whose values changed since the last refresh (those
     marked `Recording.rollup_stale`), and replace their rollup rows. Returns how many calls were marked.
 
-    Two queries per week touched, whatever the number of its agents: after a day of judging, the current
+    One query per week touched, whatever the number of its agents: after a day of judging, the current
     week; after a review, the reviewed call's agent-week; after a migration or a bulk load, every week."""
     # One refresh of a rubric at a time: two would replace the same rows. The judging's warm-up takes the
     # same lock before it touches a recording, as this does, so neither waits for the other in a cycle.
@@ -75,9 +83,11 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
                 agent_id=agent_id,
                 agent_name=samples.agent_names[agent_id],
                 column_key=column_key,
-                **sample_fields(sample),
+                flagged=stratum == Stratum.FLAGGED,
+                **sample_fields(sample.of(stratum)),
             )
             for ((team, agent_id), column_key), sample in samples.cells.items()
+            for stratum in _strata(sample)
         )
     return len(stale)
 

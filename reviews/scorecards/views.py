@@ -14,19 +14,21 @@ from django.utils.formats import get_format
 from django.utils.html import format_html
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from access import Capability, page_requires
 from reviews.reports.charts import Series, line_chart
 from reviews.reports.export import csv_download
 from reviews.reports.selectors import ReportFilters
-from reviews.reports.stats import MIN_AUDITED, CorrectionLevel, Estimate
+from reviews.reports.stats import MIN_AUDITED, POWER_TUNING_FROM, CorrectionLevel, Estimate
 from reviews.reports.views import ReportView, _num, filters_refused, review_url
 from reviews.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from reviews.scorecards.selectors import OVERALL, AgentCriterion, Column, agent_card, scorecard
 
 ESTIMATE_FIELDS = (
-    "judged_n", "audited_n", "judge_mean", "human_audit_mean", "estimate", "ci_low", "ci_high", "corrected",
-    "correction_level", "correction_n",
+    "judged_n", "unverified_n", "known_n", "estimated_n", "waiting_n", "audited_n", "judge_mean",
+    "human_audit_mean", "estimate", "ci_low", "ci_high", "corrected", "correction_level", "correction_n",
+    "power_tuned",
 )  # fmt: skip
 
 
@@ -66,21 +68,47 @@ class CellWords:
     (a scorecard has thousands of cells, and each lookup costs about as much as the rest of the cell)."""
 
     counts: str
+    unverified: tuple[str, ...]  # for one, for more: the two forms English and Spanish have
+    waiting: tuple[str, ...]
     uncorrected: str
+    all_known: str
+    power_tuned: str
     pooled: dict[CorrectionLevel, str]
     decimal_mark: str
 
     @classmethod
     def current(cls) -> CellWords:
         return cls(
-            counts=_("%(judged)s judged · %(audited)s audited"),
-            uncorrected=_("judge's mean, uncorrected: fewer than %(min)s audited calls") % {"min": MIN_AUDITED},
+            counts=_("%(judged)s judged · %(audited)s audited · %(known)s reviewed"),
+            unverified=tuple(
+                ngettext(
+                    "%(n)s unverified score, not counted as the judge's",
+                    "%(n)s unverified scores, not counted as the judge's",
+                    n,
+                )
+                for n in (1, 2)
+            ),
+            waiting=tuple(
+                ngettext(
+                    "%(n)s call waiting for a review, left out of the estimate",
+                    "%(n)s calls waiting for a review, left out of the estimate",
+                    n,
+                )
+                for n in (1, 2)
+            ),
+            uncorrected=_("uncorrected: fewer than %(min)s audited calls") % {"min": MIN_AUDITED},
+            all_known=_("every call reviewed: the supervisors' values"),
+            power_tuned=_("power-tuned (PPI++)"),
             pooled={
                 CorrectionLevel.TEAM: _("correction pooled from the team's %(n)s audited calls"),
                 CorrectionLevel.RUBRIC: _("correction pooled from the rubric's %(n)s audited calls"),
             },
             decimal_mark=get_format("DECIMAL_SEPARATOR"),
         )
+
+
+def _counted(forms: tuple[str, ...], n: int) -> str:
+    return forms[n != 1] % {"n": n}
 
 
 def _fmt(column: Column, decimal_mark: str | None = None) -> Callable[[float | None], str]:
@@ -90,27 +118,61 @@ def _fmt(column: Column, decimal_mark: str | None = None) -> Callable[[float | N
 
 def cell_view(estimate: Estimate, column: Column, words: CellWords) -> CellView:
     fmt = _fmt(column, words.decimal_mark)
-    counts = words.counts % {"judged": estimate.judged_n, "audited": estimate.audited_n}
-    if estimate.judged_n == 0:
-        return CellView("—", "", counts, "", False)
+    counts = words.counts % {"judged": estimate.judged_n, "audited": estimate.audited_n, "known": estimate.known_n}
+    notes = []
+    if estimate.unverified_n:
+        notes.append(_counted(words.unverified, estimate.unverified_n))
+    if estimate.waiting_n:
+        notes.append(_counted(words.waiting, estimate.waiting_n))
+    if estimate.estimate is None:
+        return CellView("—", "", counts, " · ".join(notes), False)
     if not estimate.corrected:
-        return CellView(fmt(estimate.estimate), "", counts, words.uncorrected, False)
+        return CellView(fmt(estimate.estimate), "", counts, " · ".join([words.uncorrected, *notes]), False)
+    if estimate.estimated_n == 0:
+        return CellView(fmt(estimate.estimate), "", counts, " · ".join([words.all_known, *notes]), True)
     low, high = estimate.ci
     pooled = words.pooled.get(estimate.correction_level)
-    return CellView(
-        fmt(estimate.estimate),
-        f"[{fmt(low)}, {fmt(high)}]",
-        counts,
-        pooled % {"n": estimate.correction_n} if pooled else "",
-        True,
-    )
+    if pooled:
+        notes.insert(0, pooled % {"n": estimate.correction_n})
+    if estimate.power_tuned:
+        notes.insert(0, words.power_tuned)
+    return CellView(fmt(estimate.estimate), f"[{fmt(low)}, {fmt(high)}]", counts, " · ".join(notes), True)
+
+
+def why_figures_are_missing(estimate: Estimate) -> list[str]:
+    """What the agent's page says where the judge's values do not exist, or calls wait for a review."""
+    reasons = []
+    if estimate.judged_n == 0 and estimate.unverified_n:
+        reasons.append(
+            ngettext(
+                "No judge's mean: the agent's only score here has an unverified quote, and an unverified score is "
+                "no value.",
+                "No judge's mean: all %(n)s of the agent's scores here have an unverified quote, and an unverified "
+                "score is no value.",
+                estimate.unverified_n,
+            )
+            % {"n": estimate.unverified_n}
+        )
+    if estimate.waiting_n:
+        reasons.append(
+            ngettext(
+                "%(n)s call is waiting for a supervisor's review: with no judge's value and no human one, the "
+                "estimate leaves it out.",
+                "%(n)s calls are waiting for a supervisor's review: with no judge's value and no human one, the "
+                "estimate leaves them out.",
+                estimate.waiting_n,
+            )
+            % {"n": estimate.waiting_n}
+        )
+    return reasons
 
 
 def estimate_values(estimate: Estimate) -> list[Any]:
     low, high = estimate.ci or (None, None)
     return [
-        estimate.judged_n, estimate.audited_n, estimate.judge_mean, estimate.human_audit_mean, estimate.estimate,
-        low, high, estimate.corrected, estimate.correction_level or "", estimate.correction_n,
+        estimate.judged_n, estimate.unverified_n, estimate.known_n, estimate.estimated_n, estimate.waiting_n,
+        estimate.audited_n, estimate.judge_mean, estimate.human_audit_mean, estimate.estimate, low, high,
+        estimate.corrected, estimate.correction_level or "", estimate.correction_n, estimate.power_tuned,
     ]  # fmt: skip
 
 
@@ -176,6 +238,7 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
                 for column, total in zip(card.columns, card.totals, strict=True)
             ],
             "min_audited": MIN_AUDITED,
+            "power_tuning_from": POWER_TUNING_FROM,
             "csv_url": f"?{_query(filters, sort=form.cleaned_data['sort'], format='csv')}",
         },
     )
@@ -226,6 +289,7 @@ def agent_page(request: HttpRequest) -> HttpResponse:
                     "agent_human_mean": _fmt(criterion.column)(criterion.agent.human_audit_mean),
                     "team_judge_mean": _fmt(criterion.column)(criterion.team.judge_mean),
                     "team_human_mean": _fmt(criterion.column)(criterion.team.human_audit_mean),
+                    "why": why_figures_are_missing(criterion.agent),
                     "chart": _trend(criterion, agent_label, team_label),
                     "coaching": [(call, review_url(call.recording_id)) for call in criterion.coaching],
                     "unverified": [(call, review_url(call.recording_id)) for call in criterion.unverified],

@@ -61,9 +61,13 @@ def teams_data(db) -> Rubric:
     a3     south  3 not audited                                  3               -
                   1 flagged (low confidence), adjusted 5 → 1     5               1 (never in the correction)
 
-    a1: judge mean 3, own correction −0.5 (10 audited) → 2.5.
-    a2: 4 audited, too few: the team's correction, (5·(−1) + 4·(−4)) / 14 = −1.5 → 5 − 1.5 = 3.5.
-    a3: no audit in south: the rubric's correction, the same 14 calls → 3.5 − 1.5 = 2.0.
+    All in the plain stratum but a3's flagged call. Reviewed calls count with their human value; the others
+    with the judge's, corrected by their stratum's audit.
+    a1: known 5·3 + 5·4 = 35; ten 2s corrected by its own audit (−0.5) → (35 + 10 · 1.5) / 20 = 2.5.
+    a2: 4 audited, too few: the team's correction, (5·(−1) + 4·(−4)) / 14 = −1.5: known 4 · 1, two 5s
+        → 3.5 each: (4 + 7) / 6 = 11/6.
+    a3: no audit in south: the rubric's plain correction, the same 14 calls → 3 − 1.5 = 1.5 for each of the
+        three 3s; the flagged call is known (1): (1 + 4.5) / 4 = 1.375.
     """
     rubric = published_rubric(criteria=1, slug="care", name="Care")
     for index in range(10):
@@ -91,11 +95,13 @@ def not_applicable_data(db) -> Rubric:
     3 not audited                              5          -
 
     c2: judged 15 (N/A left out), mean (12·3 + 3·5) / 15 = 3.4; audited with a human value 10, mean 2;
-    difference −1 on those 10 → 2.4, corrected with the cell's own audit.
+    difference −1 on those 10. Known: those 10 (2 each; N/A on either side is no number); the three 5s are
+    estimated at 4: (20 + 12) / 13.
     Overall per call, (1·share(c1) + 3·share(c2)) / 4 over the criteria with a value, shares of 1–5 in %:
     judge 75 (c2 N/A) ×5, 56.25 (c2 3) ×12, 93.75 (c2 5) ×3 → mean 1331.25 / 20 = 66.5625;
     human 75 ×2 (c2 none), 75 ×2 (c2 N/A), 37.5 ×10 → mean 675 / 14; differences 0 ×2, +18.75 ×2,
-    −18.75 ×10 → −150 / 14; estimate 66.5625 − 150 / 14.
+    −18.75 ×10 → −150 / 14. Known: the 14 audited (675); estimated: the six others (75 ×3, 93.75 ×3, sum
+    506.25), each corrected by −150/14: (675 + 506.25 − 6 · 150/14) / 20.
     """
     rubric = published_rubric(criteria=2, not_applicable=("c2",), slug="care", name="Care")
     Criterion.objects.filter(rubric=rubric, key="c2").update(weight=3)

@@ -29,9 +29,10 @@ def test_agent_rows_carry_the_three_numbers_per_criterion_and_overall(api, teams
     assert (a1["team"], a1["agent_name"]) == ("north", "A1")
     c1, overall = a1["criteria"]
     assert set(c1) == {
-        "criterion_key", "judged_n", "audited_n", "judge_mean", "human_audit_mean", "estimate", "ci", "corrected",
-        "correction_level",
+        "criterion_key", "judged_n", "unverified_n", "known_n", "estimated_n", "waiting_n", "audited_n", "judge_mean",
+        "human_audit_mean", "estimate", "ci", "corrected", "correction_level", "power_tuned",
     }  # fmt: skip
+    assert (c1["known_n"], c1["estimated_n"], c1["waiting_n"], c1["power_tuned"]) == (10, 10, 0, False)
     assert (c1["criterion_key"], c1["judged_n"], c1["audited_n"]) == ("c1", 20, 10)
     assert (c1["judge_mean"], c1["human_audit_mean"], c1["corrected"], c1["correction_level"]) == (3, 3.5, True, "cell")
     assert c1["estimate"] == pytest.approx(2.5)

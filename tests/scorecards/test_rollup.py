@@ -7,6 +7,7 @@ import importlib
 import random
 import re
 import threading
+from dataclasses import fields
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -17,9 +18,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from qa.execution import judge_run_execute
-from qa.judging import recording_enqueue_judging
-from qa.models import Recording, values_by_key
+from qa.judging import judge_run_reverify, recording_enqueue_judging
+from qa.models import JudgeRun, Recording, values_by_key
 from reviews.models import Review, ScorecardWeek
+from reviews.reports.stats import Stratum
 from reviews.reports.selectors import ReportFilters
 from reviews.scorecards.moments import (
     PARTS,
@@ -79,11 +81,14 @@ def assert_same_samples(got: Samples, expected: Samples) -> None:
     got_cells, expected_cells = normalised(got), normalised(expected)
     assert got_cells.keys() == expected_cells.keys()
     for cell, sample in expected_cells.items():
-        for part in PARTS:
-            mine, theirs = getattr(got_cells[cell], part), getattr(sample, part)
-            assert mine.n == theirs.n, (cell, part)
-            assert mine.total == pytest.approx(theirs.total), (cell, part)
-            assert mine.squares == pytest.approx(theirs.squares), (cell, part)
+        for stratum in Stratum:
+            for part in PARTS:
+                mine, theirs = getattr(got_cells[cell].of(stratum), part), getattr(sample.of(stratum), part)
+                if isinstance(theirs, int):
+                    assert mine == theirs, (cell, stratum, part)
+                    continue
+                for inner in fields(theirs):
+                    assert getattr(mine, inner.name) == pytest.approx(getattr(theirs, inner.name)), (cell, stratum, part)
     assert got.agent_names == expected.agent_names
 
 
@@ -95,6 +100,14 @@ def rejudge(recording: Recording, values: dict[str, int | None]) -> None:
     Recording.objects.filter(pk=recording.pk).update(
         current_run=run, current_values=values_by_key(run.scores.select_related("criterion")), rollup_stale=True
     )
+
+
+def unverify(recording: Recording, key: str) -> None:
+    """The current run's score for `key` unverified, and the call marked, as `reverify` marks what it changes."""
+    recording.current_run.scores.filter(criterion__key=key).update(
+        evidence_verified=False, verification_status="not_found", confidence=0
+    )
+    Recording.objects.filter(pk=recording.pk).update(rollup_stale=True)
 
 
 def random_calls(rubric, rng: random.Random, count: int) -> list[Recording]:
@@ -115,6 +128,8 @@ def random_calls(rubric, rng: random.Random, count: int) -> list[Recording]:
             occurred_at=None if rng.random() < 0.04 else moment,
             review_reasons=[reason for reason, rate in ((AUDIT, 0.5), (LOW, 0.15)) if rng.random() < rate],
         )  # a None in values is the judge's N/A, as judged_recording scores it
+        if rng.random() < 0.25:  # a quote that did not verify: no value, and the call is in the flagged stratum
+            unverify(recording, rng.choice(["c1", "c2", "c3"]))
         for _ in range(rng.choice([0, 1, 1, 2])):
             entries = {key: {"adjusted_value": rng.choice([1, 3, 5])} for key in ("c1", "c2") if rng.random() < 0.4}
             if rng.random() < 0.2:
@@ -157,6 +172,8 @@ def test_the_rollup_gives_the_calls_own_figures_for_any_period_and_after_any_cha
         add_review(recording, APPROVE, when=datetime(2026, 4, 20, tzinfo=UTC), entries={"c1": {"adjusted_value": 2}})
     for recording in rng.sample(list(Recording.objects.filter(rubric=rubric)), 10):
         rejudge(recording, {"c1": 3, "c2": None, "c3": 4})
+    for recording in rng.sample(list(Recording.objects.filter(rubric=rubric)), 10):
+        unverify(recording, "c2")
     check()  # brought up to date
     assert ScorecardWeek.objects.filter(rubric=rubric, week__isnull=True).exists()  # calls with no time have a row
     assert not Recording.objects.filter(rollup_stale=True).exists()
@@ -259,8 +276,8 @@ def test_after_a_time_zone_change_marking_every_call_draws_the_weeks_again(setti
     assert_same_samples(period_samples(filters, by_agent), call_samples(rubric, from_calls, by_agent))
 
     settings.TIME_ZONE = "Asia/Tokyo"  # UTC+9: Sunday 23:00 UTC is Monday morning there
-    stale = period_samples(filters, by_agent).cells[(("t", "a1"), "c1")].judged.n
-    assert stale != call_samples(rubric, from_calls, by_agent).cells[(("t", "a1"), "c1")].judged.n
+    stale = period_samples(filters, by_agent).cells[(("t", "a1"), "c1")].whole.judged.n
+    assert stale != call_samples(rubric, from_calls, by_agent).cells[(("t", "a1"), "c1")].whole.judged.n
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     command = re.search(r'`python manage.py shell -c "([^"]*rollup_stale[^"]*)"`', readme).group(1)
@@ -329,3 +346,20 @@ def test_a_review_committed_while_a_refresh_runs_is_read_by_the_next_one(monkeyp
     assert Recording.objects.filter(pk=second.pk, rollup_stale=True).exists()
     assert scorecard_weeks_refresh(rubric=rubric) == 1
     assert ScorecardWeek.objects.get(rubric=rubric, column_key="c1").human_n == 1
+
+
+def test_a_reverified_score_that_no_longer_verifies_leaves_the_scorecard_at_the_next_read():
+    """As the README says: re-verifying a score whose confidence changes routes the call again, which marks
+    it, so the rollup reads its week again and the value stops counting as the judge's."""
+    rubric = published_rubric(criteria=1)
+    recording = judged_recording(rubric=rubric, values={"c1": 5}, agent_id="a1", team="t")
+    filters = ReportFilters(rubric=rubric)
+
+    def cell():
+        return next(row for row in scorecard(filters).rows if row.agent_id).cells[0]
+
+    assert (cell().judged_n, cell().judge_mean) == (1, 5)  # the rollup is built, nothing marked now
+    Recording.objects.filter(pk=recording.pk).update(transcript="AGENTE: Buenas tardes.")  # the quote is gone
+    assert judge_run_reverify(run=JudgeRun.objects.select_related("recording").get(pk=recording.current_run_id)) == 1
+    assert Recording.objects.get(pk=recording.pk).rollup_stale
+    assert (cell().judged_n, cell().judge_mean, cell().unverified_n, cell().waiting_n) == (0, None, 1, 1)
