@@ -30,6 +30,7 @@ from django.db.models.lookups import GreaterThan, LessThan
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from access import Capability, may
 from qa.models import JUDGE_VALUE_EXISTS, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
 from reviews.models import AgreedValue, CalibrationSession, CriterionReview, Review
@@ -56,13 +57,17 @@ def is_blind_audit(recording: Recording) -> bool:
 
 
 def blind_recordings_for(user: AbstractBaseUser) -> QuerySet[Recording]:
-    """The recordings whose judgment `user` must not see, anywhere (pages, API, CSV): those in review only
-    as a random audit that they have not reviewed yet on this judgment, and those in an open calibration
-    session they take part in. Keys (external systems) are never blind. The one definition of blindness;
+    """The recordings whose judgment `user` must not see, anywhere (pages, API, CSV): for someone who
+    reviews, those in review only as a random audit that they have not reviewed yet on this judgment; for
+    anyone, those in an open calibration session they take part in. Blindness keeps a reviewer's value
+    independent of the judge's, so a rubric owner or a QA lead who does not review is not blind to an
+    audit, and keys (external systems) are never blind. The one definition of blindness;
     `recording_is_blind_for` asks it of one call."""
     audit = Q(status=Recording.Status.IN_REVIEW, review_reasons=[Reason.RANDOM_AUDIT]) & ~Exists(
         Review.objects.filter(recording=OuterRef("pk"), run=OuterRef("current_run"), user=user)
     )
+    if not may(user, Capability.REVIEW):
+        audit = Q(pk__in=[])
     calibrating = Exists(
         CalibrationSession.objects.filter(
             status=CalibrationSession.Status.OPEN, participants=user, calls__recording=OuterRef("pk")

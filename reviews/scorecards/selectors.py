@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import BooleanField, Case, Count, F, Max, Q, QuerySet, Value, When, Window
 from django.db.models.functions import RowNumber
 from django.utils.translation import gettext_lazy as _
@@ -38,7 +39,7 @@ from reviews.scorecards.moments import (
     week_samples,
 )
 from reviews.scorecards.services import scorecard_weeks_refresh
-from reviews.selectors import HumanReference, human_references
+from reviews.selectors import HumanReference, blind_recordings_for, human_references
 from rubrics.models import Rubric
 
 COACHING_CALLS = 5  # per criterion, in each of the verified and unverified lists
@@ -202,10 +203,11 @@ def _day(week: date | datetime | str) -> date:
     return week if isinstance(week, date) else date.fromisoformat(week[:10])
 
 
-def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
+def agent_card(filters: ReportFilters, agent_id: str, *, viewer: AbstractBaseUser | None = None) -> AgentCard | None:
     """The agent's estimates against their team's, week by week, and what to coach; None without calls.
 
-    The team compared with is the team of most of the agent's calls in the period.
+    The team compared with is the team of most of the agent's calls in the period. With `viewer`, the
+    calls to coach with leave out those the viewer must see blind (reviews.selectors.blind_recordings_for).
     """
     found = (
         _calls(filters)
@@ -238,7 +240,7 @@ def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
         agent_estimate = scorecard_estimate(sample("agent"), [(CorrectionLevel.TEAM, sample("team")), rubric])
         return agent_estimate, team_estimate
 
-    coaching = _coaching(period, agent_id)
+    coaching = _coaching(period, agent_id, viewer=viewer)
     criteria = []
     for column in columns:
         agent, team_estimate = estimates(lambda scope: whole[(scope, column.key)], column.key)
@@ -259,7 +261,9 @@ def agent_card(filters: ReportFilters, agent_id: str) -> AgentCard | None:
     return AgentCard(rubric=filters.rubric, agent_id=agent_id, agent_name=found["name"], team=team, criteria=criteria)
 
 
-def _coaching(filters: ReportFilters, agent_id: str) -> defaultdict[tuple[str, bool], list[CoachingCall]]:
+def _coaching(
+    filters: ReportFilters, agent_id: str, *, viewer: AbstractBaseUser | None = None
+) -> defaultdict[tuple[str, bool], list[CoachingCall]]:
     """Per (criterion key, whether the judge value exists): the agent's lowest current scores, in one query."""
     exists = Case(When(JUDGE_VALUE_EXISTS, then=Value(True)), default=Value(False), output_field=BooleanField())
     rank = Window(
@@ -268,7 +272,12 @@ def _coaching(filters: ReportFilters, agent_id: str) -> defaultdict[tuple[str, b
         order_by=[F("value").asc(), F("run__recording__occurred_at").desc(nulls_last=True), F("pk").desc()],
     )
     scores = (
-        _current_scores(filters, Q(value__isnull=False), Q(run__recording__agent_id=agent_id))
+        _current_scores(
+            filters,
+            Q(value__isnull=False),
+            Q(run__recording__agent_id=agent_id),
+            *([~Q(run__recording__in=blind_recordings_for(viewer))] if viewer is not None else []),
+        )
         .annotate(has_value=exists)
         .annotate(rank=rank)
         .filter(rank__lte=COACHING_CALLS)

@@ -264,7 +264,7 @@ def agent_page(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return filters_refused(request, "scorecards/agent.html", form)
     filters = form.filters()
-    card = agent_card(filters, form.cleaned_data["agent"])
+    card = agent_card(filters, form.cleaned_data["agent"], viewer=request.user)
     if card is None:
         raise Http404(_("This agent has no judged calls with this rubric in the period."))
     if request.GET.get("format") == "csv":

@@ -206,3 +206,19 @@ def test_scorecard_csvs_run_no_formula_and_follow_the_language(client, superviso
     assert [cell for cell in formulas if not cell[1:].replace(",", "").isdigit()] == []  # only negative numbers
     if page == "scorecards:scorecard":
         assert "'+north" in cells and "'=cmd|' /C calc'!A0" in cells
+
+
+def test_the_coaching_list_leaves_out_a_call_the_reader_must_see_blind(client, supervisor, teams_data):
+    """A random audit the supervisor has not reviewed yet: its judge's quote is not shown to them here
+    either (blind means blind on every page), while a supervisor who reviewed it sees it."""
+    recording = call(teams_data, "a3", "south", {"c1": 1})
+    Recording.objects.filter(pk=recording.pk).update(
+        status=Recording.Status.IN_REVIEW, review_reasons=[Recording.ReviewReason.RANDOM_AUDIT]
+    )
+    recording.current_run.scores.update(evidence="BLIND-AUDIT-QUOTE")
+    url, query = reverse("scorecards:agent"), {"rubric": "care", "agent": "a3"}
+    client.force_login(supervisor)
+    assert "BLIND-AUDIT-QUOTE" not in client.get(url, query, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    owner = UserFactory(username="olga", groups=["Rubric owners"])  # not in review: nothing is blind for them
+    client.force_login(owner)
+    assert "BLIND-AUDIT-QUOTE" in client.get(url, query, HTTP_ACCEPT_LANGUAGE="en").content.decode()
