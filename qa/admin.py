@@ -12,6 +12,7 @@ from django.utils.translation import ngettext
 from qa.audio import AudioTooLargeError, audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.models import UNVERIFIED_MARK, Judge, JudgeRun, Recording, Score, Transcription
+from qa.redaction.admin import RecordingRedactionInline
 from qa.services import recording_ingest
 from qa.transcribing import transcription_create
 from rubrics.models import Rubric
@@ -104,6 +105,7 @@ class RecordingAdmin(ReadOnlyAdmin):
     date_hierarchy = "occurred_at"
     list_select_related = ["rubric"]
     actions = ["transcribe_again"]
+    inlines = [RecordingRedactionInline]  # how many entities of each type were masked (qa/redaction)
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return request.user.has_perm("qa.add_recording")

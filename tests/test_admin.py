@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
+from qa.redaction.models import RedactionPolicy
 from reviews.models import Review
 from reviews.services import review_create
 from rubrics.models import Rubric
@@ -38,6 +39,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Transcription: lambda: Transcription.objects.create(recording=judged_recording(), status="succeeded"),
     Judge: lambda: Judge.objects.create(name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_GPT_KEY"),
     Group: lambda: Group.objects.get(name="Supervisors"),
+    RedactionPolicy: lambda: RedactionPolicy.objects.create(entity_type="PERSON", action="keep"),
     # django-axes' records, made as they are: by logging in wrongly, then rightly.
     AccessAttempt: lambda: _log_in("wrong") or AccessAttempt.objects.first(),
     AccessFailureLog: lambda: _log_in("wrong") or AccessFailureLog.objects.first(),

@@ -153,6 +153,15 @@ class Redaction:
         before it; a span that reaches into a placeholder takes in all of that entity."""
         return self._map_start(start), self._map_end(end)
 
+    def to_output(self, offset: int) -> int:
+        """Where a source offset outside the masked entities lies in the output."""
+        shift = 0
+        for item in self.masked:
+            if offset < item.end:
+                break
+            shift = item.out_end - item.end
+        return offset + shift
+
     def _map_start(self, offset: int) -> int:
         shift = 0
         for item in self.masked:
@@ -466,3 +475,12 @@ def redact(
         out = placed[f"E{index}"]
         masked.append(Masked(item.type, item.start, item.end, placeholder, out.start, out.end))
     return Redaction(text, result.text, tuple(masked))
+
+
+def placeholders_as_words(text: str) -> str:
+    """`text` with each placeholder's brackets turned into spaces (same length: offsets hold). The
+    verifier drops bracketed ASR tags ("[noise]") as not words; a placeholder must count, so that a
+    quote reading "[TARJETA_1]" verifies where the judge saw it and nowhere else."""
+    if "[" not in text:
+        return text
+    return PLACEHOLDER.sub(lambda match: " " + match.group()[1:-1] + " ", text)
