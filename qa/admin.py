@@ -118,6 +118,9 @@ class RecordingAdmin(ReadOnlyAdmin):
     def get_fields(self, request: HttpRequest, obj=None):
         return AudioUploadForm.Meta.fields if obj is None else super().get_fields(request, obj)
 
+    def get_inlines(self, request: HttpRequest, obj=None):
+        return self.inlines if obj is not None else []  # adding: nothing redacted yet, no inline to post
+
     def save_model(self, request: HttpRequest, obj: Recording, form: forms.ModelForm, change: bool) -> None:
         values = form.cleaned_data
         recording, _created = recording_ingest(

@@ -26,6 +26,7 @@ from kombu.exceptions import OperationalError
 from qa.judging import Outcome, Result, judge_run_create, judge_run_publish, retry_delay
 from qa.models import Recording, Transcription
 from qa.services import turns_render
+from qa.redaction.services import recording_transcript_replaced
 from qa.transcription import Transcript, TranscriptionError, recognizer_get, transcribe
 
 logger = logging.getLogger(__name__)
@@ -153,6 +154,7 @@ def _store(transcription: Transcription, transcript: Transcript, duration_ms: in
             "updated_at",
         ]
     )
+    recording_transcript_replaced(recording_id=recording.pk)  # qa.redaction: masked before anyone reads it
     if transcription.judge_after:
         run, created = judge_run_create(recording=recording)
         if created:

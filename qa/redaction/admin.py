@@ -49,3 +49,6 @@ class RecordingRedactionInline(admin.StackedInline):
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False

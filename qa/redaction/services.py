@@ -221,3 +221,15 @@ def redaction_before_judging(*, run_id: int) -> bool:
         )
         return False
     return True
+
+
+def recording_transcript_replaced(*, recording_id: int) -> None:
+    """A new transcript was stored (a transcription, qa.transcribing): the old redaction's positions
+    no longer apply, so it is dropped and the new text redacted now, in this worker, before anyone
+    reads it. If that fails, the judge's worker tries again and, failing, fails the run unjudged."""
+    RecordingRedaction.objects.filter(recording_id=recording_id).delete()
+    try:
+        with transaction.atomic():
+            recording_redact(recording_id=recording_id)
+    except Exception:
+        logger.exception("Redaction of recording %s failed after its transcription; retried before judging.", recording_id)

@@ -79,3 +79,40 @@ def test_the_card_is_silenced_in_the_stored_audio(fake_llm, settings, tmp_path, 
     # The masked word keeps the card's times, so the quote's audio span still plays.
     card_word = next(word for word in recording.turns[1]["words"] if "[TARJETA_1]" in word["word"])
     assert (card_word["start_ms"], card_word["end_ms"]) == (2000, 4000)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transcribed_call_is_masked_and_silenced_before_it_is_judged(fake_llm, eager_celery, settings, tmp_path):
+    """The whole path: the audio is posted, the (remote) recognizer hears a card, the transcript is
+    stored masked and the audio silenced in the transcription's worker, and the judge never sees it."""
+    from qa.services import recording_ingest
+    from tests.support.fake_openai import transcription
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.QA_TRANSCRIBE_MODEL = "fake-whisper"
+    call = tmp_path / "call.wav"
+    sox("-n", "-r", "16000", "-c", "1", call, "synth", "5", "sine", "440", "vol", "0.5")
+    # The fake recognizer spreads a segment's words evenly: five over 1.0-4.0 s, the card's four
+    # groups from 1.6 s to 4.0 s.
+    fake_llm.script(transcription([
+        {"start": 0.0, "end": 1.0, "text": "Hello."},
+        {"start": 1.0, "end": 4.0, "text": "Card: 4111 1111 1111 1111"},
+    ]))
+    with call.open("rb") as audio:
+        recording, _created = recording_ingest(
+            external_id="audio-card", source="crm", rubric=judge_rubric(language="en"), audio=File(audio, name="call.wav")
+        )
+    recording.refresh_from_db()
+    assert "4111" not in recording.transcript and "[CARD_1]" in recording.transcript
+    judged = [request for request in fake_llm.requests if "messages" in request]
+    assert judged and all("4111" not in json_text(request) for request in judged)
+    stored = Path(recording.audio.path)
+    assert rms(stored, 1.65, 2.3) < 0.01
+    assert rms(stored, 0.1, 1.4) > 0.2 and rms(stored, 4.1, 0.8) > 0.2
+    assert RecordingRedaction.objects.get(recording=recording).silenced_ms == [[1600, 4000]]
+
+
+def json_text(request) -> str:
+    import json
+
+    return json.dumps(request, ensure_ascii=False)
