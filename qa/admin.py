@@ -13,6 +13,7 @@ from access import Capability, may
 from qa.audio import AudioTooLargeError, audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.models import UNVERIFIED_MARK, Judge, JudgeRun, Recording, Score, Transcription
+from qa.redaction.admin import RecordingRedactionInline
 from qa.services import recording_ingest
 from qa.transcribing import transcription_create
 from rubrics.models import Rubric
@@ -105,6 +106,7 @@ class RecordingAdmin(ReadOnlyAdmin):
     date_hierarchy = "occurred_at"
     list_select_related = ["rubric"]
     actions = ["transcribe_again"]
+    inlines = [RecordingRedactionInline]  # how many entities of each type were masked (qa/redaction)
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return may(request.user, Capability.ADD_RECORDINGS)
@@ -116,6 +118,9 @@ class RecordingAdmin(ReadOnlyAdmin):
 
     def get_fields(self, request: HttpRequest, obj=None):
         return AudioUploadForm.Meta.fields if obj is None else super().get_fields(request, obj)
+
+    def get_inlines(self, request: HttpRequest, obj=None):
+        return self.inlines if obj is not None else []  # adding: nothing redacted yet, no inline to post
 
     def save_model(self, request: HttpRequest, obj: Recording, form: forms.ModelForm, change: bool) -> None:
         values = form.cleaned_data

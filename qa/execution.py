@@ -40,6 +40,7 @@ from qa.judging import DraftScore, Judgment, asking_prepare, judge_run_publish, 
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.rate_limit import quota_acquire, quota_settle
+from qa.redaction.services import redaction_before_judging
 from qa.routing import routing_fields, run_in_warm_up
 from rubrics.models import Rubric
 
@@ -56,6 +57,9 @@ class Job:
     # The question the job must be asked (an experiment's arm records it when
     # created); "": whatever its rubric version asks now. See asking_prepare.
     prompt_version: str = ""
+    # Where the recording's redaction found what an external judge must not see (qa.redaction);
+    # None: found when judged.
+    llm_spans: list | None = None
 
 
 # Rubric versions this process has read that can no longer change (published
@@ -146,7 +150,7 @@ def job_execute(*, kind: JudgmentKind, pk: int) -> Result:
     if interrupted := job_interrupted(kind, job):
         return interrupted
     with lease_kept(kind, job):
-        judgment = judgment_make(asking=asking, transcript=job.transcript)
+        judgment = judgment_make(asking=asking, transcript=job.transcript, llm_spans=job.llm_spans)
     quota_settle(reserved=reserved, used=judgment_tokens(judgment))
     if judgment.retry:
         return job_release(kind, job, judgment.retry)
@@ -174,10 +178,11 @@ class ProductionRuns(JudgmentKind):
         # Only what judging and routing read (a recording's word timings can be large);
         # the judge is read every time: its row may be edited in the admin.
         run = (
-            JudgeRun.objects.select_related("recording", "judge")
+            JudgeRun.objects.select_related("recording", "recording__redaction", "judge")
             .only(
                 "recording_id", "rubric_id", "judge_id", "status", "attempts",
                 "recording__transcript", "recording__speakers_known", "recording__source", "recording__external_id",
+                "recording__redaction__llm_spans",
                 *(f"judge__{field.name}" for field in Judge._meta.concrete_fields),
             )
             .filter(pk=pk, status=JudgeRun.Status.PENDING)
@@ -186,8 +191,13 @@ class ProductionRuns(JudgmentKind):
         )
         if run is None:
             return None
+        if not hasattr(run.recording, "redaction"):
+            # Redaction first, here in the worker (qa.redaction), once per recording; a call that
+            # cannot be redacted fails unjudged. Then read again: the transcript may have changed.
+            return self.load(pk) if redaction_before_judging(run_id=pk) else None
         return Job(
-            row=run, rubric=rubric_for_judging(run.rubric_id), judge=run.judge, transcript=run.recording.transcript
+            row=run, rubric=rubric_for_judging(run.rubric_id), judge=run.judge, transcript=run.recording.transcript,
+            llm_spans=run.recording.redaction.llm_spans,
         )
 
     def claimed(self, job: Job, now: datetime) -> None:

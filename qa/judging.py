@@ -34,6 +34,8 @@ from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
 from qa.queue import task_publish
+from qa.redaction.engine import Redaction, placeholders_as_words
+from qa.redaction.services import judge_view
 from qa.routing import recording_route
 from rubrics.models import Criterion, Rubric
 
@@ -151,6 +153,26 @@ def _subject(criterion: Criterion, value: int | None) -> str:
     return Criterion.Subject.ANY if value is None else criterion.subject
 
 
+# --- Redaction (qa/redaction): the judge is sent `view.text`; its quotes are verified against that
+# same text (a placeholder is a word there), and the spans stored map back onto the stored transcript.
+def view_verification_fields(
+    *, evidence: str | None, view: Redaction, model_confidence: float, subject: str
+) -> dict[str, object]:
+    fields = verification_fields(
+        evidence=placeholders_as_words(evidence) if evidence else evidence,
+        transcript=placeholders_as_words(view.text),
+        model_confidence=model_confidence,
+        subject=subject,
+    )
+    if view.masked or "[" in view.text:
+        fields["verification_spans"] = [list(view.to_source(start, end)) for start, end in fields["verification_spans"]]
+        if closest := fields["verification_closest"]:
+            start, end = view.to_source(closest["start"], closest["end"])
+            fields["verification_closest"] = {**closest, "text": view.text[closest["start"] : closest["end"]],
+                                              "start": start, "end": end}
+    return fields
+
+
 @dataclass(frozen=True)
 class Question:
     """What the judge is asked about every recording of one rubric version."""
@@ -220,6 +242,7 @@ class Asking:
     question: Question
     samples: int = 1
     temperature: float = 0.0
+    language: str = ""  # the rubric's: redaction's placeholders are written in it
 
     @property
     def claim_fields(self) -> dict[str, str]:
@@ -257,6 +280,7 @@ def asking_prepare(
         question=question,
         samples=samples or (judge.samples if judge else 1),
         temperature=judge.temperature if judge else 0.0,
+        language=rubric.language,
     )
 
 
@@ -282,7 +306,7 @@ class Judgment:
     retry: LLMError | None = None
 
 
-def _draft(combined: CombinedAnswer, transcript: str) -> DraftScore:
+def _draft(combined: CombinedAnswer, view: Redaction) -> DraftScore:
     answer = combined.answer
     return DraftScore(
         criterion=answer.criterion,
@@ -293,19 +317,23 @@ def _draft(combined: CombinedAnswer, transcript: str) -> DraftScore:
             "rationale": answer.rationale,
             "sample_values": combined.sample_values,
             "unstable": combined.unstable,
-            **verification_fields(
-                evidence=answer.evidence, transcript=transcript, model_confidence=answer.confidence,
+            **view_verification_fields(
+                evidence=answer.evidence, view=view, model_confidence=answer.confidence,
                 subject=_subject(answer.criterion, answer.value),
             ),  # fmt: skip
         },
     )
 
 
-def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
+def judgment_make(*, asking: Asking, transcript: str, llm_spans: list | None = None) -> Judgment:
     """Ask the judge about one transcript (once per sample), validate every
-    answer and verify its quotes: the one path production and experiments share."""
+    answer and verify its quotes: the one path production and experiments share.
+    A judge that is not the local model is sent the transcript redacted (qa.redaction;
+    `llm_spans`: where the recording's redaction found what to mask)."""
     question = asking.question
-    messages = question.prompt.messages(transcript=transcript)
+    view = judge_view(transcript=transcript, local=asking.backend.name == "local", language=asking.language,
+                      llm_spans=llm_spans)
+    messages = question.prompt.messages(transcript=view.text)
     # Issue 26: a transcript longer than the judge's context fails with that reason, before any call.
     if problem := context_problem(backend=asking.backend, messages=messages, max_tokens=question.max_tokens):
         return Judgment([], _usage([]), error=problem)
@@ -340,7 +368,7 @@ def judgment_make(*, asking: Asking, transcript: str) -> Judgment:
         except InvalidAnswerError as error:
             return Judgment([], _usage(completions), error=str(error))
     by_criterion = zip(*samples, strict=True)
-    return Judgment([_draft(answers_combine(answers), transcript) for answers in by_criterion], _usage(completions))
+    return Judgment([_draft(answers_combine(answers), view) for answers in by_criterion], _usage(completions))
 
 
 def judgment_tokens(judgment: Judgment) -> int:
@@ -355,10 +383,14 @@ def judge_run_reverify(*, run: JudgeRun) -> int:
     scores = list(run.scores.select_related("criterion").select_for_update(of=("self",)))
     fields = ["confidence", *VERIFICATION_FIELDS]
     changed, confidence_changed = 0, False
+    # The text this run's judge was sent, built again the same way (qa.redaction).
+    redaction = getattr(run.recording, "redaction", None)
+    view = judge_view(transcript=run.recording.transcript, local=run.backend == "local", language=run.rubric.language,
+                      llm_spans=redaction.llm_spans if redaction else None)
     for score in scores:
         before = {field: getattr(score, field) for field in fields}
-        for field, value in verification_fields(
-            evidence=score.evidence, transcript=run.recording.transcript, model_confidence=score.model_confidence,
+        for field, value in view_verification_fields(
+            evidence=score.evidence, view=view, model_confidence=score.model_confidence,
             subject=_subject(score.criterion, score.value),
         ).items():  # fmt: skip
             setattr(score, field, value)

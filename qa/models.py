@@ -603,3 +603,7 @@ class ApiKey(models.Model):
     def is_active(self) -> bool:
         now = timezone.now()
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+# The redactor's models (qa/redaction/models.py) belong to this app: imported here so Django registers them.
+from qa.redaction.models import RecordingRedaction, RedactionPolicy  # noqa: E402,F401

@@ -38,6 +38,7 @@ from qa.jobs import (
 )
 from qa.judging import judge_run_create, judge_run_publish
 from qa.models import Recording, Transcription
+from qa.redaction.services import recording_transcript_replaced
 from qa.services import transcription_create  # noqa: F401  (its home before it moved to qa.services)
 from qa.services import transcription_publish, turns_render
 from qa.transcription import Transcript, TranscriptionError, recognizer_get, transcribe
@@ -110,6 +111,7 @@ def _store(job: TranscriptionJob, transcript: Transcript, duration_ms: int) -> R
             "updated_at",
         ]
     )
+    recording_transcript_replaced(recording_id=recording.pk)  # qa.redaction: masked before anyone reads it
     if transcription.judge_after:
         run, created = judge_run_create(recording=recording)
         if created:

@@ -11,6 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
+from qa.redaction.models import RedactionPolicy
 from reviews.models import Review
 from reviews.services import review_create
 from rubrics.models import Rubric
@@ -52,6 +53,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Group: lambda: Group.objects.get(name="Supervisors"),
     Subscription: _subscription,
     Delivery: _delivery,
+    RedactionPolicy: lambda: RedactionPolicy.objects.create(entity_type="PERSON", action="keep"),
     # django-axes' records, made as they are: by logging in wrongly, then rightly.
     AccessAttempt: lambda: _log_in("wrong") or AccessAttempt.objects.first(),
     AccessFailureLog: lambda: _log_in("wrong") or AccessFailureLog.objects.first(),

