@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 OPENAI_DEFAULT_MODEL = "gpt-4o-mini"
 # Statuses worth another try: timeouts, conflicts, rate limits, server errors.
-_TRANSIENT_STATUSES = {408, 409, 429}
+TRANSIENT_STATUSES = {408, 409, 429}
 
 
 @dataclass(frozen=True)
@@ -207,7 +207,7 @@ def _error(error: openai.OpenAIError, model: str = "the model") -> LLMError:
         return LLMError(f"Cannot reach the LLM server: {error}", transient=True)
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
-        transient = status in _TRANSIENT_STATUSES or status >= 500
+        transient = status in TRANSIENT_STATUSES or status >= 500
         return LLMError(
             f"The LLM server answered HTTP {status}: {error.message}",
             transient=transient,

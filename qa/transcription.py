@@ -50,7 +50,7 @@ import openai
 from django.conf import settings
 
 from qa.audio import SILENCE_PEAK, channel_number
-from qa.llm import _TRANSIENT_STATUSES, retry_after_seconds
+from qa.llm import TRANSIENT_STATUSES, retry_after_seconds
 
 SAMPLE_RATE = 16_000
 # How far past QA_AUDIO_MAX_SECONDS a decoded file may run: an encoder pads its last frame, and the
@@ -432,7 +432,7 @@ def _remote_error(error: openai.OpenAIError) -> TranscriptionError:
         return TranscriptionError(f"Cannot reach the transcription server: {error}", transient=True)
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
-        transient = status in _TRANSIENT_STATUSES or status >= 500
+        transient = status in TRANSIENT_STATUSES or status >= 500
         return TranscriptionError(
             f"The transcription server answered HTTP {status}: {error.message}",
             transient=transient,

@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from qa.models import ApiKey, JudgeRun, Recording
-from rubrics.models import Criterion, Rubric
+from rubrics.models import Criterion
 
 
 class Review(models.Model):
@@ -110,159 +110,17 @@ class ReviewClaim(models.Model):
         verbose_name_plural = _("review claims")
 
 
-class CalibrationSession(models.Model):
-    """A QA lead's session: participants score the same calls blind, then the lead
-    closes it, reads how far they sit from each other and records agreed values."""
+# Each subpackage keeps its own rows; they are the `reviews` app's models, registered from here.
+from reviews.calibration.models import (  # noqa: E402
+    AgreedValue,
+    CalibrationCall,
+    CalibrationEntry,
+    CalibrationSession,
+    CalibrationValue,
+)
+from reviews.scorecards.models import ScorecardWeek  # noqa: E402
 
-    class Status(models.TextChoices):
-        OPEN = "open", _("Open")
-        CLOSED = "closed", _("Closed")
-
-    name = models.CharField(_("name"), max_length=200)
-    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="calibration_sessions")
-    lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="led_calibrations")
-    participants = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="calibrations")
-    due_date = models.DateField(_("due date"), null=True, blank=True)
-    # How the calls were chosen (filters, sample size and seed, or ids), so the draw can be repeated.
-    selection = models.JSONField(_("selection"), default=dict, blank=True)
-    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.OPEN)
-    created_at = models.DateTimeField(auto_now_add=True)
-    closed_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        verbose_name = _("calibration session")
-        verbose_name_plural = _("calibration sessions")
-        permissions = [("run_calibration", _("Can create and close calibration sessions"))]
-
-    def __str__(self) -> str:
-        return self.name
-
-    @property
-    def is_open(self) -> bool:
-        return self.status == self.Status.OPEN
-
-
-class CalibrationCall(models.Model):
-    """A call in a session, with the judgment the participants' values are set beside."""
-
-    session = models.ForeignKey(CalibrationSession, on_delete=models.CASCADE, related_name="calls")
-    recording = models.ForeignKey(Recording, on_delete=models.PROTECT, related_name="calibration_calls")
-    run = models.ForeignKey(JudgeRun, on_delete=models.PROTECT, related_name="calibration_calls")
-
-    class Meta:
-        ordering = ["session_id", "id"]
-        verbose_name = _("calibration call")
-        verbose_name_plural = _("calibration calls")
-        constraints = [models.UniqueConstraint(fields=["session", "recording"], name="calibration_call_once")]
-
-
-class CalibrationEntry(models.Model):
-    """One participant's scoring of one call. Not a review: it leaves the review queue alone.
-    Its author may change it until the session closes."""
-
-    call = models.ForeignKey(CalibrationCall, on_delete=models.CASCADE, related_name="entries")
-    participant = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="calibration_entries"
-    )
-    comment = models.TextField(_("comment"), blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        verbose_name = _("calibration entry")
-        verbose_name_plural = _("calibration entries")
-        constraints = [
-            models.UniqueConstraint(fields=["call", "participant"], name="calibration_entry_once_per_participant")
-        ]
-
-
-def _value_or_not_applicable(name: str) -> models.CheckConstraint:
-    # Exactly one of the two: a number, or "does not apply".
-    return models.CheckConstraint(
-        condition=(
-            models.Q(value__isnull=True, not_applicable=True) | models.Q(value__isnull=False, not_applicable=False)
-        ),
-        name=name,
-    )
-
-
-class CalibrationValue(models.Model):
-    entry = models.ForeignKey(CalibrationEntry, on_delete=models.CASCADE, related_name="values")
-    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="calibration_values")
-    value = models.SmallIntegerField(_("value"), null=True, blank=True)
-    not_applicable = models.BooleanField(_("not applicable"), default=False)
-
-    class Meta:
-        verbose_name = _("calibration value")
-        verbose_name_plural = _("calibration values")
-        constraints = [
-            models.UniqueConstraint(fields=["entry", "criterion"], name="calibration_value_once_per_entry"),
-            _value_or_not_applicable("calibration_value_value_or_not_applicable"),
-        ]
-
-
-class AgreedValue(models.Model):
-    """The value the lead records for a call and criterion after discussing a closed
-    session: the best human reference there is."""
-
-    call = models.ForeignKey(CalibrationCall, on_delete=models.CASCADE, related_name="agreed_values")
-    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="agreed_values")
-    value = models.SmallIntegerField(_("agreed value"), null=True, blank=True)
-    not_applicable = models.BooleanField(_("not applicable"), default=False)
-    note = models.TextField(_("note"), blank=True)
-    agreed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        verbose_name = _("agreed value")
-        verbose_name_plural = _("agreed values")
-        constraints = [
-            models.UniqueConstraint(fields=["call", "criterion"], name="agreed_value_once_per_call"),
-            _value_or_not_applicable("agreed_value_value_or_not_applicable"),
-        ]
-
-
-class ScorecardWeek(models.Model):
-    """The scorecard estimator's sums (`reviews.reports.stats.StratumSample`) of one agent's calls in one team,
-    week and stratum (flagged or plain), for one column: a criterion's key, or "overall". A cache of the
-    calls, so that a scorecard sums about 70,000 of these rather than 100,000 calls (bench/scorecards/README.md);
-    kept up to date from the calls marked `Recording.rollup_stale` by
-    `reviews.scorecards.services.scorecard_weeks_refresh`, which Celery beat and a scorecard read run
-    (`reviews.scorecards.selectors.period_samples`). Never edited by hand: delete the rows and mark the calls
-    to rebuild."""
-
-    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="+")
-    week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time
-    team = models.CharField(max_length=100)
-    agent_id = models.CharField(max_length=100)
-    agent_name = models.CharField(max_length=200)  # the greatest of the week's, as the scorecard shows one
-    column_key = models.CharField(max_length=64)
-    flagged = models.BooleanField(default=False)  # the stratum: routed for a doubt, or with an unverified score
-    judged_n = models.IntegerField()
-    judged_total = models.FloatField()
-    judged_squares = models.FloatField()
-    unverified_n = models.IntegerField()
-    known_n = models.IntegerField()
-    known_total = models.FloatField()
-    known_squares = models.FloatField()
-    estimated_n = models.IntegerField()
-    estimated_total = models.FloatField()
-    estimated_squares = models.FloatField()
-    waiting_n = models.IntegerField()
-    human_n = models.IntegerField()
-    human_total = models.FloatField()
-    human_squares = models.FloatField()
-    audit_n = models.IntegerField()
-    audit_human = models.FloatField()
-    audit_judge = models.FloatField()
-    audit_human_squares = models.FloatField()
-    audit_judge_squares = models.FloatField()
-    audit_products = models.FloatField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["rubric", "week", "agent_id", "team", "column_key", "flagged"],
-                name="scorecard_week_once",
-            )
-        ]
+__all__ = [
+    "AgreedValue", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue", "CriterionReview",
+    "Review", "ReviewClaim", "ScorecardWeek",
+]  # fmt: skip

@@ -155,3 +155,29 @@ def test_only_the_urlconf_uses_the_recordings_views():
         )
     ]
     assert users == []
+
+
+def private_imports(path: Path) -> list[str]:
+    """`from module import _name` of a project module: a private name borrowed from another module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in APPS:
+            found += [f"{node.module}.{alias.name}" for alias in node.names if alias.name.startswith("_")]
+    return found
+
+
+APPS = [*LAYERS, "config"]
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_no_module_imports_another_modules_private_names(app):
+    """What the reports, experiments, calibration and scorecards share is public (reviews.figures): a
+    private name is its module's own to change."""
+    offenders = {str(path.relative_to(ROOT)): found for path in modules_of(app) if (found := private_imports(path))}
+    assert offenders == {}
+
+
+def test_the_private_import_scan_sees_one(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from reviews.reports.views import _num, Column\n")
+    assert private_imports(module) == ["reviews.reports.views._num"]

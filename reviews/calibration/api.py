@@ -26,7 +26,7 @@ from reviews.calibration.selectors import (
 )
 from reviews.calibration.services import CalibrationAnswer, SessionStateError, calibration_close, calibration_entry_save
 from reviews.models import CalibrationEntry, CalibrationSession
-from reviews.reports.api import RubricSerializer
+from reviews.figures.api import RubricSerializer
 
 CONFLICT = OpenApiResponse(ErrorSerializer, description=_("The session is closed (entries) or already closed (close)."))
 FORBIDDEN = OpenApiResponse(ErrorSerializer, description=_("Not a participant (entries) or not a QA lead (close)."))

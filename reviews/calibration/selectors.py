@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404
 from access import Capability, may, signed_in
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
-from reviews.reports.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
+from reviews.figures.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
 from reviews.selectors import day_start
 from reviews.services import REVIEWABLE_STATUSES
 from reviews.transcript import TurnView, transcript_turns

@@ -32,8 +32,8 @@ from reviews.calibration.services import (
     calibration_create,
     calibration_entry_save,
 )
-from reviews.reports.export import csv_download
-from reviews.reports.views import _num, _pct
+from reviews.figures.export import csv_download
+from reviews.figures.formatting import number, percent
 
 # Anyone signed in reaches the pages; each session is shown to its lead and participants only (session_get).
 signed_in_page = page_requires(SIGNED_IN)
@@ -105,19 +105,19 @@ def _criterion_display(result: CriterionResults, participants: list) -> dict[str
     agreement = result.agreement
     figures = [
         ("n", _("Calls with two or more values"), str(agreement.n_units)),
-        ("exact", _("Exact agreement"), _pct(agreement.exact_agreement)),
-        ("within-one", _("Within one point"), _pct(agreement.within_one)),
-        ("qwk", _("Mean pairwise QWK"), _num(agreement.mean_pairwise_qwk)),
-        ("alpha", _("Krippendorff's alpha (ordinal)"), _num(agreement.alpha)),
-        ("judge-qwk", _("Judge vs agreed: QWK"), _num(result.judge_vs_agreed_qwk)),
-        ("judge-mae", _("Judge vs agreed: MAE"), _num(result.judge_vs_agreed_mae)),
+        ("exact", _("Exact agreement"), percent(agreement.exact_agreement)),
+        ("within-one", _("Within one point"), percent(agreement.within_one)),
+        ("qwk", _("Mean pairwise QWK"), number(agreement.mean_pairwise_qwk)),
+        ("alpha", _("Krippendorff's alpha (ordinal)"), number(agreement.alpha)),
+        ("judge-qwk", _("Judge vs agreed: QWK"), number(result.judge_vs_agreed_qwk)),
+        ("judge-mae", _("Judge vs agreed: MAE"), number(result.judge_vs_agreed_mae)),
     ]
     bias = [(participant.get_username(), _signed(agreement.bias.get(participant.pk))) for participant in participants]
     return {"result": result, "figures": figures, "bias": bias}
 
 
 def _signed(value: float | None) -> str:
-    return "—" if value is None else ("+" if value > 0 else "") + _num(value)
+    return "—" if value is None else ("+" if value > 0 else "") + number(value)
 
 
 def _matrix_csv(request: HttpRequest, results: Any) -> HttpResponse:

@@ -20,7 +20,7 @@ from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.reports.selectors import Group
-from reviews.reports.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
+from reviews.figures.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
 from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_reference_rows
 from rubrics.models import Criterion
 

@@ -26,8 +26,8 @@ from reviews.experiments.selectors import (
     experiments_list,
 )
 from reviews.experiments.services import ArmSpec, experiment_cancel, experiment_create, experiment_promote
-from reviews.reports.charts import Series, interval_chart
-from reviews.reports.views import _num
+from reviews.figures.charts import Series, interval_chart
+from reviews.figures.formatting import number
 
 
 # Supervisors read experiments; rubric owners also create, cancel and promote them.
@@ -104,7 +104,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         [[rows.get(key) and rows[key].mae_ci for key in keys] for rows in by_arm],
         title=_("MAE against the supervisors, with its 95 percent interval"),
-        fmt=_num,
+        fmt=number,
     )
     candidates = [
         {"arm": arm, "summary": _summary(comparison, arm.label), "can_publish": arm.arm.rubric.is_draft}

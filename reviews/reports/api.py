@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from access import Capability
 from qa.api.schema import BAD_REQUEST
+from reviews.figures.api import RubricSerializer, query_parameter
 from reviews.reports.forms import ReportFilterForm, VersionsFilterForm
 from reviews.reports.selectors import (
     DeviationReport,
@@ -28,12 +29,6 @@ from reviews.reports.selectors import (
     versions_report,
 )
 from rubrics.api import RubricVersionSerializer
-
-
-class RubricSerializer(serializers.Serializer):
-    slug = serializers.CharField()
-    version = serializers.IntegerField()
-    name = serializers.CharField()
 
 
 class AgreementSplitSerializer(serializers.Serializer):
@@ -162,23 +157,7 @@ class EvidenceReportSerializer(serializers.Serializer):
     weeks = WeekSerializer(many=True)
 
 
-def _parameter(name: str, field: forms.Field) -> OpenApiParameter:
-    """The query parameter a form field reads, with the bounds the form enforces: a required one is
-    not empty, a fixed set of choices is an enum, a text has its maximum length."""
-    integer = isinstance(field, forms.IntegerField) or getattr(field, "coerce", None) is int
-    schema = {"type": "integer"} if integer else {"type": "string"}
-    if isinstance(field, forms.DateField):
-        schema["format"] = "date"
-    if isinstance(field, forms.CharField) and field.max_length:
-        schema["maxLength"] = field.max_length
-    if isinstance(field, forms.ChoiceField) and field.choices:  # the rubrics' and versions' are filled per request
-        schema["enum"] = [value for value, _label in field.choices if value != ""]
-    if field.required and schema["type"] == "string":
-        schema["minLength"] = 1
-    return OpenApiParameter(name, schema, required=field.required, description=field.help_text or field.label)
-
-
-FILTER_PARAMETERS = [_parameter(name, field) for name, field in ReportFilterForm.base_fields.items()]
+FILTER_PARAMETERS = [query_parameter(name, field) for name, field in ReportFilterForm.base_fields.items()]
 
 
 def _valid(form: forms.Form) -> forms.Form:
@@ -268,7 +247,7 @@ class VersionsReportSerializer(serializers.Serializer):
 
 @extend_schema(
     tags=["reports"],
-    parameters=[_parameter("rubric", VersionsFilterForm.base_fields["rubric"])],
+    parameters=[query_parameter("rubric", VersionsFilterForm.base_fields["rubric"])],
     responses={200: VersionsReportSerializer, 400: BAD_REQUEST},
 )
 class VersionsReportView(APIView):

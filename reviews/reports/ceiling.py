@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import CalibrationSession, CalibrationValue, Review
-from reviews.reports.stats import pooled_pair_matrix, quadratic_weighted_kappa
+from reviews.figures.stats import pooled_pair_matrix, quadratic_weighted_kappa
 from reviews.selectors import FINAL_DECISIONS, human_references, review_values
 from rubrics.models import Criterion, Rubric
 

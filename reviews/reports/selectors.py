@@ -66,7 +66,7 @@ from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Score, judge_value_exists
 from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
-from reviews.reports.stats import Agreement, PairCount, Tally, agreement, share
+from reviews.figures.stats import Agreement, PairCount, Tally, agreement, share
 from reviews.selectors import (
     FINAL_DECISIONS,
     HUMAN_VALUE,

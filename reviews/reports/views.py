@@ -17,7 +17,6 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.formats import get_format
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views import View
@@ -25,8 +24,9 @@ from django.views import View
 from access import Capability, PageAccessMixin
 from qa.models import UNVERIFIED_MARK, Score
 from reviews.models import Review
-from reviews.reports.charts import Series, bar_chart, line_chart
-from reviews.reports.export import csv_download
+from reviews.figures.charts import Series, bar_chart, line_chart
+from reviews.figures.export import csv_download
+from reviews.figures.formatting import number, percent
 from reviews.reports.forms import (
     GROUP_LABELS,
     DeviationScoresForm,
@@ -52,7 +52,7 @@ from reviews.reports.selectors import (
     previous_reviewed_version,
     versions_report,
 )
-from reviews.reports.stats import Agreement, Tally
+from reviews.figures.stats import Agreement, Tally
 from reviews.selectors import blind_recordings_for, rubric_choices
 from rubrics.models import Rubric
 
@@ -60,19 +60,6 @@ PAGE_SIZE = 50
 # Below this many pairs a figure is shown greyed and marked as too few, and left out of the charts:
 # QWK 0.00 from one pair says nothing.
 MIN_N = 10
-
-
-def _num(value: float | None, places: int = 2, decimal_mark: str | None = None) -> str:
-    """`value` with the language's decimal mark (`decimal_mark`, when the caller looked it up once for many
-    figures) and no thousands separator. Not number_format: a scorecard formats thousands of figures, and it
-    costs ten times this."""
-    if value is None:
-        return "—"
-    return f"{value:.{places}f}".replace(".", decimal_mark or get_format("DECIMAL_SEPARATOR"))
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{_num(value * 100, 1)} %"
 
 
 @dataclass(frozen=True)
@@ -84,20 +71,20 @@ class Column:
 
 DEVIATION_COLUMNS = (
     Column("n", gettext_lazy("n"), str),
-    Column("model_mean", gettext_lazy("Model mean"), _num),
-    Column("human_mean", gettext_lazy("Human mean"), _num),
-    Column("bias", gettext_lazy("Bias"), _num),
-    Column("mae", gettext_lazy("MAE"), _num),
-    Column("exact_agreement", gettext_lazy("Exact"), _pct),
-    Column("within_one", gettext_lazy("Within ±1"), _pct),
-    Column("qwk", gettext_lazy("QWK"), _num),
-    Column("rejection_rate", gettext_lazy("Rejected"), _pct),
+    Column("model_mean", gettext_lazy("Model mean"), number),
+    Column("human_mean", gettext_lazy("Human mean"), number),
+    Column("bias", gettext_lazy("Bias"), number),
+    Column("mae", gettext_lazy("MAE"), number),
+    Column("exact_agreement", gettext_lazy("Exact"), percent),
+    Column("within_one", gettext_lazy("Within ±1"), percent),
+    Column("qwk", gettext_lazy("QWK"), number),
+    Column("rejection_rate", gettext_lazy("Rejected"), percent),
     Column("not_applicable_disputed", gettext_lazy("N/A disputed"), str),
 )
 TALLY_COLUMNS = (
     Column("total", gettext_lazy("Scores"), str),
     Column("unverified", gettext_lazy("Unverified"), str),
-    Column("rate", gettext_lazy("Unverified rate"), _pct),
+    Column("rate", gettext_lazy("Unverified rate"), percent),
 )
 
 
@@ -204,7 +191,7 @@ class DeviationView(ReportView):
             ]
             if not any(value is not None for item in series for value in item.values):
                 return ""
-            return bar_chart(titles, series, title=f"{title} (n ≥ {MIN_N})", fmt=_num)
+            return bar_chart(titles, series, title=f"{title} (n ≥ {MIN_N})", fmt=number)
 
         previous = previous_reviewed_version(filters.rubric) if not report.groups[Group.ALL].recordings else None
         return {
@@ -229,9 +216,9 @@ class DeviationView(ReportView):
             "ceiling": [
                 {
                     "row": row,
-                    "judge_human": _num(row.judge_human_qwk),
-                    "human_human": _num(row.human_human_qwk),
-                    "degradation": _num(row.degradation),
+                    "judge_human": number(row.judge_human_qwk),
+                    "human_human": number(row.human_human_qwk),
+                    "degradation": number(row.degradation),
                 }
                 for row in report.ceiling
             ],
@@ -283,7 +270,7 @@ def _tally_cells(tally: Tally, url: str) -> list[Cell]:
     return [
         Cell(str(tally.total), url),
         Cell(str(tally.unverified), f"{url}&unverified=on"),
-        Cell(_pct(tally.rate), f"{url}&unverified=on"),
+        Cell(percent(tally.rate), f"{url}&unverified=on"),
     ]
 
 
@@ -378,7 +365,7 @@ class EvidenceView(ReportView):
                     )
                 ],
                 title="{} (n ≥ {})".format(_("Unverified quotes per criterion"), MIN_N),
-                fmt=_pct,
+                fmt=percent,
             ),
             "trend_chart": self._trend(report),
             "csv_urls": {table: csv_links("reports:evidence", filters, table=table) for table in EVIDENCE_TABLES},
@@ -396,7 +383,7 @@ class EvidenceView(ReportView):
 
         series = [Series(_("All"), aligned(report.weeks))]
         series += [Series(f"{row.model} · {row.prompt_version}", aligned(row.weeks)) for row in report.models]
-        return line_chart([week.isoformat() for week in weeks], series, title=_("Unverified rate per week"), fmt=_pct)
+        return line_chart([week.isoformat() for week in weeks], series, title=_("Unverified rate per week"), fmt=percent)
 
     def csv(self, form: ReportFilterForm) -> HttpResponse:
         table = self.request.GET.get("table", "criteria")
@@ -567,10 +554,10 @@ class VersionsView(ReportView):
             "figures": figures,
             "added": index == line.first_version and index > 0,
             "replaces": figures.criterion.replaces,
-            "rejection": _pct(figures.agreement.rejection_rate),
-            "unverified": _pct(figures.evidence.rate),
-            "mae": _num(figures.agreement.mae),
-            "qwk": _num(figures.agreement.qwk),
+            "rejection": percent(figures.agreement.rejection_rate),
+            "unverified": percent(figures.evidence.rate),
+            "mae": number(figures.agreement.mae),
+            "qwk": number(figures.agreement.qwk),
             "deviation_url": f"{reverse('reports:deviation-scores')}?{query}&group=all",
             "evidence_url": f"{reverse('reports:evidence-scores')}?{query}&unverified=on",
         }
@@ -590,7 +577,7 @@ class VersionsView(ReportView):
             [week.isoformat() for week in weeks],
             [Series(_("Rejection rate"), [rates.get(week) for week in weeks])],
             title=_("Rejection rate per week, with the versions' publish dates"),
-            fmt=_pct,
+            fmt=percent,
             marks=marks,
         )
 

@@ -19,8 +19,8 @@ from rest_framework.views import APIView
 
 from access import Capability
 from qa.api.schema import BAD_REQUEST
-from reviews.reports.api import RubricSerializer, _parameter
-from reviews.reports.stats import CorrectionLevel, Estimate
+from reviews.figures.api import RubricSerializer, query_parameter
+from reviews.figures.stats import CorrectionLevel, Estimate
 from reviews.scorecards.forms import ScorecardAPIForm
 from reviews.scorecards.selectors import OVERALL, scorecard
 
@@ -95,7 +95,7 @@ class ScorecardSerializer(serializers.Serializer):
 
 @extend_schema(
     tags=["scorecards"],
-    parameters=[_parameter(name, field) for name, field in ScorecardAPIForm.base_fields.items()],
+    parameters=[query_parameter(name, field) for name, field in ScorecardAPIForm.base_fields.items()],
     responses={200: ScorecardSerializer, 400: BAD_REQUEST},
 )
 class ScorecardView(APIView):

@@ -1,4 +1,4 @@
-"""The scorecard estimator's sums (`reviews.reports.stats.CellSample`: per stratum, a `StratumSample`) per
+"""The scorecard estimator's sums (`reviews.figures.stats.CellSample`: per stratum, a `StratumSample`) per
 group of calls, read two ways: from the calls themselves (`call_samples`), or from their weekly rollup
 (`week_samples`, `reviews.models.ScorecardWeek`), which `reviews.scorecards.services.scorecard_weeks_refresh`
 keeps from the calls with `call_samples`. A page sums the rollup's weeks that its period covers whole, and
@@ -58,7 +58,7 @@ from django.utils import timezone
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.routing import ReviewGroup, in_review_group
 from reviews.models import ScorecardWeek
-from reviews.reports.stats import CellSample, StratumSample
+from reviews.figures.stats import CellSample, StratumSample
 from reviews.selectors import day_start, human_reference_rows
 from rubrics.models import Criterion, Rubric
 

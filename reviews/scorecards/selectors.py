@@ -1,6 +1,6 @@
 """Reads for the scorecards: per team and agent, per criterion and overall, the
 mean human value estimated from the human values known and the judge's verified
-values corrected by the random audit, by stratum (`reviews.reports.stats.scorecard_estimate`).
+values corrected by the random audit, by stratum (`reviews.figures.stats.scorecard_estimate`).
 
 Constant cost in the number of agents, and nearly in the number of calls: the
 moments of a period's whole weeks come from the weekly rollup, those of the
@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from reviews.reports.selectors import ReportFilters, report_run_q
-from reviews.reports.stats import CellSample, CorrectionLevel, Estimate, scorecard_estimate
+from reviews.figures.stats import CellSample, CorrectionLevel, Estimate, scorecard_estimate
 from reviews.scorecards.moments import (
     OVERALL,
     Grouping,

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from qa.models import Recording
 from reviews.models import ScorecardWeek
-from reviews.reports.stats import CellSample, Stratum, StratumSample
+from reviews.figures.stats import CellSample, Stratum, StratumSample
 from reviews.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields, week_of
 from rubrics.models import Rubric
 

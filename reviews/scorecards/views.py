@@ -17,11 +17,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from access import Capability, page_requires
-from reviews.reports.charts import Series, line_chart
-from reviews.reports.export import csv_download
+from reviews.figures.charts import Series, line_chart
+from reviews.figures.export import csv_download
 from reviews.reports.selectors import ReportFilters
-from reviews.reports.stats import MIN_AUDITED, POWER_TUNING_FROM, CorrectionLevel, Estimate
-from reviews.reports.views import ReportView, _num, filters_refused, review_url
+from reviews.figures.stats import MIN_AUDITED, POWER_TUNING_FROM, CorrectionLevel, Estimate
+from reviews.figures.formatting import number
+from reviews.reports.views import ReportView, filters_refused, review_url
 from reviews.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from reviews.scorecards.selectors import OVERALL, AgentCriterion, Column, agent_card, scorecard
 
@@ -113,7 +114,7 @@ def _counted(forms: tuple[str, ...], n: int) -> str:
 
 def _fmt(column: Column, decimal_mark: str | None = None) -> Callable[[float | None], str]:
     places = 1 if column.key == OVERALL else 2
-    return lambda value: _num(value, places, decimal_mark)
+    return lambda value: number(value, places, decimal_mark)
 
 
 def cell_view(estimate: Estimate, column: Column, words: CellWords) -> CellView:

@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from reviews.reports.stats import bootstrap_resamples, paired_bootstrap, quadratic_weighted_kappa
+from reviews.figures.stats import bootstrap_resamples, paired_bootstrap, quadratic_weighted_kappa
 
 
 def test_two_recordings_worked_by_hand():
@@ -46,7 +46,7 @@ def test_qwk_delta_matches_the_module_kappa_and_identical_arms_give_zero():
 
 
 def test_the_vectorised_kappa_is_the_module_kappa_on_every_resample():
-    from reviews.reports.stats import _qwk
+    from reviews.figures.stats import _qwk
 
     rng = random.Random(3)
     cells = [(rng.randint(1, 5), rng.randint(1, 5)) for _ in range(12)]

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from qa.models import JudgeRun
 from reviews.models import Review
-from reviews.reports.export import BOM, FORMULA_STARTS
+from reviews.figures.export import BOM, FORMULA_STARTS
 from rubrics.services import rubric_publish
 from tests.factories import CriterionFactory, RubricFactory, judged_recording
 from tests.reports.conftest import AUDIT, LOW, REJECT, add_review, at

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from reviews.models import CriterionReview
 from reviews.reports.selectors import Group, ReportFilters, deviation_recordings, deviation_report, deviation_scores
-from reviews.reports.stats import Agreement
+from reviews.figures.stats import Agreement
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import judged_recording
 from tests.reports.conftest import APPROVE, AUDIT, add_review, at

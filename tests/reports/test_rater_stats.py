@@ -8,7 +8,7 @@ from itertools import combinations
 
 import pytest
 
-from reviews.reports.stats import (
+from reviews.figures.stats import (
     krippendorff_alpha_ordinal,
     pooled_pair_matrix,
     quadratic_weighted_kappa,

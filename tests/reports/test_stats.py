@@ -7,7 +7,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reviews.reports.stats import PairCount, agreement, quadratic_weighted_kappa
+from reviews.figures.stats import PairCount, agreement, quadratic_weighted_kappa
 
 
 def textbook_qwk(pairs: list[tuple[int, int]], scale_min: int, scale_max: int) -> float:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from reviews.reports.stats import (
+from reviews.figures.stats import (
     MIN_AUDITED,
     POWER_TUNING_FROM,
     Z_95,

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import translation
 
 from qa.models import Recording
-from reviews.reports.stats import CorrectionLevel, Estimate
+from reviews.figures.stats import CorrectionLevel, Estimate
 from reviews.scorecards.selectors import Column
 from reviews.scorecards.views import CellWords, cell_view
 from tests.factories import UserFactory

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-from reviews.reports.stats import (
+from reviews.figures.stats import (
     POWER_TUNING_FROM,
     Z_95,
     CellSample,

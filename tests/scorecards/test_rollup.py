@@ -21,7 +21,7 @@ from qa.execution import judge_run_execute
 from qa.judging import judge_run_reverify, recording_enqueue_judging
 from qa.models import JudgeRun, Recording, values_by_key
 from reviews.models import Review, ScorecardWeek
-from reviews.reports.stats import Stratum
+from reviews.figures.stats import Stratum
 from reviews.reports.selectors import ReportFilters
 from reviews.scorecards.moments import (
     PARTS,

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviews.reports.selectors import ReportFilters
-from reviews.reports.stats import CorrectionLevel
+from reviews.figures.stats import CorrectionLevel
 from reviews.scorecards.selectors import agent_card, scorecard
 from tests.factories import UserFactory, published_rubric
 from qa.models import Recording
