@@ -159,16 +159,22 @@ def test_a_supervisor_reviews_a_call_by_keyboard_with_an_undo(live_server, brows
     page.wait_for_timeout(6000)
     assert page.url == f"{live_server.url}/review/{first.pk}/" and not Review.objects.exists()
 
+    # c3's quote did not verify, so its value does not exist: nothing is preselected there, and the
+    # approve needs the supervisor's own. Two keys: j to it, then its digit (no comment: nothing changed).
+    review.press("j")
+    assert focused(page).startswith("criterion-c3-value=") and not page.locator("[name=criterion-c3-value]:checked").count()
+    review.press("4")
     review.press("a")
     page.wait_for_url(f"{live_server.url}/review/{second.pk}/", timeout=15000)  # the next call opens by itself
     assert "Revisión guardada: Aprobada" in page.locator(".messages").inner_text()
     saved = Review.objects.get()
     assert (saved.decision, saved.user.username) == ("approve", "marta")
     assert [(e.criterion.key, e.adjusted_value, e.comment) for e in saved.criteria.all()] == [
-        ("c2", 2, "no confirma la hora: ver turno 5 (a, r, n)")
+        ("c2", 2, "no confirma la hora: ver turno 5 (a, r, n)"), ("c3", 4, ""),
     ]
-    # Approving with one adjusted value, as stated in the README.
-    assert (review.clicks, review.keys) == (0, 4)
+    # Approving with one adjusted value, as stated in the README: 4 keys, and 2 more for the criterion
+    # whose quote did not verify.
+    assert (review.clicks, review.keys) == (0, 6)
 
 
 def test_one_click_per_value_and_errors_beside_the_decision_bar(live_server, browser, supervisor_with_password):
