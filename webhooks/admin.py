@@ -10,11 +10,11 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from outbox.models import EVENT_NAMES
+from qa.api.admin import shown_once
 from webhooks.hosts import HostNotAllowed, url_target
 from webhooks.models import Attempt, Delivery, Subscription
 from webhooks.services import delivery_redeliver, subscription_create, subscription_delete, subscription_update
@@ -94,10 +94,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
             url=obj.url,
             secret=secret,
         )
-        context = {**self.admin_site.each_context(request), "opts": self.opts, "original": obj, "message": message}
-        response = TemplateResponse(request, "admin/webhooks/subscription/created.html", context)
-        response["Cache-Control"] = "no-store"
-        return response
+        return shown_once(self, request, obj, message)
 
 
 class AttemptInline(admin.TabularInline):

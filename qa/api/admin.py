@@ -6,6 +6,7 @@ Registered on import: qa/admin.py imports this module.
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -15,6 +16,16 @@ from django.utils.translation import gettext_lazy as _
 from qa.api.services import api_key_create, api_key_revoke
 from qa.models import ApiKey
 
+
+
+def shown_once(model_admin: admin.ModelAdmin, request: HttpRequest, obj: models.Model, message: str) -> HttpResponse:
+    """The answer to an add form that made a secret (an API key here, a webhook's signing secret in
+    webhooks.admin): the secret in the page itself, never stored anywhere, not in a message (the cookie
+    storage signs messages but does not encrypt them), not in the session, and not cached."""
+    context = {**model_admin.admin_site.each_context(request), "opts": model_admin.opts, "original": obj, "message": message}
+    response = TemplateResponse(request, "admin/shown_once.html", context)
+    response["Cache-Control"] = "no-store"
+    return response
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
@@ -70,10 +81,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             name=obj.name,
             key=key,
         )
-        context = {**self.admin_site.each_context(request), "opts": self.opts, "original": obj, "message": message}
-        response = TemplateResponse(request, "admin/qa/apikey/created.html", context)
-        response["Cache-Control"] = "no-store"
-        return response
+        return shown_once(self, request, obj, message)
 
     @admin.display(description=_("acts for"), ordering="source")
     def scope(self, api_key: ApiKey) -> str:
