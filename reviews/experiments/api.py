@@ -27,8 +27,10 @@ class ProgressSerializer(serializers.Serializer):
 
 
 class SplitFiguresSerializer(serializers.Serializer):
+    """An arm's figures on part of its scores (reviews.figures.stats.Agreement, its model side named `mean`)."""
+
     n = serializers.IntegerField()
-    mean = serializers.FloatField(allow_null=True)
+    mean = serializers.FloatField(source="model_mean", allow_null=True)
     bias = serializers.FloatField(allow_null=True)
     mae = serializers.FloatField(allow_null=True)
     exact_agreement = serializers.FloatField(allow_null=True)

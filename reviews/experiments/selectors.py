@@ -20,7 +20,16 @@ from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.reports.selectors import Group
-from reviews.figures.stats import PairCount, PairedDelta, Triple, agreement, mae_interval, paired_bootstrap, share
+from reviews.figures.stats import (
+    Agreement,
+    PairCount,
+    PairedDelta,
+    Triple,
+    agreement,
+    mae_interval,
+    paired_bootstrap,
+    share,
+)
 from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_reference_rows
 from rubrics.models import Criterion
 
@@ -86,19 +95,6 @@ def experiments_list() -> QuerySet[Experiment]:
 
 
 @dataclass(frozen=True)
-class SplitFigures:
-    """An arm's agreement with the supervisors on the scores whose quote did (or did not) verify."""
-
-    n: int
-    mean: float | None
-    bias: float | None
-    mae: float | None
-    exact_agreement: float | None
-    within_one: float | None
-    qwk: float | None
-
-
-@dataclass(frozen=True)
 class CriterionFigures:
     criterion_key: str
     n: int  # recordings with a value from both the arm and the supervisor
@@ -117,8 +113,8 @@ class CriterionFigures:
     distribution: dict[int, int]  # value -> scores
     # The experiment measures the judge, so an unverified value is compared too, but each figure is also
     # given apart for verified and unverified quotes: a candidate that "agrees" by quotes it invented shows.
-    verified: SplitFigures
-    unverified: SplitFigures
+    verified: Agreement
+    unverified: Agreement
 
 
 @dataclass(frozen=True)
@@ -306,21 +302,13 @@ def _tallies(cells: list[Cell]) -> tuple[dict[tuple[int, str], Tallies], set[str
     return tallies, referenced
 
 
-def _split_figures(pairs: Counter[tuple[int, int]]) -> SplitFigures:
-    figures = agreement(PairCount(model, human, False, count) for (model, human), count in pairs.items())
-    return SplitFigures(
-        n=figures.n,
-        mean=figures.model_mean,
-        bias=figures.bias,
-        mae=figures.mae,
-        exact_agreement=figures.exact_agreement,
-        within_one=figures.within_one,
-        qwk=figures.qwk,
-    )
+def _agreement(pairs: Counter[tuple[int, int]]) -> Agreement:
+    """(arm value, human value) -> recordings, compared."""
+    return agreement(PairCount(model, human, False, count) for (model, human), count in pairs.items())
 
 
 def _criterion_figures(key: str, arm: Arm, tally: Tallies, has_reference: bool) -> CriterionFigures:
-    figures = agreement(PairCount(model, human, False, count) for (model, human), count in tally.pairs.items())
+    figures = _agreement(tally.pairs)
     return CriterionFigures(
         criterion_key=key,
         n=figures.n,
@@ -337,8 +325,8 @@ def _criterion_figures(key: str, arm: Arm, tally: Tallies, has_reference: bool) 
         scored=tally.scored,
         has_reference=has_reference,
         distribution=dict(sorted(tally.distribution.items())),
-        verified=_split_figures(tally.split[True]),
-        unverified=_split_figures(tally.split[False]),
+        verified=_agreement(tally.split[True]),
+        unverified=_agreement(tally.split[False]),
     )
 
 
