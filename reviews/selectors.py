@@ -296,7 +296,8 @@ class ReviewPage:
 
 
 def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
-    """Everything the review page shows about a judged recording, in six queries.
+    """Everything the review page shows about a judged recording, in seven queries (the seventh asks
+    blindness's one definition, which also covers an open calibration the user takes part in).
 
     Blind is lifted for a reviewer who already gave their own review of this
     judgment: after submitting they see the model's scores next to theirs.

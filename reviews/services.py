@@ -16,6 +16,7 @@ from outbox.services import review_created_emit
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
 from qa.services import UPDATE_BATCH
+from reviews.claims import claim_holder
 from reviews.models import CriterionReview, Review, ReviewClaim
 from reviews.selectors import recording_is_blind_for, review_values
 from rubrics.models import Criterion
@@ -186,7 +187,7 @@ def review_create(
 
 def _check_claim(*, recording: Recording, user: AbstractBaseUser | None) -> None:
     """Refuse a review of a call someone else holds an active claim on (keys included: a person is on it)."""
-    claim = ReviewClaim.objects.select_related("user").filter(recording=recording, expires_at__gt=timezone.now()).first()
+    claim = claim_holder(recording=recording)
     if claim is not None and (user is None or claim.user_id != user.pk):
         raise RecordingClaimedError(
             _("%(user)s is reviewing recording %(id)s until %(until)s; your review was not saved.")
