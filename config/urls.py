@@ -54,6 +54,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include(config.accounts.urlpatterns)),  # login, and password reset only with e-mail
     path("accounts/", include("django.contrib.auth.urls")),
+    path("oidc/", include(config.accounts.sso_urlpatterns)),  # single sign-on, when configured
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),
     path("reports/", include("reviews.reports.urls")),

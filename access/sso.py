@@ -1,0 +1,155 @@
+"""Single sign-on: OpenID Connect's Authorization Code flow (mozilla-django-oidc), and the claims that give a
+person their workspace, role and teams (README, "Single sign-on").
+
+The library checks the state, the nonce, PKCE and the ID token's signature (RS256 against the provider's
+JWKS) and its expiry; `SsoBackend` adds what it leaves out: the token's issuer and audience, and that the
+userinfo answer is about the token's subject. A person is the provider's (issuer, subject), never an e-mail
+address or a username, so an account at the provider cannot take over a local account that happens to
+share one. The claims are read again at every login, so the provider stays the source of a person's role:
+a role changed or withdrawn there takes effect at their next login.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import SuspiciousOperation
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from mozilla_django_oidc.auth import OIDCAuthenticationBackend
+
+from access import selectors, services
+from access.models import Role, Workspace
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SsoClaims:
+    """What Veredicto takes from a provider's claims."""
+
+    subject: str
+    username: str
+    email: str
+    first_name: str
+    last_name: str
+    workspace: Workspace
+    role: str
+    teams: tuple[str, ...]
+
+
+class SsoRefused(Exception):
+    """The claims do not let this person in; the message says why, for them and for whoever runs the provider."""
+
+
+def _one(claims: Mapping[str, Any], name: str) -> str:
+    """A claim that holds one value: a string, or a list of exactly one (as many providers send roles)."""
+    value = claims.get(name)
+    if isinstance(value, list | tuple):
+        if len(value) > 1:
+            raise SsoRefused(
+                _("Your identity provider gave several values in the claim %(claim)s (%(values)s); Veredicto takes one.")
+                % {"claim": name, "values": ", ".join(map(str, value))}
+            )
+        value = value[0] if value else None
+    return str(value).strip() if value not in (None, "") else ""
+
+
+def claims_read(claims: Mapping[str, Any]) -> SsoClaims:
+    """The person the claims describe, or SsoRefused naming the claim that is missing or unknown. Workspaces
+    are never created from claims: a workspace is a tenant's boundary, which an administrator creates."""
+    subject = _one(claims, "sub")
+    if not subject:
+        raise SsoRefused(_("Your identity provider did not say who you are (no sub claim)."))
+    workspace_claim, role_claim = settings.QA_OIDC_WORKSPACE_CLAIM, settings.QA_OIDC_ROLE_CLAIM
+    slug = _one(claims, workspace_claim)
+    if not slug:
+        raise SsoRefused(
+            _("Your identity provider did not say your workspace (the claim %(claim)s): ask its administrator.")
+            % {"claim": workspace_claim}
+        )
+    workspace = selectors.workspace_by_slug(slug)
+    if workspace is None:
+        raise SsoRefused(
+            _("Your identity provider gave the workspace “%(value)s” (the claim %(claim)s), which Veredicto does not have.")
+            % {"value": slug, "claim": workspace_claim}
+        )
+    role = _one(claims, role_claim)
+    if not role:
+        raise SsoRefused(
+            _("Your identity provider did not say your role (the claim %(claim)s): ask its administrator.")
+            % {"claim": role_claim}
+        )
+    if role not in Role.values:
+        raise SsoRefused(
+            _("Your identity provider gave the role “%(value)s” (the claim %(claim)s); Veredicto knows %(roles)s.")
+            % {"value": role, "claim": role_claim, "roles": ", ".join(Role.values)}
+        )
+    teams: tuple[str, ...] = ()
+    if settings.QA_OIDC_TEAMS_CLAIM:
+        value = claims.get(settings.QA_OIDC_TEAMS_CLAIM) or ()
+        teams = tuple(sorted({str(team).strip() for team in ([value] if isinstance(value, str) else value)} - {""}))
+    email = _one(claims, "email")
+    return SsoClaims(
+        subject=subject,
+        username=_one(claims, "preferred_username") or email or subject,
+        email=email,
+        first_name=_one(claims, "given_name"),
+        last_name=_one(claims, "family_name"),
+        workspace=workspace,
+        role=role,
+        teams=teams,
+    )
+
+
+class SsoBackend(OIDCAuthenticationBackend):
+    """mozilla-django-oidc's backend, keyed by (issuer, subject), mapping the claims at every login."""
+
+    def verify_token(self, token: str, **kwargs: Any) -> dict[str, Any]:
+        # The library checks the signature, the expiry and the nonce, but neither the issuer nor the
+        # audience: a token the provider signed for another of its clients must not log in here.
+        payload = super().verify_token(token, **kwargs)
+        audience = payload.get("aud")
+        audiences = audience if isinstance(audience, list) else [audience]
+        if payload.get("iss") != settings.OIDC_OP_ISSUER or self.OIDC_RP_CLIENT_ID not in audiences:
+            raise SuspiciousOperation("The ID token was issued by another provider or for another client.")
+        return payload
+
+    def get_userinfo(self, access_token: str, id_token: str, payload: dict[str, Any]) -> dict[str, Any]:
+        # Providers put the role and workspace in the ID token (Entra ID, Keycloak's mappers) or in the
+        # userinfo answer: both are read, the userinfo's winning, once it is known to be about the same person.
+        userinfo = super().get_userinfo(access_token, id_token, payload)
+        if userinfo.get("sub") != payload.get("sub"):
+            raise SuspiciousOperation("The userinfo answer is about another subject than the ID token.")
+        return {**payload, **userinfo}
+
+    def verify_claims(self, claims: dict[str, Any]) -> bool:
+        try:
+            claims_read(claims)
+        except SsoRefused as refusal:
+            log.warning("Single sign-on refused for subject %r: %s", claims.get("sub"), refusal)
+            messages.error(self.request, str(refusal))
+            return False
+        return True
+
+    def filter_users_by_claims(self, claims: dict[str, Any]):
+        return selectors.sso_users(issuer=settings.OIDC_OP_ISSUER, subject=str(claims.get("sub", "")))
+
+    def create_user(self, claims: dict[str, Any]):
+        return services.sso_user_sync(issuer=settings.OIDC_OP_ISSUER, claims=claims_read(claims))
+
+    def update_user(self, user, claims: dict[str, Any]):
+        return services.sso_user_sync(issuer=settings.OIDC_OP_ISSUER, claims=claims_read(claims), user=user)
+
+
+def sso_callback(request: HttpRequest, credentials: Mapping[str, Any] | None = None) -> bool:
+    """For django-axes (AXES_WHITELIST_CALLABLE): the provider's callback is no password guess. Passwords are
+    typed, and throttled, at the provider; a refused callback (claims, an expired state) must not count
+    towards locking out everyone behind the same address."""
+    return request.path == reverse("oidc_authentication_callback")
