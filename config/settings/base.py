@@ -200,9 +200,11 @@ OIDC_TIMEOUT = env.float("OIDC_TIMEOUT", default=10.0)  # a slow provider must n
 # The login page's button: "Sign in with <QA_OIDC_PROVIDER_NAME>" (empty: "Sign in with single sign-on").
 QA_OIDC_PROVIDER_NAME = env("QA_OIDC_PROVIDER_NAME", default="")
 # The claims (in the ID token or the userinfo answer) that say a person's workspace (its slug), role
-# (admin, qa_lead, rubric_owner, supervisor, agent) and, when named, teams (a list of team names).
+# (admin, qa_lead, rubric_owner, supervisor, agent), an agent's agent id and, when named, teams (a list
+# of team names). Read at every login (access.sso).
 QA_OIDC_WORKSPACE_CLAIM = env("QA_OIDC_WORKSPACE_CLAIM", default="veredicto_workspace")
 QA_OIDC_ROLE_CLAIM = env("QA_OIDC_ROLE_CLAIM", default="veredicto_role")
+QA_OIDC_AGENT_ID_CLAIM = env("QA_OIDC_AGENT_ID_CLAIM", default="veredicto_agent_id")
 QA_OIDC_TEAMS_CLAIM = env("QA_OIDC_TEAMS_CLAIM", default="")
 if QA_SSO:
     AUTHENTICATION_BACKENDS = [*AUTHENTICATION_BACKENDS, "access.sso.SsoBackend"]

@@ -50,6 +50,7 @@ class IdentityProvider:
 
     def start(self) -> IdentityProvider:
         self.manage("migrate", "--noinput")
+        self.manage("creatersakey")  # the key it signs ID tokens with (RS256), published at /openid/jwks
         with self.log.open("wb") as log:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "django", "runserver", f"127.0.0.1:{self.port}", "--noreload"],

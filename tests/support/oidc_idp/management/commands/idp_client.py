@@ -1,9 +1,8 @@
 """Registers (or updates) a confidential Authorization Code client that signs its ID tokens with RS256,
 as an operator registers Veredicto at their identity provider (README, "Single sign-on")."""
 
-from django.core.management import call_command
 from django.core.management.base import BaseCommand
-from oidc_provider.models import Client, ResponseType, RSAKey
+from oidc_provider.models import Client, ResponseType
 
 
 class Command(BaseCommand):
@@ -13,8 +12,6 @@ class Command(BaseCommand):
         parser.add_argument("--redirect-uri", required=True)
 
     def handle(self, *args, client_id, client_secret, redirect_uri, **options):
-        if not RSAKey.objects.exists():
-            call_command("creatersakey")
         client, _ = Client.objects.update_or_create(
             client_id=client_id,
             defaults={
