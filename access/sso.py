@@ -15,6 +15,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import jwt
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import SuspiciousOperation
@@ -33,7 +34,11 @@ class SsoBackend(OIDCAuthenticationBackend):
 
     def verify_token(self, token: str, **kwargs: Any) -> dict[str, Any]:
         # The library checks the signature, the expiry and the nonce, but neither the issuer nor the
-        # audience: a token the provider signed for another of its clients must not log in here.
+        # audience: a token the provider signed for another of its clients must not log in here. It checks
+        # the algorithm only after looking for the token's key, which a token signed with the client
+        # secret (HS256) does not name: refused here first, as the forgery it would allow.
+        if jwt.get_unverified_header(token).get("alg") != self.OIDC_RP_SIGN_ALGO:
+            raise SuspiciousOperation(f"The ID token is not signed with {self.OIDC_RP_SIGN_ALGO}.")
         payload = super().verify_token(token, **kwargs)
         audience = payload.get("aud")
         audiences = audience if isinstance(audience, list) else [audience]

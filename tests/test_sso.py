@@ -15,7 +15,7 @@ import subprocess
 import sys
 from html import unescape
 from pathlib import Path
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 import pytest
 import requests
@@ -95,8 +95,9 @@ def acme(db):
 class Browser:
     """A person's browser: one cookie jar for both sites, redirects followed."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, language: str = "en") -> None:
         self.base, self.session = base, requests.Session()
+        self.session.headers["Accept-Language"] = language
 
     def get(self, path: str, **kwargs) -> requests.Response:
         return self.session.get(urljoin(self.base, path), timeout=30, **kwargs)
@@ -108,7 +109,7 @@ class Browser:
     def sso_login(self, username: str, *, next_path: str = "") -> requests.Response:
         """From Veredicto's login page: its button, the provider's form, back through the callback."""
         login_page = self.get("/accounts/login/" + (f"?next={next_path}" if next_path else ""))
-        button = re.search(r'<a class="button" href="([^"]+)">Sign in with Test IdP</a>', login_page.text)
+        button = re.search(r'<a class="button" href="([^"]+)">(Sign in with|Entrar con) Test IdP</a>', login_page.text)
         provider_form = self.get(unescape(button.group(1)))
         assert urlsplit(provider_form.url).port != urlsplit(self.base).port, "expected the provider's login page"
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', provider_form.text).group(1)
@@ -173,6 +174,13 @@ def test_a_login_whose_claims_are_unknown_is_refused_with_a_message_and_creates_
     assert browser.status("/review/") == 302  # to the login page: not signed in
 
 
+def test_a_refusal_is_said_in_the_persons_language(sso, acme, live_server):
+    sso.set_user("bea", password=PASSWORD, groups=("workspace:acme", "role:superhero"))
+    landed = Browser(live_server.url, language="es").sso_login("bea")
+    assert "Su proveedor de identidad dio el rol «superhero» (el claim veredicto_role)" in unescape(landed.text)
+    assert "Entrar con Test IdP" in landed.text
+
+
 def test_the_provider_is_linked_by_subject_never_by_a_local_accounts_name_or_address(sso, acme, live_server):
     """A local password account called "ana" with her address stays hers: the provider's "ana" is another user."""
     local = UserFactory(username="ana", email="ana@example.com", password="local password", groups=["QA leads"])
@@ -221,3 +229,32 @@ def test_some_sso_settings_but_not_all_is_an_error_naming_the_missing_ones():
     read = subprocess.run([sys.executable, "-c", "import config.settings.test"], env=env, cwd=ROOT, capture_output=True, text=True)
     assert read.returncode != 0
     assert "missing: OIDC_RP_CLIENT_SECRET, OIDC_OP_ISSUER" in read.stderr
+
+
+def test_the_request_to_the_provider_carries_state_nonce_and_a_pkce_challenge(sso, live_server):
+    to_provider = Browser(live_server.url).get("/oidc/authenticate/", allow_redirects=False)
+    assert to_provider.status_code == 302
+    query = parse_qs(urlsplit(to_provider.headers["Location"]).query)
+    assert query["response_type"] == ["code"] and query["client_id"] == [CLIENT_ID]
+    assert query["code_challenge_method"] == ["S256"] and len(query["state"][0]) >= 32 and query["nonce"]
+
+
+def test_an_id_token_signed_with_the_shared_secret_is_refused(sso, acme, live_server):
+    """HS256 would let anyone holding the client secret mint tokens: only the provider's own key (RS256) signs."""
+    callback = f"{live_server.url}/oidc/callback/"
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:supervisor"))
+    sso.register_client(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, redirect_uri=callback, jwt_alg="HS256")
+    try:
+        landed = Browser(live_server.url).sso_login("ana")
+    finally:
+        sso.register_client(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, redirect_uri=callback)
+    assert landed.status_code == 400 and urlsplit(landed.url).path == "/oidc/callback/"
+    assert not get_user_model().objects.exists()
+
+
+def test_an_id_token_from_another_issuer_is_refused(sso, acme, live_server, settings):
+    settings.OIDC_OP_ISSUER = "https://sso.example.com/realms/acme"  # not the provider that signed it
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:supervisor"))
+    landed = Browser(live_server.url).sso_login("ana")
+    assert landed.status_code == 400
+    assert not get_user_model().objects.exists()

@@ -72,8 +72,11 @@ class IdentityProvider:
             self._process.terminate()
             self._process.wait(timeout=10)
 
-    def register_client(self, *, client_id: str, client_secret: str, redirect_uri: str) -> None:
-        self.manage("idp_client", "--client-id", client_id, "--client-secret", client_secret, "--redirect-uri", redirect_uri)
+    def register_client(self, *, client_id: str, client_secret: str, redirect_uri: str, jwt_alg: str = "RS256") -> None:
+        self.manage(
+            "idp_client", "--client-id", client_id, "--client-secret", client_secret, "--redirect-uri", redirect_uri,
+            "--jwt-alg", jwt_alg,
+        )  # fmt: skip
 
     def set_user(self, username: str, *, password: str, email: str = "", groups: tuple[str, ...] = (), **names: str) -> None:
         args = ["idp_user", username, "--password", password, "--email", email]

@@ -1,6 +1,5 @@
 """The claims the provider gives: the standard ones from the user, and Veredicto's from the user's groups."""
 
-from django.utils.translation import gettext_lazy as _
 from oidc_provider.lib.claims import ScopeClaims
 
 
@@ -21,7 +20,7 @@ def _grouped(user, prefix):
 class VeredictoScopeClaims(ScopeClaims):
     """The `veredicto` scope: workspace, role and teams, under the claim names Veredicto reads by default."""
 
-    info_veredicto = (_("Veredicto"), _("Your workspace and role in Veredicto."))
+    info_veredicto = ("Veredicto", "Your workspace and role in Veredicto.")
 
     def scope_veredicto(self):
         found = {}

@@ -10,15 +10,16 @@ class Command(BaseCommand):
         parser.add_argument("--client-id", required=True)
         parser.add_argument("--client-secret", required=True)
         parser.add_argument("--redirect-uri", required=True)
+        parser.add_argument("--jwt-alg", default="RS256", choices=["RS256", "HS256"])
 
-    def handle(self, *args, client_id, client_secret, redirect_uri, **options):
+    def handle(self, *args, client_id, client_secret, redirect_uri, jwt_alg, **options):
         client, _ = Client.objects.update_or_create(
             client_id=client_id,
             defaults={
                 "name": "Veredicto",
                 "client_type": "confidential",
                 "client_secret": client_secret,
-                "jwt_alg": "RS256",
+                "jwt_alg": jwt_alg,
                 "require_consent": False,
                 "_redirect_uris": redirect_uri,
             },
