@@ -24,6 +24,7 @@ from django.contrib.auth import get_user_model
 from access.models import Membership, SsoIdentity
 from access.services import member_add, workspace_create
 from tests.factories import UserFactory
+from tests.review.test_browser import browser  # noqa: F401  (the headless Chromium fixture)
 from tests.support.oidc_provider import IdentityProvider
 
 # The groups' permissions come from migrations; a flush by an earlier transactional test would drop them.
@@ -258,3 +259,30 @@ def test_an_id_token_from_another_issuer_is_refused(sso, acme, live_server, sett
     landed = Browser(live_server.url).sso_login("ana")
     assert landed.status_code == 400
     assert not get_user_model().objects.exists()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [390, 1280])
+def test_in_a_browser_the_button_is_reached_by_keyboard_and_signs_in(sso, acme, live_server, browser, width):
+    """Headless Chromium, keyboard only: Tab to the button, Enter, the provider's form, back signed in. The
+    login page fits the width and axe-core finds nothing wrong on it."""
+    from tests.review.test_browser import accessibility_violations
+
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:supervisor"))
+    page = browser.new_page(locale="es-ES", viewport={"width": width, "height": 844})
+    page.goto(f"{live_server.url}/accounts/login/?next=/review/")
+    assert accessibility_violations(page) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    for _ in range(15):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.textContent") == "Entrar con Test IdP":
+            break
+    else:
+        pytest.fail("Tab never reached the single sign-on button")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{sso.site_url}/login/**")
+    page.fill("input[name=username]", "ana")  # the provider's page, not Veredicto's
+    page.fill("input[name=password]", PASSWORD)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{live_server.url}/review/")
+    assert Membership.objects.get(user__sso_identities__issuer=sso.issuer).role == "supervisor"
