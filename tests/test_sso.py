@@ -156,6 +156,15 @@ def test_a_new_person_signs_in_with_the_role_their_claims_give_and_it_follows_th
     assert browser.status("/review/") == 403
 
 
+def test_the_claims_may_come_in_the_id_token_alone(sso, acme, live_server):
+    """The provider sends this person's workspace and role in the ID token and not in the userinfo answer."""
+    sso.set_user("carla", password=PASSWORD, groups=("claims:id_token", "workspace:acme", "role:qa_lead"))
+    browser = Browser(live_server.url)
+    browser.sso_login("carla")
+    assert Membership.objects.get(user__username="carla").role == "qa_lead"
+    assert browser.status("/calibrations/new/") == 200
+
+
 @pytest.mark.parametrize(
     ("groups", "message"),
     [

@@ -17,18 +17,36 @@ def _grouped(user, prefix):
     return sorted(name.removeprefix(prefix) for name in user.groups.values_list("name", flat=True) if name.startswith(prefix))
 
 
+# Where a person's Veredicto claims travel: in the userinfo answer, or, for a person in this group, in
+# the ID token alone (as Entra ID sends app roles): Veredicto must read both.
+IN_ID_TOKEN = "claims:id_token"
+
+
+def veredicto_claims(user):
+    found = {}
+    for claim, prefix in (("veredicto_workspace", "workspace:"), ("veredicto_role", "role:")):
+        values = _grouped(user, prefix)
+        if values:
+            found[claim] = values[0]
+    teams = _grouped(user, "team:")
+    if teams:
+        found["veredicto_teams"] = teams
+    return found
+
+
 class VeredictoScopeClaims(ScopeClaims):
-    """The `veredicto` scope: workspace, role and teams, under the claim names Veredicto reads by default."""
+    """The `veredicto` scope in the userinfo answer: workspace, role and teams, under the claim names
+    Veredicto reads by default."""
 
     info_veredicto = ("Veredicto", "Your workspace and role in Veredicto.")
 
     def scope_veredicto(self):
-        found = {}
-        for claim, prefix in (("veredicto_workspace", "workspace:"), ("veredicto_role", "role:")):
-            values = _grouped(self.user, prefix)
-            if values:
-                found[claim] = values[0]
-        teams = _grouped(self.user, "team:")
-        if teams:
-            found["veredicto_teams"] = teams
-        return found
+        in_id_token = self.user.groups.filter(name=IN_ID_TOKEN).exists()
+        return {} if in_id_token else veredicto_claims(self.user)
+
+
+def id_token_claims(id_token, user, token, request, **kwargs):
+    """OIDC_IDTOKEN_PROCESSING_HOOK: the Veredicto claims in the ID token, for those in IN_ID_TOKEN."""
+    if "veredicto" in token.scope and user.groups.filter(name=IN_ID_TOKEN).exists():
+        id_token.update(veredicto_claims(user))
+    return id_token

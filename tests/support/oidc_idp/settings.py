@@ -39,5 +39,7 @@ CSRF_COOKIE_NAME = "idp_csrftoken"
 SITE_URL = os.environ["IDP_SITE_URL"]  # the issuer is SITE_URL + /openid
 OIDC_USERINFO = "tests.support.oidc_idp.claims.userinfo"
 OIDC_EXTRA_SCOPE_CLAIMS = "tests.support.oidc_idp.claims.VeredictoScopeClaims"
-# The tokens carry the claims too, as many providers' ID tokens do; Veredicto reads both.
-OIDC_IDTOKEN_INCLUDE_CLAIMS = True
+# The userinfo answer carries the claims; the ID token carries Veredicto's for some people alone
+# (claims.IN_ID_TOKEN), so each way a provider may send them is tried.
+OIDC_IDTOKEN_INCLUDE_CLAIMS = False
+OIDC_IDTOKEN_PROCESSING_HOOK = "tests.support.oidc_idp.claims.id_token_claims"
