@@ -21,6 +21,7 @@ from django.contrib import messages
 from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from access import selectors, services
@@ -63,6 +64,12 @@ class SsoBackend(OIDCAuthenticationBackend):
             return False
         return True
 
+    def get_user(self, user_id):
+        # The library's get_user skips ModelBackend's is_active check: a person deactivated in Veredicto
+        # would keep the session they had. Django's own rule instead: their next request is anonymous.
+        user = super().get_user(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
+
     def filter_users_by_claims(self, claims: dict[str, Any]):
         return selectors.sso_users(issuer=settings.OIDC_OP_ISSUER, subject=str(claims.get("sub", "")))
 
@@ -70,6 +77,9 @@ class SsoBackend(OIDCAuthenticationBackend):
         return services.sso_user_sync(issuer=settings.OIDC_OP_ISSUER, claims=claims_read(claims))
 
     def update_user(self, user, claims: dict[str, Any]):
+        if not user.is_active:  # deactivated in Veredicto: the callback refuses them, and nothing is synced
+            messages.error(self.request, _("Your Veredicto account is deactivated: ask an administrator."))
+            return user
         return services.sso_user_sync(issuer=settings.OIDC_OP_ISSUER, claims=claims_read(claims), user=user)
 
 

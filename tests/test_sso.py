@@ -184,6 +184,23 @@ def test_a_login_whose_claims_are_unknown_is_refused_with_a_message_and_creates_
     assert browser.status("/review/") == 302  # to the login page: not signed in
 
 
+def test_a_person_deactivated_in_veredicto_stays_out_whatever_the_provider_says(sso, acme, live_server):
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:supervisor"))
+    signed_in = Browser(live_server.url)
+    signed_in.sso_login("ana")
+    assert signed_in.status("/review/") == 200
+    user = get_user_model().objects.get(username="ana")
+    user.is_active = False
+    user.save()
+    assert signed_in.status("/review/") == 302  # the session they had ends with it
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:admin"))
+    browser = Browser(live_server.url)
+    landed = browser.sso_login("ana")
+    assert "Your Veredicto account is deactivated" in landed.text
+    assert browser.status("/review/") == 302
+    assert Membership.objects.get(user=user).role == "supervisor"  # nothing synced
+
+
 def test_a_refusal_is_said_in_the_persons_language(sso, acme, live_server):
     sso.set_user("bea", password=PASSWORD, groups=("workspace:acme", "role:superhero"))
     landed = Browser(live_server.url, language="es").sso_login("bea")
