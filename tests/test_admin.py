@@ -10,7 +10,7 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import reverse
 
-from access.models import Workspace
+from access.models import SsoIdentity, Workspace
 from access.services import member_add
 from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.models import RedactionPolicy
@@ -47,6 +47,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Workspace: lambda: member_add(
         user=UserFactory(), workspace=Workspace.objects.create(slug="acme", name="ACME"), role="supervisor", teams=["north"]
     ).workspace,
+    SsoIdentity: lambda: SsoIdentity.objects.create(user=UserFactory(), issuer="https://sso.example.com", subject="4f1c"),
     Rubric: lambda: CriterionExceptionFactory().criterion.rubric,
     Recording: judged_recording,
     JudgeRun: lambda: judged_recording().current_run,
