@@ -77,13 +77,17 @@ def user_groups_sync(*, user: AbstractBaseUser) -> None:
 def sso_user_sync(*, issuer: str, claims: SsoClaims, user: AbstractBaseUser | None = None) -> AbstractBaseUser:
     """The person single sign-on logs in: `user` (found by their identity) brought up to date, or a new user
     linked to (issuer, subject). Their name, e-mail address and their membership of the claims' workspace
-    follow the claims at every login; memberships of other workspaces, given in Veredicto, stay."""
+    follow the claims at every login (its teams too where the provider sends them); memberships of other
+    workspaces, given in Veredicto, stay."""
     if user is None:
         user = get_user_model().objects.create_user(_free_username(claims.username), email=claims.email)
         SsoIdentity.objects.create(user=user, issuer=issuer, subject=claims.subject)
     user.email, user.first_name, user.last_name = claims.email, claims.first_name[:150], claims.last_name[:150]
     user.save(update_fields=["email", "first_name", "last_name"])
-    member_add(user=user, workspace=claims.workspace, role=claims.role, teams=claims.teams, agent_id=claims.agent_id)
+    teams = claims.teams
+    if teams is None:  # teams are given in Veredicto, not by the provider: a login leaves them as they are
+        teams = list(Team.objects.filter(workspace=claims.workspace, members__user=user).values_list("name", flat=True))
+    member_add(user=user, workspace=claims.workspace, role=claims.role, teams=teams, agent_id=claims.agent_id)
     return user
 
 

@@ -26,7 +26,7 @@ class SsoClaims:
     last_name: str
     workspace: Workspace
     role: str
-    teams: tuple[str, ...]
+    teams: tuple[str, ...] | None  # None: the provider sends no teams (QA_OIDC_TEAMS_CLAIM unset)
     agent_id: str
 
 
@@ -77,7 +77,7 @@ def claims_read(claims: Mapping[str, Any]) -> SsoClaims:
             _("Your identity provider gave the role “%(value)s” (the claim %(claim)s); Veredicto knows %(roles)s.")
             % {"value": role, "claim": role_claim, "roles": ", ".join(Role.values)}
         )
-    teams: tuple[str, ...] = ()
+    teams: tuple[str, ...] | None = None
     if settings.QA_OIDC_TEAMS_CLAIM:
         value = claims.get(settings.QA_OIDC_TEAMS_CLAIM) or ()
         teams = tuple(sorted({str(team).strip() for team in ([value] if isinstance(value, str) else value)} - {""}))

@@ -156,6 +156,23 @@ def test_a_new_person_signs_in_with_the_role_their_claims_give_and_it_follows_th
     assert browser.status("/review/") == 403
 
 
+def test_teams_follow_the_teams_claim_where_one_is_named_and_are_veredictos_where_not(sso, acme, live_server, settings):
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:supervisor", "team:North", "team:East"))
+    Browser(live_server.url).sso_login("ana")
+    membership = Membership.objects.get(user__username="ana")
+    assert sorted(membership.teams.values_list("name", flat=True)) == ["East", "North"]
+
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:supervisor", "team:North"))
+    Browser(live_server.url).sso_login("ana")
+    assert list(membership.teams.values_list("name", flat=True)) == ["North"]
+
+    # Without QA_OIDC_TEAMS_CLAIM, an administrator gives the teams in Veredicto, and a login keeps them.
+    settings.QA_OIDC_TEAMS_CLAIM = ""
+    member_add(user=membership.user, workspace=acme, role="supervisor", teams=["South"])
+    Browser(live_server.url).sso_login("ana")
+    assert list(membership.teams.values_list("name", flat=True)) == ["South"]
+
+
 def test_the_claims_may_come_in_the_id_token_alone(sso, acme, live_server):
     """The provider sends this person's workspace and role in the ID token and not in the userinfo answer."""
     sso.set_user("carla", password=PASSWORD, groups=("claims:id_token", "workspace:acme", "role:qa_lead"))
