@@ -173,6 +173,12 @@ def test_teams_follow_the_teams_claim_where_one_is_named_and_are_veredictos_wher
     assert list(membership.teams.values_list("name", flat=True)) == ["South"]
 
 
+def test_a_role_sent_as_a_list_of_one_is_that_role(sso, acme, live_server):
+    sso.set_user("dora", password=PASSWORD, groups=("claims:role_list", "workspace:acme", "role:supervisor"))
+    Browser(live_server.url).sso_login("dora")
+    assert Membership.objects.get(user__username="dora").role == "supervisor"
+
+
 def test_the_claims_may_come_in_the_id_token_alone(sso, acme, live_server):
     """The provider sends this person's workspace and role in the ID token and not in the userinfo answer."""
     sso.set_user("carla", password=PASSWORD, groups=("claims:id_token", "workspace:acme", "role:qa_lead"))
@@ -189,6 +195,8 @@ def test_the_claims_may_come_in_the_id_token_alone(sso, acme, live_server):
         (("workspace:elsewhere", "role:supervisor"), "gave the workspace “elsewhere” (the claim veredicto_workspace)"),
         (("workspace:acme",), "did not say your role (the claim veredicto_role)"),
         (("workspace:acme", "role:agent"), "gave the role agent but not your agent id"),
+        (("claims:role_list", "workspace:acme", "role:qa_lead", "role:supervisor"),
+         "gave several values in the claim veredicto_role (qa_lead, supervisor); Veredicto takes one."),
     ],
 )
 def test_a_login_whose_claims_are_unknown_is_refused_with_a_message_and_creates_no_one(sso, acme, live_server, groups, message):

@@ -22,12 +22,17 @@ def _grouped(user, prefix):
 IN_ID_TOKEN = "claims:id_token"
 
 
+# A person in this group gets their role as a list (as Keycloak's role mappers send roles).
+ROLE_AS_LIST = "claims:role_list"
+
+
 def veredicto_claims(user):
     found = {}
+    as_list = user.groups.filter(name=ROLE_AS_LIST).exists()
     for claim, prefix in (("veredicto_workspace", "workspace:"), ("veredicto_role", "role:")):
         values = _grouped(user, prefix)
         if values:
-            found[claim] = values[0]
+            found[claim] = values if as_list and claim == "veredicto_role" else values[0]
     teams = _grouped(user, "team:")
     if teams:
         found["veredicto_teams"] = teams
