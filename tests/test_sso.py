@@ -17,12 +17,16 @@ from html import unescape
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
+import jwt
 import pytest
 import requests
 from django.contrib.auth import get_user_model
+from django.contrib.sessions.backends.db import SessionStore
+from django.core.exceptions import SuspiciousOperation
 
 from access.models import Membership, SsoIdentity
 from access.services import member_add, workspace_create
+from access.sso import SsoBackend
 from tests.factories import UserFactory
 from tests.review.test_browser import browser  # noqa: F401  (the headless Chromium fixture)
 from tests.support.oidc_provider import IdentityProvider
@@ -337,3 +341,22 @@ def test_in_a_browser_the_button_is_reached_by_keyboard_and_signs_in(sso, acme, 
     page.keyboard.press("Enter")
     page.wait_for_url(f"{live_server.url}/review/")
     assert Membership.objects.get(user__sso_identities__issuer=sso.issuer).role == "supervisor"
+
+
+def test_an_id_token_the_provider_signed_for_another_client_is_refused(sso, acme, live_server, settings):
+    """A real ID token, signed by the provider's key for another of its clients (as another application at
+    the same provider would hold), presented to Veredicto's backend: its audience is not Veredicto."""
+    callback = f"{live_server.url}/oidc/callback/"
+    sso.register_client(client_id="other-app", client_secret="other-secret", redirect_uri=callback)
+    sso.set_user("ana", password=PASSWORD, groups=("workspace:acme", "role:supervisor"))
+    settings.OIDC_RP_CLIENT_ID, settings.OIDC_RP_CLIENT_SECRET = "other-app", "other-secret"
+    settings.OIDC_STORE_ID_TOKEN = True  # keeps the token in the session, where the test reads it
+    browser = Browser(live_server.url)
+    browser.sso_login("ana")
+    token = SessionStore(browser.session.cookies["sessionid"]).get("oidc_id_token")
+    assert jwt.decode(token, options={"verify_signature": False})["aud"] == "other-app"
+
+    settings.OIDC_RP_CLIENT_ID, settings.OIDC_RP_CLIENT_SECRET = CLIENT_ID, CLIENT_SECRET
+    nonce = jwt.decode(token, options={"verify_signature": False})["nonce"]
+    with pytest.raises(SuspiciousOperation, match="for another client"):
+        SsoBackend().verify_token(token, nonce=nonce)
