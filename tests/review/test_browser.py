@@ -160,7 +160,7 @@ def test_one_click_per_value_and_errors_beside_the_decision_bar(live_server, bro
 
     # A changed value without its comment: the error is in view beside the buttons, naming the criterion by title.
     page.locator("#criterion-c2 label.rate", has_text="2").click()
-    page.locator("#criterion-c1 textarea").click()  # the supervisor looks elsewhere instead of commenting
+    page.locator("#id_comment").click()  # the supervisor looks elsewhere instead of commenting
     page.click("#submit-approve")
     summary = page.locator("#error-summary")
     summary.wait_for()
