@@ -46,8 +46,9 @@ def test_p_plays_the_current_criterions_quote_and_a_turn_plays_from_its_start(
     page.locator("#criterion-c2 .more-toggle").click()
     assert page.locator("#criterion-c2 .no-span").inner_text() == "No verificada: no hay un intervalo que reproducir."
 
-    # c1, the first criterion, is the current one since the page opened, its value focused (j would move
-    # on to c2): `p` plays from there, the normal flow, no click on the transcript first.
+    # k goes back to c1 and focuses its value (a radio button): `p` plays from there, the normal flow,
+    # with no click on the transcript first.
+    page.keyboard.press("k")
     assert page.evaluate("() => document.activeElement.name") == "criterion-c1-value"
     page.keyboard.press("p")
     page.wait_for_function(
