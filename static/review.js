@@ -6,7 +6,8 @@
 
   const SHORTCUTS_KEY = "veredicto.shortcuts";
   const criteria = Array.from(document.querySelectorAll(".criterion"));
-  const reviewForm = document.getElementById("review-form");
+  // The review page's form, or the calibration page's: the same scoring component (templates/review/_criterion.html).
+  const reviewForm = document.querySelector("form.criteria");
   const nextForm = document.getElementById("next-form");
   const toggle = document.getElementById("shortcuts-toggle");
   // Locked (another supervisor) or read-only (a final review exists): no key may change anything here.
@@ -105,10 +106,12 @@
   }
 
   // A key submits at once: the review is stored, and the next page's toast offers Undo (reviews.views.undo).
-  function decide(decision) {
-    if (!formActive) return;
-    const button = reviewForm.querySelector(`button[name="decision"][value="${decision}"]`);
-    if (button) reviewForm.requestSubmit(button);
+  // The form's buttons say their own key (data-shortcut): approve and reject here, save on a calibration.
+  function submitWith(key) {
+    const button = formActive && reviewForm.querySelector(`button[data-shortcut="${key}"]`);
+    if (!button) return false;
+    reviewForm.requestSubmit(button);
+    return true;
   }
 
   const toast = document.getElementById("undo-toast");
@@ -224,8 +227,6 @@
     const actions = {
       j: () => select(current + 1),
       k: () => select(current - 1),
-      a: () => decide("approve"),
-      r: () => decide("reject"),
       n: () => nextForm && nextForm.requestSubmit(),
       u: undo,
       p: playQuote,
@@ -238,6 +239,8 @@
       handled = true;
     } else if (formActive && (/^[0-9]$/.test(event.key) || event.key === "x")) {
       handled = choose(event.key);
+    } else if (/^[a-z]$/.test(event.key)) {
+      handled = submitWith(event.key);
     }
     if (handled) event.preventDefault();
   });

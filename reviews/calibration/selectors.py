@@ -168,6 +168,13 @@ class ScoringPage:
     total: int
     next_call: CalibrationCall | None
 
+    # What the review page's player (templates/review/_player.html) reads: the call, and blind, so no quote plays.
+    blind = True
+
+    @property
+    def recording(self) -> Recording:
+        return self.call.recording
+
 
 def scoring_page(*, session: CalibrationSession, recording_id: int, user: AbstractBaseUser) -> ScoringPage:
     calls = list(session.calls.only("pk", "recording_id", "session_id"))
