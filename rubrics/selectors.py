@@ -90,3 +90,13 @@ def rubric_diff(*, rubric: Rubric) -> RubricDiff:
         removed=[spec for key, spec in before.items() if key not in after],
         changed=sorted(changed, key=lambda change: order.index(change.key)),
     )
+
+
+def criterion_title(*, slug: str, key: str) -> str | None:
+    """The title a rubric's latest version gives criterion `key` (what a page calls it), None if no version has it."""
+    return (
+        Criterion.objects.filter(rubric__slug=slug, key=key)
+        .order_by("-rubric__version")
+        .values_list("title", flat=True)
+        .first()
+    )
