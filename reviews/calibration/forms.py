@@ -145,11 +145,3 @@ class ScoringForm(forms.Form):
             ticked = choice == NOT_APPLICABLE
             answers.append(CalibrationAnswer(criterion.key, None if ticked else int(choice), ticked))
         return answers
-
-
-class AgreedValueForm(forms.Form):
-    recording = forms.IntegerField(widget=forms.HiddenInput)
-    criterion_key = forms.CharField(widget=forms.HiddenInput)
-    value = forms.IntegerField(label=_("Agreed value"), required=False)
-    not_applicable = forms.BooleanField(label=_("Does not apply"), required=False)
-    note = forms.CharField(label=_("Note"), required=False, max_length=2000)

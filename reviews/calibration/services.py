@@ -244,3 +244,51 @@ def agreed_value_set(
     # The call's human reference changed: the scorecards' rollup reads its week again.
     Recording.objects.filter(pk=recording_id).update(rollup_stale=True)
     return agreed
+
+
+@dataclass(frozen=True)
+class AgreedEntry:
+    """One row of the results page's agreed-values form."""
+
+    recording_id: int
+    criterion_key: str
+    value: int | None
+    not_applicable: bool
+    note: str
+
+
+@transaction.atomic
+def agreed_values_set(
+    *, session: CalibrationSession, entries: Sequence[AgreedEntry], user: AbstractBaseUser
+) -> int:
+    """Record the agreed values of the whole results page at once (one form, not a Save per row): a blank row
+    is no agreement yet and an unchanged one is left as it is (its `agreed_by` stays). All or nothing: any
+    bad row raises InvalidInputError keyed "<recording>-<criterion>", and none is stored. Returns how many changed."""
+    stored = {
+        (agreed.call.recording_id, agreed.criterion.key): (agreed.value, agreed.not_applicable, agreed.note)
+        for agreed in AgreedValue.objects.filter(call__session=session).select_related("call", "criterion")
+    }
+    errors: dict[str, str] = {}
+    changed = 0
+    for entry in entries:
+        given = (entry.value, entry.not_applicable, entry.note.strip())
+        blank = entry.value is None and not entry.not_applicable and not given[2]
+        if blank or stored.get((entry.recording_id, entry.criterion_key)) == given:
+            continue
+        try:
+            agreed_value_set(
+                session=session,
+                recording_id=entry.recording_id,
+                criterion_key=entry.criterion_key,
+                value=entry.value,
+                not_applicable=entry.not_applicable,
+                note=entry.note,
+                user=user,
+            )
+        except InvalidInputError as error:
+            errors[f"{entry.recording_id}-{entry.criterion_key}"] = " ".join(str(m) for m in error.errors.values())
+        else:
+            changed += 1
+    if errors:
+        raise InvalidInputError(errors)
+    return changed

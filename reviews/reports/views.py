@@ -52,15 +52,12 @@ from reviews.reports.selectors import (
     previous_reviewed_version,
     versions_report,
 )
-from reviews.figures.stats import Agreement, Tally
+from reviews.figures.stats import MIN_N, Agreement, Tally  # MIN_N: too few pairs, greyed and left out of the charts
 from reviews.selectors import blind_recordings_for, rubric_choices
 from rubrics.models import Rubric
 from rubrics.selectors import criterion_title
 
 PAGE_SIZE = 50
-# Below this many pairs a figure is shown greyed and marked as too few, and left out of the charts:
-# QWK 0.00 from one pair says nothing.
-MIN_N = 10
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browse
 
 def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, browser, calibration):  # noqa: F811
     from reviews.calibration.services import CalibrationAnswer, calibration_entry_save
-    from reviews.models import AgreedValue
+    from reviews.models import AgreedValue, CalibrationSession
 
     session, calls = calibration
     for username, c1 in (("marta", 2), ("luis", 5)):
@@ -96,17 +96,25 @@ def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, br
     page.click("main button[type=submit]")  # the top bar has the language button
     page.wait_for_url(f"{live_server.url}/calibrations/{session.pk}/")
     assert "marta: 2 of 2 calls scored" in page.locator(".progress").inner_text()
+    # Closing asks first: the first click only opens the question.
     page.click("#close-session")
+    assert CalibrationSession.objects.get(pk=session.pk).is_open
+    page.click("#close-session-confirm")
     page.locator(".calibration-matrix").first.wait_for()
     row = page.locator(f"#call-c1-{calls[0].pk}")
     assert "discuss" in row.inner_text()  # 2 against 5
-    row.locator("input[name=value]").fill("3")
-    row.locator("input[name=note]").fill("greeting without the name")
-    row.locator("input[name=note]").press("Enter")
+    # From 2 calls: the figures are greyed and say so.
+    assert "too few" in page.locator("#criterion-c1 .too-few-note").inner_text()
+    # Every row's agreed value is one form, saved once.
+    row.locator("input[name$=':value']").fill("3")
+    row.locator("input[name$=':note']").fill("greeting without the name")
+    page.locator(f"#call-c3-{calls[1].pk} input[name$=':value']").fill("4")
+    page.click("#save-agreed")
     page.locator(".messages").wait_for()
-    assert "Agreed value saved." in page.locator(".messages").inner_text()
-    agreed = AgreedValue.objects.get()
-    assert (agreed.call.recording_id, agreed.criterion.key, agreed.value) == (calls[0].pk, "c1", 3)
+    assert "Agreed values saved: 2 changed." in page.locator(".messages").inner_text()
+    agreed = AgreedValue.objects.get(criterion__key="c1")
+    assert (agreed.call.recording_id, agreed.value, agreed.note) == (calls[0].pk, 3, "greeting without the name")
+    assert AgreedValue.objects.count() == 2
     page.screenshot(path=SCREENSHOTS / "calibration-results-en-1280.png", full_page=True)
     assert accessibility_violations(page) == []
     page.set_viewport_size({"width": 390, "height": 900})

@@ -100,21 +100,32 @@ def test_results_after_close_with_agreed_values_and_the_csv(session, supervisors
         score(session, eva, call, e, comment="EVA-NOTE" if call == calls[3] else "")
     calibration_close(session=session, user=lead)
     lead_client = client_for(lead)
-    response = lead_client.post(
-        f"/calibrations/{session.pk}/agree/",
-        {"recording": calls[3].pk, "criterion_key": "c1", "value": "4", "note": "the greeting was late"},
-    )
+    # One form for the whole page: a row per call and criterion; blank rows stay without an agreed value.
+    page = lead_client.get(f"/calibrations/{session.pk}/").content.decode()
+    assert page.count('form="agreed-form"') == 3 * len(calls) * 2 and page.count("<form") - page.count('class="lang"') >= 1
+    rows = {
+        f"agreed:{calls[3].pk}:c1:value": "4", f"agreed:{calls[3].pk}:c1:note": "the greeting was late",
+        f"agreed:{calls[2].pk}:c2:na": "on", f"agreed:{calls[2].pk}:c2:value": "",
+        f"agreed:{calls[0].pk}:c1:value": "", f"agreed:{calls[0].pk}:c1:note": "",
+    }  # fmt: skip
+    response = lead_client.post(f"/calibrations/{session.pk}/agree/", rows)
     assert response.status_code == 302
-    assert AgreedValue.objects.get().value == 4
+    assert sorted((a.call.recording_id, a.criterion.key, a.value, a.not_applicable) for a in AgreedValue.objects.all()) == [
+        (calls[2].pk, "c2", None, True), (calls[3].pk, "c1", 4, False),
+    ]  # fmt: skip
+    # All or nothing: one bad row (off the scale) and nothing changes.
+    lead_client.post(f"/calibrations/{session.pk}/agree/", {**rows, f"agreed:{calls[0].pk}:c1:value": "9"})
+    assert AgreedValue.objects.count() == 2
     assert (
         client_for(ana)
-        .post(f"/calibrations/{session.pk}/agree/", {"recording": calls[3].pk, "criterion_key": "c1", "value": "1"})
+        .post(f"/calibrations/{session.pk}/agree/", {f"agreed:{calls[3].pk}:c1:value": "1"})
         .status_code
         == 403
     )
 
     html = client_for(ana).get(f"/calibrations/{session.pk}/").content.decode()
     assert "EVA-NOTE" in html  # after close, everyone's entries are shown
+    assert f'<a href="/review/{calls[3].pk}/">' in html  # a supervisor opens the call from its id
     c1 = html.split('id="criterion-c1"')[1].split('id="criterion-c2"')[0]
     rows = c1.split("<tbody>")[1].split("<tr")[1:]
     assert f'data-recording="{calls[3].pk}"' in rows[0] and "discuss" in rows[0]  # spread 3 first
