@@ -89,6 +89,13 @@ def calibration_pool(rubric: Rubric, selection: CallSelection | None = None) -> 
     return recordings
 
 
+def calibration_pool_of_earlier_versions(rubric: Rubric, selection: CallSelection | None = None) -> int:
+    """How many calls matching the selection were judged with an earlier version of the rubric: why a new
+    version's pool can be empty."""
+    earlier = Rubric.objects.filter(slug=rubric.slug, version__lt=rubric.version)
+    return sum(calibration_pool(version, selection).count() for version in earlier)
+
+
 def session_get(*, pk: int, user: AbstractBaseUser) -> CalibrationSession:
     """The session, 404 for someone who neither leads calibrations nor takes part in it."""
     session = get_object_or_404(CalibrationSession.objects.select_related("rubric", "lead"), pk=pk)

@@ -16,7 +16,12 @@ from django.utils.translation import gettext as _
 from access import Capability, may, require
 from qa.errors import InvalidInputError
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection, calibration_pool, is_calibration_lead
+from reviews.calibration.selectors import (
+    CallSelection,
+    calibration_pool,
+    calibration_pool_of_earlier_versions,
+    is_calibration_lead,
+)
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from rubrics.models import Criterion, Rubric
 
@@ -95,25 +100,42 @@ def _choose_calls(rubric: Rubric, selection: CallSelection) -> tuple[list[int], 
             if selection.sample < 1:
                 return [], _("The sample needs at least one call.")
             if selection.sample > len(available):
-                return [], _("Only %(count)s judged calls match; a sample of %(sample)s is not possible.") % {
+                message = _("Only %(count)s judged calls match; a sample of %(sample)s is not possible.") % {
                     "count": len(available),
                     "sample": selection.sample,
                 }
+                return [], " ".join([message, *_why_so_few(rubric, selection)])
             # Sorted ids and a seeded generator: the same seed draws the same calls again.
             chosen = sorted(random.Random(selection.seed).sample(available, selection.sample))
         else:
             chosen = available
     if not chosen:
-        return [], _("No judged calls of %(rubric)s v%(version)s match.") % {
-            "rubric": rubric.slug,
+        message = _("No judged calls of %(rubric)s v%(version)s match.") % {
+            "rubric": rubric.name,
             "version": rubric.version,
         }
+        return [], " ".join([message, *_why_so_few(rubric, selection)])
     if len(chosen) > MAX_CALLS:
         return [], _("%(count)s calls match; a session takes at most %(max)s: narrow the filters or draw a sample.") % {
             "count": len(chosen),
             "max": MAX_CALLS,
         }
     return chosen, ""
+
+
+def _why_so_few(rubric: Rubric, selection: CallSelection) -> list[str]:
+    """Why the pool is small, where the reason is a newer version: a session scores the published version's
+    criteria, so only calls judged with that version count; calls judged with earlier ones wait for a re-judge."""
+    earlier = calibration_pool_of_earlier_versions(rubric, selection)
+    if not earlier:
+        return []
+    return [
+        _(
+            "Only calls judged with v%(version)s, the published version, can be calibrated on it; %(earlier)s "
+            "matching calls were judged with earlier versions (re-judge them, or wait for new calls)."
+        )
+        % {"version": rubric.version, "earlier": earlier}
+    ]
 
 
 @transaction.atomic
