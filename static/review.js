@@ -107,10 +107,13 @@
 
   // A key submits at once: the review is stored, and the next page's toast offers Undo (reviews.views.undo).
   // The form's buttons say their own key (data-shortcut): approve and reject here, save on a calibration.
+  // Once: a second key before the next page loads would post the review again (refused as a second final one).
+  let submitted = false;
   function submitWith(key) {
     const button = formActive && reviewForm.querySelector(`button[data-shortcut="${key}"]`);
     if (!button) return false;
-    reviewForm.requestSubmit(button);
+    if (!submitted) reviewForm.requestSubmit(button);
+    submitted = true;
     return true;
   }
 
