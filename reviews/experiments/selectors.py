@@ -43,7 +43,7 @@ def experiment_recording_ids(
 ) -> list[int]:
     """The recordings of any version of the rubric that a final review gave human values,
     in the report group and dates; `limit` of them drawn reproducibly by `seed`."""
-    recordings = Recording.objects.filter(rubric__slug=rubric_slug, reviews__decision__in=FINAL_DECISIONS)
+    recordings = Recording.objects.filter(rubric__slug=rubric_slug, reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True)
     if group != Group.ALL:
         recordings = recordings.filter(in_review_group(ReviewGroup(group)))
     if date_from:

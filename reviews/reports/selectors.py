@@ -66,7 +66,7 @@ from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Score, judge_value_exists
 from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
-from reviews.figures.stats import Agreement, PairCount, Tally, agreement, share
+from reviews.figures.stats import MIN_N, Agreement, PairCount, Tally, agreement, share
 from reviews.selectors import (
     FINAL_DECISIONS,
     HUMAN_VALUE,
@@ -513,11 +513,21 @@ def _figures(rubric: Rubric) -> dict[str, CriterionFigures]:
     }
 
 
-def _worst_quarter(rates: dict[str, float | None]) -> set[str]:
-    """The keys of the highest quarter of rates (at least one), leaving out zero and missing rates."""
-    ranked = sorted(((rate, key) for key, rate in rates.items() if rate), reverse=True)
-    cut = -(-len(rates) // 4)  # a quarter of the criteria, rounded up
-    return {key for _rate, key in ranked[:cut]}
+def worst_quarter(rates: dict[str, tuple[float | None, int]]) -> set[str]:
+    """The keys of the highest quarter of rates (at least one), from (rate, how many it counts) per key.
+
+    Only rates from MIN_N or more count (the reports' too-few threshold: 1 reject of 2 reviews is 50% and
+    says nothing), zero and missing rates never, and a rate is flagged only above every rate left out: with
+    identical rates (or a tie across the cut) nothing is worse than the rest, so none of the tied is flagged.
+    """
+    counted = {key: rate for key, (rate, n) in rates.items() if rate is not None and n >= MIN_N}
+    ranked = sorted(((rate, key) for key, rate in counted.items() if rate), reverse=True)
+    cut = -(-len(counted) // 4)  # a quarter of the criteria compared, rounded up
+    left_out = [rate for rate, _key in ranked[cut:]] + [rate for rate in counted.values() if not rate]
+    if not left_out:
+        return set()  # nothing to be worse than
+    bar = max(left_out)
+    return {key for rate, key in ranked[:cut] if rate > bar}
 
 
 def rubric_health(*, slug: str) -> RubricHealth | None:
@@ -531,8 +541,8 @@ def rubric_health(*, slug: str) -> RubricHealth | None:
     previous = current.previous_version()
     now = _figures(current)
     before = _figures(previous) if previous is not None else {}
-    worst_rejection = _worst_quarter({key: f.agreement.rejection_rate for key, f in now.items()})
-    worst_unverified = _worst_quarter({key: f.evidence.rate for key, f in now.items()})
+    worst_rejection = worst_quarter({key: (f.agreement.rejection_rate, f.agreement.reviewed) for key, f in now.items()})
+    worst_unverified = worst_quarter({key: (f.evidence.rate, f.evidence.total) for key, f in now.items()})
     return RubricHealth(
         current=current,
         previous=previous,
