@@ -4,6 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Judge
+from reviews.experiments.selectors import DISPUTED
 from reviews.reports.forms import GROUP_LABELS
 from rubrics.models import Rubric
 
@@ -31,4 +32,7 @@ class ExperimentForm(forms.Form):
         super().__init__(*args, **kwargs)
         slugs = sorted(set(Rubric.objects.values_list("slug", flat=True)))
         self.fields["rubric"].choices = [(slug, slug) for slug in slugs]
-        self.fields["group"].choices = [(group.value, label) for group, label in GROUP_LABELS.items()]
+        self.fields["group"].choices = [
+            *((group.value, label) for group, label in GROUP_LABELS.items()),
+            (DISPUTED, _("Upheld disputes")),
+        ]
