@@ -88,7 +88,7 @@ class ResolveForm(forms.Form):
             self.fields[f"{key}-value"] = forms.ChoiceField(
                 label=_("Value if upheld"),
                 required=False,
-                choices=value_choices(entry.criterion, blank=str(_("the agent's"))),
+                choices=value_choices(entry.criterion, blank=str(_("the agent's value"))),
             )
             self.fields[f"{key}-comment"] = forms.CharField(
                 label=_("Comment (required)"), required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 3})
