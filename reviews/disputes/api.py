@@ -124,7 +124,7 @@ def _own_review(request: Request, pk: int) -> Review:
     return review
 
 
-@extend_schema(tags=["disputes"])
+@extend_schema(tags=["reviews"])
 class DisputeListView(GenericAPIView):
     """A QA lead sees every dispute, an agent their own."""
 
@@ -147,7 +147,7 @@ class DisputeListView(GenericAPIView):
         return Response(DisputeSerializer(disputes, many=True).data)
 
 
-@extend_schema(tags=["disputes"])
+@extend_schema(tags=["reviews"])
 class DisputeDetailView(GenericAPIView):
     serializer_class = DisputeSerializer
     session_permissions = {"GET": SIGNED_IN}
@@ -162,7 +162,7 @@ class DisputeDetailView(GenericAPIView):
         return Response(DisputeSerializer(dispute).data)
 
 
-@extend_schema(tags=["disputes"])
+@extend_schema(tags=["reviews"])
 class ReviewDisputeView(GenericAPIView):
     serializer_class = DisputeInputSerializer
     session_permissions = {"POST": Capability.DISPUTE}
@@ -180,7 +180,7 @@ class ReviewDisputeView(GenericAPIView):
         return Response(DisputeSerializer(dispute_detail(user=request.user, pk=dispute.pk)).data, status=status.HTTP_201_CREATED)
 
 
-@extend_schema(tags=["disputes"])
+@extend_schema(tags=["reviews"])
 class ReviewAcknowledgeView(GenericAPIView):
     serializer_class = AcknowledgeInputSerializer
     session_permissions = {"POST": Capability.DISPUTE}
@@ -198,7 +198,7 @@ class ReviewAcknowledgeView(GenericAPIView):
         return Response(AcknowledgementSerializer(acknowledgement).data)
 
 
-@extend_schema(tags=["disputes"])
+@extend_schema(tags=["reviews"])
 class DisputeResolveView(GenericAPIView):
     serializer_class = ResolveInputSerializer
     session_permissions = {"POST": Capability.RESOLVE_DISPUTES}
