@@ -15,7 +15,7 @@ from access import Capability, page_requires
 from qa.errors import ConflictError, InvalidInputError
 from reviews.agents.selectors import agent_ids, agent_recordings
 from reviews.disputes.forms import AcknowledgeForm, DisputeForm
-from reviews.disputes.selectors import agent_calls, call_view
+from reviews.disputes.selectors import CallView, agent_calls, call_view
 from reviews.disputes.services import dispute_open, dispute_outcome_seen, review_acknowledge
 from reviews.figures.charts import Series, line_chart
 from reviews.figures.formatting import number
@@ -46,7 +46,9 @@ def call(request: HttpRequest, pk: int) -> HttpResponse:
     return _render_call(request, view, DisputeForm(lines=view.lines), AcknowledgeForm())
 
 
-def _render_call(request: HttpRequest, view, form: DisputeForm, acknowledge: AcknowledgeForm, status: int = 200) -> HttpResponse:
+def _render_call(
+    request: HttpRequest, view: CallView, form: DisputeForm, acknowledge: AcknowledgeForm, status: int = 200
+) -> HttpResponse:
     return render(
         request,
         "agents/call.html",

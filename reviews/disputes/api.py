@@ -142,7 +142,8 @@ class DisputeListView(GenericAPIView):
             raise PermissionDenied(_("Only agents and QA leads have disputes."))
         wanted = request.query_params.get("status", "")
         if wanted and wanted not in Dispute.Status.values:
-            raise InvalidInputError({"status": _("Use one of: %(choices)s.") % {"choices": ", ".join(Dispute.Status.values)}})
+            choices = ", ".join(Dispute.Status.values)
+            raise InvalidInputError({"status": _("Use one of: %(choices)s.") % {"choices": choices}})
         disputes = dispute_list(user=request.user, status=wanted)[:500]
         return Response(DisputeSerializer(disputes, many=True).data)
 
@@ -177,7 +178,8 @@ class ReviewDisputeView(GenericAPIView):
         review = _own_review(request, pk)
         values = parse_with(DisputeInputSerializer, request.data)
         dispute = dispute_open(review=review, user=request.user, criteria=values["criteria"])
-        return Response(DisputeSerializer(dispute_detail(user=request.user, pk=dispute.pk)).data, status=status.HTTP_201_CREATED)
+        answer = DisputeSerializer(dispute_detail(user=request.user, pk=dispute.pk)).data
+        return Response(answer, status=status.HTTP_201_CREATED)
 
 
 @extend_schema(tags=["reviews"])

@@ -28,7 +28,9 @@ def parse_value(text: str) -> tuple[int | None, bool]:
 
 
 class AcknowledgeForm(forms.Form):
-    comment = forms.CharField(label=_("Comment (optional)"), required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))
+    comment = forms.CharField(
+        label=_("Comment (optional)"), required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
 
 class DisputeForm(forms.Form):
@@ -72,7 +74,9 @@ class DisputeForm(forms.Form):
 
 
 class ResolveForm(forms.Form):
-    comment = forms.CharField(label=_("Overall comment (optional)"), required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+    comment = forms.CharField(
+        label=_("Overall comment (optional)"), required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
     def __init__(self, *args, disputed: list[DisputedCriterion], **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -223,17 +223,18 @@ def dispute_resolve(
     for key, entry in disputed.items():
         item = given.get(key)
         title = entry.criterion.title
+        upholding = item is not None and item.outcome == DisputedCriterion.Outcome.UPHELD
         if item is None or item.outcome not in (DisputedCriterion.Outcome.UPHELD, DisputedCriterion.Outcome.REJECTED):
             errors[key] = _("Uphold or reject “%(title)s”.") % {"title": title}
         elif not item.comment.strip():
             errors[key] = _("Say why you decided so on “%(title)s”: a comment is required.") % {"title": title}
-        elif item.outcome == DisputedCriterion.Outcome.UPHELD and item.not_applicable and item.value is not None:
+        elif upholding and item.not_applicable and item.value is not None:
             errors[key] = _("“%(title)s” has a value and is marked not applicable: choose one.") % {"title": title}
-        elif item.outcome == DisputedCriterion.Outcome.UPHELD and item.not_applicable and not entry.criterion.allows_not_applicable():
+        elif upholding and item.not_applicable and not entry.criterion.allows_not_applicable():
             errors[key] = _(
                 "“%(title)s” cannot be marked not applicable: its rubric lists no \"not applicable\" exception."
             ) % {"title": title}
-        elif item.outcome == DisputedCriterion.Outcome.UPHELD and item.value is not None and not entry.criterion.in_scale(item.value):
+        elif upholding and item.value is not None and not entry.criterion.in_scale(item.value):
             errors[key] = _("“%(title)s” must be between %(low)s and %(high)s.") % {
                 "title": title, "low": entry.criterion.scale_min, "high": entry.criterion.scale_max,
             }  # fmt: skip

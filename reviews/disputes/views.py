@@ -47,7 +47,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     form = ResolveForm(request.POST or None, disputed=disputed)
     if request.method == "POST" and form.is_valid():
         try:
-            dispute_resolve(dispute=dispute, user=request.user, resolutions=form.resolutions(), comment=form.cleaned_data["comment"])
+            dispute_resolve(
+                dispute=dispute, user=request.user, resolutions=form.resolutions(), comment=form.cleaned_data["comment"]
+            )
         except InvalidInputError as error:
             form.add_service_errors(error.errors)
         except (ConflictError, PermissionDenied) as error:
