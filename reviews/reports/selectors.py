@@ -134,11 +134,25 @@ class DisputeTally:
 
 
 @dataclass(frozen=True)
+class CriterionDisputes:
+    criterion: Criterion
+    tally: DisputeTally
+
+
+@dataclass(frozen=True)
 class DeviationReport:
     rubric: Rubric
     ceiling: list[CriterionCeiling]  # per criterion: supervisors against each other, beside the judge
     groups: dict[Group, DeviationGroup]
     disputes: dict[int, DisputeTally] = field(default_factory=dict)  # criterion id -> its disputes
+
+    @property
+    def criteria_disputes(self) -> list[CriterionDisputes]:
+        """Each criterion of the version, in order, with its disputes (none: zeros)."""
+        return [
+            CriterionDisputes(row.criterion, self.disputes.get(row.criterion.pk, DisputeTally()))
+            for row in self.groups[Group.ALL].criteria
+        ]
 
 
 def dispute_tallies(filters: ReportFilters) -> dict[int, DisputeTally]:

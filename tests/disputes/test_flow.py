@@ -15,7 +15,7 @@ from reviews.experiments.selectors import experiment_recording_ids
 from reviews.models import Dispute, Review
 from reviews.reports.selectors import Group, ReportFilters, deviation_report, rubric_health
 from reviews.scorecards.selectors import agent_card
-from reviews.selectors import human_references
+from reviews.selectors import human_reference_rows, human_references
 from tests.disputes.conftest import reviewed_call
 
 
@@ -88,6 +88,10 @@ def test_an_upheld_dispute_is_a_new_final_review_that_every_figure_reads(
     c1 = care.criteria.get(key="c1")
     assert report.groups[Group.ALL].criteria[0].agreement.human_mean == pytest.approx(3.0)
     assert report.groups[Group.ALL].recordings == 2
+    api = client_for(sup).get("/api/reports/deviation/", {"rubric": "care"}).json()["disputes"]
+    assert api[0] == {"criterion_key": "c1", "opened": 1, "decided": 1, "upheld": 1, "upheld_share": 1.0}
+    rows = {(row["recording_id"], row["criterion_key"]): row for row in human_reference_rows(recording_ids=[first.pk])}
+    assert rows[(first.pk, "c1")]["human_value"] == 2 and rows[(first.pk, "c1")]["review_id"] == resolution.pk
     tally = report.disputes[c1.pk]
     assert (tally.opened, tally.decided, tally.upheld, tally.upheld_share) == (1, 1, 1, 1.0)
     health = {row.current.criterion.key: row for row in rubric_health(slug="care").criteria}
