@@ -1,5 +1,4 @@
 import pytest
-from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from access.models import DEFAULT_WORKSPACE, Workspace
@@ -66,5 +65,3 @@ def adjusted_review(recording, supervisor, key: str, value: int):
         replace_final=True,
     )
 
-
-__all__ = ["Group"]

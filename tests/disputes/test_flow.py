@@ -214,7 +214,7 @@ def test_each_refusal_is_a_clear_4xx(care, ana, bruno, sup, lead, settings):
         format="json",
     )
     assert stale.status_code == 409
-    Dispute.objects.get(pk=dispute.pk).status == "open"
+    assert Dispute.objects.get(pk=dispute.pk).status == "open"
 
 
 @pytest.mark.django_db
