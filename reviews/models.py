@@ -62,6 +62,13 @@ class Review(models.Model):
     # without a number left out), set when it is made: the scorecards read these rather than join the
     # scores and criterion entries of every audited call (bench/scorecards/README.md).
     human_values = models.JSONField(_("human values"), null=True, blank=True)
+    # A QA lead's resolution of an agent's dispute (reviews.disputes): final, it supersedes the review disputed.
+    from_dispute = models.BooleanField(
+        _("from a dispute"),
+        default=False,
+        db_default=False,
+        help_text=_("A QA lead's resolution of an agent's dispute of the review before it."),
+    )
 
     objects = StandingReviews()
     log = models.Manager()  # undone ones too: the admin's full record
@@ -147,9 +154,10 @@ from reviews.calibration.models import (  # noqa: E402
     CalibrationSession,
     CalibrationValue,
 )
+from reviews.disputes.models import Acknowledgement, Dispute, DisputedCriterion  # noqa: E402
 from reviews.scorecards.models import ScorecardWeek  # noqa: E402
 
 __all__ = [
-    "AgreedValue", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue", "CriterionReview",
-    "Review", "ReviewClaim", "ScorecardWeek",
+    "Acknowledgement", "AgreedValue", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue",
+    "CriterionReview", "Dispute", "DisputedCriterion", "Review", "ReviewClaim", "ScorecardWeek",
 ]  # fmt: skip

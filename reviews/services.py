@@ -73,6 +73,7 @@ def review_create(
     blind: bool = False,
     reject_reason: str = "",
     replace_final: bool = False,
+    from_dispute: bool = False,
 ) -> Review:
     """Record a supervisor's decision on the recording's current judgment.
 
@@ -84,6 +85,8 @@ def review_create(
     Raises InvalidInputError (keyed by field, with one entry per bad criterion)
     before anything is written, so a rejected review leaves no trace.
     `user` and `api_key` both None: a trusted caller of the code (a command).
+    `from_dispute`: a QA lead's resolution of an agent's dispute (reviews.disputes.services.dispute_resolve),
+    final like any approve or reject, so the human reference reads it in place of the review disputed.
     """
     if (user is not None or api_key is not None) and not may_review(user=user, api_key=api_key):
         raise PermissionDenied(_("You may not review calls."))
@@ -168,6 +171,7 @@ def review_create(
         adjusted_mean=adjusted_mean,
         comment=comment,
         blind=blind,
+        from_dispute=from_dispute,
     )
     CriterionReview.objects.bulk_create(
         CriterionReview(

@@ -44,6 +44,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("review-queue")
     if may(request.user, Capability.READ_REPORTS):
         return redirect("reports:deviation")
+    if may(request.user, Capability.DISPUTE):  # an agent: their own calls
+        return redirect("agents:home")
     if request.user.is_staff:
         return redirect("admin:index")
     raise PermissionDenied

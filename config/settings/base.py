@@ -113,6 +113,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The top bar's count of what waits for the reader (reviews to acknowledge, disputes).
+                "reviews.disputes.notifications.top_bar",
             ],
         },
     },
@@ -146,6 +148,15 @@ STORAGES = {
 
 # How long opening a call in the review queue keeps it for one supervisor.
 QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
+
+# Agents and their reviews (reviews.disputes): how many days after a final review its agent may dispute
+# it; how many days a QA lead has to resolve a dispute; after how many days an unacknowledged review is
+# overdue; and who a dispute goes to: "qa_leads" (any QA lead) or "reviewer_lead" (a QA lead sharing a
+# team with the reviewer; any QA lead where none does).
+QA_DISPUTE_DAYS = env.int("QA_DISPUTE_DAYS", default=7)
+QA_DISPUTE_RESOLVE_DAYS = env.int("QA_DISPUTE_RESOLVE_DAYS", default=5)
+QA_ACKNOWLEDGE_DAYS = env.int("QA_ACKNOWLEDGE_DAYS", default=3)
+QA_DISPUTE_ROUTING = env("QA_DISPUTE_ROUTING", default="qa_leads")
 
 # E-mail, for password resets: EMAIL_URL (django-environ's form: smtp://user:password@host:25,
 # smtp+tls://...:587, smtp+ssl://...:465), or EMAIL_HOST with EMAIL_PORT, EMAIL_HOST_USER,

@@ -4,6 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Judge
+from reviews.experiments.selectors import DISPUTED
 from reviews.reports.forms import GROUP_LABELS
 from rubrics.models import Rubric
 
@@ -43,4 +44,7 @@ class ExperimentForm(forms.Form):
             (version, f"v{version} · " + ", ".join(f"{names[slug]} ({state})" for slug, state in versions[version]))
             for version in sorted(versions)
         ]
-        self.fields["group"].choices = [(group.value, label) for group, label in GROUP_LABELS.items()]
+        self.fields["group"].choices = [
+            *((group.value, label) for group, label in GROUP_LABELS.items()),
+            (DISPUTED, _("Upheld disputes")),
+        ]

@@ -38,6 +38,7 @@ from reviews.reports.forms import (
 from reviews.reports.selectors import (
     CriterionDeviation,
     CriterionLine,
+    DisputeTally,
     EvidenceReport,
     Group,
     ReportFilters,
@@ -210,6 +211,14 @@ class DeviationView(ReportView):
                     "recordings_url": _url("reports:deviation-recordings", filters, group=group.value),
                 }
                 for group, data in report.groups.items()
+            ],
+            "disputes": [
+                {
+                    "criterion": row.criterion,
+                    "tally": (tally := report.disputes.get(row.criterion.pk, DisputeTally())),
+                    "upheld_share": percent(tally.upheld_share),
+                }
+                for row in report.groups[Group.ALL].criteria
             ],
             "ceiling": [
                 {
