@@ -592,18 +592,25 @@ def _reviews() -> QuerySet[Review]:
     )
 
 
-def review_quality(*, review: Review, rubric: Rubric | None = None) -> Quality:
-    """The call's quality score by what a review says (`review_values`: the supervisor's values, N/A, and the
-    judge's values they approved), on the rubric version the reviewed run was judged with (`rubric` when
-    the caller has it at hand)."""
-    rubric = rubric if rubric is not None and rubric.pk == review.run.rubric_id else review.run.rubric
-    values: dict[str, QualityValue] = {}
-    for row in review_values(reviews=Review.objects.filter(pk=review.pk)):
+def review_qualities(*, reviews: Iterable[Review], rubric: Rubric) -> dict[int, Quality]:
+    """The call's quality score by what each review says (`review_values`: the supervisor's values, N/A, and
+    the judge's values they approved), by review id, in one query: reviews of runs judged with `rubric`."""
+    ids = [review.pk for review in reviews]
+    values: dict[int, dict[str, QualityValue]] = {pk: {} for pk in ids}
+    for row in review_values(reviews=Review.objects.filter(pk__in=ids)):
         if row["not_applicable"]:
-            values[row["key"]] = NOT_APPLICABLE
+            values[row["review_id"]][row["key"]] = NOT_APPLICABLE
         elif row["human"] is not None:
-            values[row["key"]] = row["human"]
-    return quality_score(rubric_quality_policy(rubric), values)
+            values[row["review_id"]][row["key"]] = row["human"]
+    policy = rubric_quality_policy(rubric)
+    return {pk: quality_score(policy, values[pk]) for pk in ids}
+
+
+def review_quality(*, review: Review, rubric: Rubric | None = None) -> Quality:
+    """`review_qualities` of one review, on the rubric version its run was judged with (`rubric` when the
+    caller has it at hand)."""
+    rubric = rubric if rubric is not None and rubric.pk == review.run.rubric_id else review.run.rubric
+    return review_qualities(reviews=[review], rubric=rubric)[review.pk]
 
 
 def latest_final_review(*, recording_id: int) -> Review | None:

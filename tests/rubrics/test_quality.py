@@ -270,3 +270,25 @@ def test_lint_warns_on_an_ambiguous_critical_criterion_and_a_weightless_section(
     clean = rubric_import(spec=rubric_spec_parse(POLICY_YAML.replace("slug: collections", "slug: collections-2")))
     rules = {finding.rule for finding in rubric_lint(clean)}
     assert "critical-ambiguous" not in rules and "section-zero-weight" not in rules
+
+
+def _readme_yaml() -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = text.split("### Critical criteria and the quality score", 1)[1]
+    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+@pytest.mark.django_db
+def test_the_readmes_example_scores_as_it_says():
+    spec = rubric_spec_parse(_readme_yaml())
+    assert (spec.auto_fail, spec.not_applicable, spec.route_auto_fail) == ("zero", "exclude", True)
+    rubric = rubric_import(spec=spec)
+    values = {"debt-stated": 1, "greeting": 5}
+    result = quality_score(quality_policy(rubric), values)
+    assert (result.score, result.auto_failed, result.auto_fail_criteria) == (0.0, True, ("debt-stated",))
+    flagged = rubric_spec_parse(_readme_yaml().replace("auto_fail: zero", "auto_fail: flag"))
+    flagged.slug = "collections-flag"
+    assert quality_score(quality_policy(rubric_import(spec=flagged)), values).score == 25.0
+    assert not [f for f in rubric_lint(rubric) if f.rule in ("critical-ambiguous", "section-zero-weight")]
