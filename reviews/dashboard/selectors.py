@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from django.db.models import Count, F, Min, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
@@ -168,16 +169,18 @@ def backlog(filters: ReportFilters, *, now: datetime | None = None) -> Backlog:
             date_to=filters.date_to,
         )
     ).order_by()
+    # When it was judged: its run's finish (its creation for a run written without one, as bulk loads do).
+    queue = queue.annotate(judged_at=Coalesce("current_run__finished_at", "current_run__created_at"))
     edges = [None, *BACKLOG_AGES, None]
     buckets = {}
     for index, (low, high) in enumerate(zip(edges, edges[1:])):
         condition = Q()
         if low is not None:
-            condition &= Q(current_run__finished_at__lte=now - timedelta(days=low))
+            condition &= Q(judged_at__lte=now - timedelta(days=low))
         if high is not None:
-            condition &= Q(current_run__finished_at__gt=now - timedelta(days=high))
+            condition &= Q(judged_at__gt=now - timedelta(days=high))
         buckets[f"age_{index}"] = Count("pk", filter=condition)
-    row = queue.aggregate(waiting=Count("pk"), oldest=Min("current_run__finished_at"), **buckets)
+    row = queue.aggregate(waiting=Count("pk"), oldest=Min("judged_at"), **buckets)
     ages = [(low, high, row[f"age_{index}"]) for index, (low, high) in enumerate(zip(edges, edges[1:]))]
     return Backlog(waiting=row["waiting"], oldest=row["oldest"], ages=ages)
 

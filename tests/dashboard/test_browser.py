@@ -47,7 +47,7 @@ def test_the_live_score_follows_the_values_and_agrees_with_python(live_server, b
     assert label in box.inner_text()
     page.screenshot(path=SCREENSHOTS / f"quality-{locale}-{width}.png", full_page=True)
     page.locator('label.rate:has(input[name="criterion-c1-value"][value="3"])').click()
-    assert box.locator(".quality-value").inner_text() == "41.7"  # (50 + 75 + 25) / 3
+    assert box.locator(".quality-value").inner_text() == "50.0"  # (50 + 75 + 25) / 3
     assert not box.locator(".quality-auto-fail").is_visible()
 
     # The script's arithmetic against Python's on random policies and values.
@@ -74,6 +74,7 @@ def test_the_dashboard_reads_on_a_phone(live_server, browser, marta, locale, hea
     for tile in ("quality", "auto-fail", "evidence", "backlog", "furthest"):
         assert page.locator(f"#tile-{tile}").is_visible()
     assert page.locator("#tile-backlog .figure").inner_text() == "3"
+    assert page.locator("#tile-backlog tbody tr").first.locator("td").inner_text() == "3"  # all judged just now
     assert page.locator("#tile-auto-fail svg").count() == 1
     # Nothing wider than the phone: the page does not scroll sideways.
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
