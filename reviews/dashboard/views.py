@@ -16,14 +16,14 @@ from reviews.figures.charts import Series, bar_chart, interval_chart
 from reviews.figures.formatting import number, percent
 from reviews.reports.forms import ReportFilterForm
 from reviews.reports.views import ReportView, filter_query
-from reviews.selectors import QueueFilters
+from reviews.reports.selectors import ReportFilters
 
 DEFAULT_WEEKS = 12  # the period a first visit opens on: this week and the eleven before
 
 
-def _queue_url(filters: Any, **extra: str) -> str:
-    queue = QueueFilters(rubric=filters.rubric.slug, team=filters.team, agent=filters.agent)
-    params = {"rubric": queue.rubric, "team": queue.team, "agent": queue.agent, **extra}
+def _queue_url(filters: ReportFilters, **extra: str) -> str:
+    """The review queue with the dashboard's filters (the queue filters by rubric, every version)."""
+    params = {"rubric": filters.rubric.slug, "team": filters.team, "agent": filters.agent, **extra}
     if filters.date_from:
         params["date_from"] = filters.date_from.isoformat()
     if filters.date_to:

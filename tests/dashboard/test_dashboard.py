@@ -95,3 +95,36 @@ def test_an_auto_failed_judgment_is_routed_for_review_unless_the_rubric_says_not
         assert ("auto_fail" in fields["review_reasons"]) is expected
         assert (fields["quality_score"], fields["auto_failed"]) == (0.0, True)
     assert Recording.ReviewReason.AUTO_FAIL.label == "Auto-fail"
+
+
+def test_the_queue_sorts_by_the_quality_score_lowest_first():
+    from tests.review.conftest import queued
+
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    scores = {"high": 90.0, "none": None, "low": 10.0}
+    made = {name: queued(rubric=rubric, external_id=name, confidence=0.5) for name in scores}
+    for name, score in scores.items():  # as the routing stores them (qa.routing.routing_fields)
+        Recording.objects.filter(pk=made[name].pk).update(quality_score=score, auto_failed=score == 10.0)
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    page = client.get("/review/?sort=quality").content.decode()
+    assert page.index(">low</a>") < page.index(">high</a>") < page.index(">none</a>")  # without a score: last
+    assert "10.0" in page and "auto-fail" in page
+
+
+def test_the_reviewed_recordings_csv_has_the_judges_and_the_reviews_quality_score(client):
+    from qa.routing import routing_fields
+    from tests.reports.test_pages import rows_of
+
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+    recording = judged_recording(rubric=rubric, values={"c1": 3, "c2": 5}, review_reasons=[AUDIT], occurred_at=at(2))
+    scores = list(recording.current_run.scores.select_related("criterion"))
+    fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
+    Recording.objects.filter(pk=recording.pk).update(quality_score=fields["quality_score"])
+    add_review(recording, APPROVE, when=at(3), entries={"c1": {"adjusted_value": 2}})
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    response = client.get("/reports/deviation/recordings/", {"rubric": "collect", "format": "csv", "sep": ","})
+    (row,) = rows_of(response)
+    assert (row["judge_quality_score"], row["quality_score"]) == ("75.0", "0.0")
+    assert (row["auto_failed"], row["auto_fail_criteria"]) == ("True", "c1")
