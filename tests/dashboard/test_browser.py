@@ -62,13 +62,15 @@ def test_the_live_score_follows_the_values_and_agrees_with_python(live_server, b
             assert (got["auto_failed"], tuple(got["auto_fail_criteria"])) == (want.auto_failed, want.auto_fail_criteria)
 
 
-@pytest.mark.parametrize(("locale", "heading"), [("es-ES", "Panel"), ("en-US", "Dashboard")])
-def test_the_dashboard_reads_on_a_phone(live_server, browser, marta, locale, heading):  # noqa: F811
+@pytest.mark.parametrize(
+    ("locale", "heading", "width"), [("es-ES", "Panel", 390), ("en-US", "Dashboard", 390), ("en-US", "Dashboard", 1280)]
+)
+def test_the_dashboard_reads_on_a_phone_and_a_desktop(live_server, browser, marta, locale, heading, width):  # noqa: F811
     rubric = published_rubric(criteria=2, slug="collect", name="Collect")
     Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
     for value in (1, 3, 5):
         queued(rubric=rubric, values={"c1": value, "c2": 4})
-    page = browser.new_page(locale=locale, viewport={"width": 390, "height": 800})
+    page = browser.new_page(locale=locale, viewport={"width": width, "height": 800})
     log_in(page, f"{live_server.url}/dashboard/")  # the landing page: every call is of this week
     assert page.locator("h1").inner_text().startswith(heading)
     for tile in ("quality", "auto-fail", "evidence", "backlog", "furthest"):
@@ -76,6 +78,6 @@ def test_the_dashboard_reads_on_a_phone(live_server, browser, marta, locale, hea
     assert page.locator("#tile-backlog .figure").inner_text() == "3"
     assert page.locator("#tile-backlog tbody tr").first.locator("td").inner_text() == "3"  # all judged just now
     assert page.locator("#tile-auto-fail svg").count() == 1
-    # Nothing wider than the phone: the page does not scroll sideways.
-    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
-    page.screenshot(path=SCREENSHOTS / f"dashboard-{locale}-390.png", full_page=True)
+    # Nothing wider than the window: the page does not scroll sideways.
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    page.screenshot(path=SCREENSHOTS / f"dashboard-{locale}-{width}.png", full_page=True)
