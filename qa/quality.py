@@ -4,21 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from qa.models import Score
+from qa.models import Score, judge_value_exists
 from rubrics.models import Rubric
 from rubrics.quality import NOT_APPLICABLE, Quality, Value, quality_score
 from rubrics.selectors import rubric_quality_policy
 
 
+def judge_value(*, value: int | None, evidence_verified: bool) -> Value | None:
+    """A score's value as the quality score reads it: the judge's N/A as N/A, and None for a value whose quote
+    did not verify, since it does not exist (`judge_value_exists`)."""
+    if value is None:
+        return NOT_APPLICABLE
+    return value if judge_value_exists(evidence_verified=evidence_verified) else None
+
+
 def judge_values(scores: Iterable[Score]) -> dict[str, Value]:
-    """A run's values by criterion key as the quality score reads them: the judge's N/A as N/A, and a value
-    whose quote did not verify left out, since it does not exist (`Score.value_exists`)."""
+    """A run's values by criterion key, those that exist (`judge_value`)."""
     values: dict[str, Value] = {}
     for score in scores:
-        if score.value is None:
-            values[score.criterion.key] = NOT_APPLICABLE
-        elif score.value_exists:
-            values[score.criterion.key] = score.value
+        found = judge_value(value=score.value, evidence_verified=score.evidence_verified)
+        if found is not None:
+            values[score.criterion.key] = found
     return values
 
 

@@ -128,3 +128,22 @@ def test_the_reviewed_recordings_csv_has_the_judges_and_the_reviews_quality_scor
     (row,) = rows_of(response)
     assert (row["judge_quality_score"], row["quality_score"]) == ("75.0", "0.0")
     assert (row["auto_failed"], row["auto_fail_criteria"]) == ("True", "c1")
+
+
+def test_calls_judged_before_the_quality_score_get_the_routings_score():
+    from qa.routing import routing_fields
+    from qa.services import recordings_quality_store
+
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+    made = [judged_recording(rubric=rubric, values=values) for values in ({"c1": 1, "c2": 5}, {"c1": 4, "c2": 2})]
+    unverified = judged_recording(rubric=rubric, values={"c1": 4, "c2": 5})
+    unverified.current_run.scores.filter(criterion__key="c2").update(evidence_verified=False, confidence=0)
+    made.append(unverified)
+    assert recordings_quality_store(recordings=Recording.objects.all()) == 3
+    for recording in made:
+        recording.refresh_from_db()
+        scores = list(recording.current_run.scores.select_related("criterion"))
+        fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
+        assert (recording.quality_score, recording.auto_failed) == (fields["quality_score"], fields["auto_failed"])
+    assert [r.quality_score for r in made] == [0.0, 50.0, None]  # (75 + 25) / 2; the unverified c2 has no value
