@@ -18,6 +18,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
+from reviews.disputes.models import Dispute
 from reviews.figures.stats import (
     CellSample,
     CorrectionLevel,
@@ -28,7 +29,7 @@ from reviews.figures.stats import (
     t_quantile,
 )
 from reviews.reports.ceiling import CriterionCeiling
-from reviews.reports.selectors import ReportFilters, evidence_report, report_ceiling
+from reviews.reports.selectors import ReportFilters, evidence_report, report_ceiling, report_run_q
 from reviews.scorecards.moments import OVERALL, Place, judged_calls
 from reviews.scorecards.selectors import period_samples
 from reviews.selectors import QueueFilters, queue_recordings
@@ -84,6 +85,13 @@ class Dashboard:
     evidence: Tally  # the evidence report's unverified-quote rate
     backlog: Backlog
     furthest: list[CriterionCeiling]  # the criteria whose judge–human QWK is lowest
+    disputes: OpenDisputes
+
+
+@dataclass(frozen=True)
+class OpenDisputes:
+    waiting: int  # open disputes of the rubric's calls
+    overdue: int  # of those, past their due date
 
 
 def by_week(place: Place) -> dict:
@@ -185,6 +193,16 @@ def backlog(filters: ReportFilters, *, now: datetime | None = None) -> Backlog:
     return Backlog(waiting=row["waiting"], oldest=row["oldest"], ages=ages)
 
 
+def open_disputes(filters: ReportFilters, *, now: datetime | None = None) -> OpenDisputes:
+    """Agents' disputes waiting for a lead, of reviews of the filters' calls (the deviation report counts
+    the same disputes: `dispute_tallies`), and how many are past their due date."""
+    now = now or timezone.now()
+    row = Dispute.objects.filter(report_run_q(filters, "review__run__"), status=Dispute.Status.OPEN).aggregate(
+        waiting=Count("pk"), overdue=Count("pk", filter=Q(due_at__lt=now))
+    )
+    return OpenDisputes(waiting=row["waiting"], overdue=row["overdue"])
+
+
 def furthest_criteria(filters: ReportFilters) -> list[CriterionCeiling]:
     """The criteria whose judge–human QWK is lowest (those with pairs), each with the supervisors' own."""
     ceiling = [row for row in report_ceiling(filters) if row.judge_human_qwk is not None]
@@ -204,4 +222,5 @@ def dashboard(filters: ReportFilters) -> Dashboard:
         evidence=evidence_report(filters).tally,
         backlog=backlog(filters),
         furthest=furthest_criteria(filters),
+        disputes=open_disputes(filters),
     )

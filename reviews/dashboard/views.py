@@ -11,6 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from access import Capability, may
+
 from reviews.dashboard.selectors import dashboard
 from reviews.figures.charts import Series, bar_chart, interval_chart
 from reviews.figures.formatting import number, percent
@@ -77,6 +79,10 @@ class DashboardView(ReportView):
                 "evidence": f"{reverse('reports:evidence')}?{query}",
                 "deviation": f"{reverse('reports:deviation')}?{query}",
                 "queue": _queue_url(filters),
+                # A lead resolves them; a supervisor follows their own reviews' (reviews.disputes).
+                "disputes": reverse("disputes:list") + "?status=open"
+                if may(self.request.user, Capability.RESOLVE_DISPUTES)
+                else reverse("disputes:reviews") + "?status=disputed",
                 "auto_fail": _queue_url(filters, reason="auto_fail"),
             },
         }

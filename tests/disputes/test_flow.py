@@ -10,6 +10,7 @@ from django.core import mail
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from reviews.dashboard.selectors import OpenDisputes, open_disputes
 from reviews.disputes.selectors import upheld_dispute_recordings
 from reviews.experiments.selectors import experiment_recording_ids
 from reviews.models import Dispute, Review
@@ -61,6 +62,13 @@ def test_an_upheld_dispute_is_a_new_final_review_that_every_figure_reads(
     # Opening changes nothing yet.
     assert human_references(recording_ids=[first.pk])[(first.pk, "c1")].review_id == review.pk
     assert deviation_report(ReportFilters(rubric=care)).disputes[care.criteria.get(key="c1").pk].opened == 1
+    # The dashboard's tile counts it, and counts it late after its due date.
+    assert open_disputes(ReportFilters(rubric=care)) == OpenDisputes(waiting=1, overdue=0)
+    late = Dispute.objects.get(pk=dispute["id"]).due_at + timedelta(minutes=1)
+    assert open_disputes(ReportFilters(rubric=care), now=late) == OpenDisputes(waiting=1, overdue=1)
+    board = client_for(lead).get("/dashboard/", {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    tile = board.split('id="tile-disputes"', 1)[1].split("</section>", 1)[0]
+    assert '<p class="figure">1</p>' in tile and "/disputes/?status=open" in tile
 
     lead_client = client_for(lead)
     assert [d["id"] for d in lead_client.get("/api/disputes/", {"status": "open"}).json()] == [dispute["id"]]
@@ -75,6 +83,7 @@ def test_an_upheld_dispute_is_a_new_final_review_that_every_figure_reads(
     assert body["status"] == "resolved" and body["criteria"][0]["outcome"] == "upheld"
     assert body["criteria"][0]["resolved_value"] == 2
     resolution = Review.objects.get(pk=body["resolution"])
+    assert open_disputes(ReportFilters(rubric=care)) == OpenDisputes(waiting=0, overdue=0)
     assert resolution.from_dispute and resolution.user == lead and resolution.is_final
     assert mail.outbox[-1].to == ["ana@example.com"]
 
