@@ -45,6 +45,7 @@ class Capability(StrEnum):
     EDIT_RUBRICS = "rubrics.change_rubric"  # Rubric owners
     READ_REPORTS = "qa.view_score"  # Supervisors and rubric owners: reports and scorecards
     RUN_CALIBRATION = "reviews.run_calibration"  # QA leads
+    ASSIGN = "reviews.add_assignment"  # QA leads: assign calls to supervisors, read the reviewers' throughput
     READ_EXPERIMENTS = "experiments.view_experiment"
     RUN_EXPERIMENTS = "experiments.add_experiment"  # Rubric owners
     # Webhook subscriptions and their deliveries: for whoever an operator grants them (no role has them).

@@ -118,9 +118,10 @@ from reviews.calibration.models import (  # noqa: E402
     CalibrationSession,
     CalibrationValue,
 )
+from reviews.calls.models import Assignment  # noqa: E402
 from reviews.scorecards.models import ScorecardWeek  # noqa: E402
 
 __all__ = [
-    "AgreedValue", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue", "CriterionReview",
+    "AgreedValue", "Assignment", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue", "CriterionReview",
     "Review", "ReviewClaim", "ScorecardWeek",
 ]  # fmt: skip

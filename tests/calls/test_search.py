@@ -1,0 +1,151 @@
+"""The calls list's search and filters: PostgreSQL's full-text search in each call's language, the
+filters, and blindness (a filter on the judge's value never shows whom the judge gave it)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+
+from qa.models import Recording
+from qa.search import headlines, recordings_matching
+from reviews.calls.selectors import CallFilters, call_page, call_search, calls_visible
+from tests.calls.conftest import SPANISH, at, call, queued_call
+from tests.factories import RecordingFactory
+from tests.review.conftest import client_for, set_evidence
+
+pytestmark = pytest.mark.django_db
+
+
+def found(user, **filters) -> list[str]:
+    recordings = call_search(recordings=calls_visible(user), filters=CallFilters(**filters), user=user)
+    return list(recordings.values_list("external_id", flat=True))
+
+
+def listed(response) -> list[int]:
+    return [int(pk) for pk in re.findall(r'<tr data-recording="(\d+)">', response.content.decode())]
+
+
+def test_words_are_found_in_each_calls_own_language(calls, supervisor):
+    assert found(supervisor, words="facturas") == ["es-1"]  # Spanish stems: facturas -> factur
+    assert found(supervisor, words="refunds") == ["en-1"]  # English stems: refunds -> refund
+    assert found(supervisor, words="charging") == ["en-1"]
+    assert found(supervisor, words="reembolso") == ["pt-1"]  # neither: the simple configuration
+    assert found(supervisor, words="FACTURA octubre") == ["es-1"]  # every word, any case
+    assert found(supervisor, words="factura refund") == []
+    assert found(supervisor, words="factura or refund") == ["en-1", "es-1"]  # latest first
+    assert found(supervisor, words='"charged twice"') == ["en-1"]
+    assert found(supervisor, words='"twice charged"') == []  # a phrase keeps its order
+    assert found(supervisor, words="refund -charges") == []  # read in English only: charges -> charg
+    assert found(supervisor, words="refund -facturas") == ["en-1"]
+    assert found(supervisor, words="twice") == ["en-1"]
+    assert found(supervisor, words="la") == []  # a Spanish stop word, in a Spanish call: nothing to find
+
+
+def test_the_search_uses_the_gin_index(calls):
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            plan = recordings_matching(Recording.objects.all(), "factura").explain()
+        finally:
+            cursor.execute("SET enable_seqscan = on")
+    assert "qa_recording_search_vector" in plan
+
+
+def test_an_edited_transcript_is_searched_as_it_is_now(calls, supervisor):
+    Recording.objects.filter(pk=calls["es"].pk).update(transcript="AGENTE: Le devuelvo el importe.\n")
+    assert found(supervisor, words="factura") == []
+    assert found(supervisor, words="importe") == ["es-1"]
+
+
+def test_headlines_mark_the_words_found_and_escape_the_rest(calls):
+    marked = headlines(Recording.objects.all(), "reembolso or facturas or refund")
+    assert "<mark>factura</mark>" in marked[calls["es"].pk]
+    assert "<mark>refund</mark>" in marked[calls["en"].pk]
+    portuguese = marked[calls["pt"].pk]
+    assert "<mark>reembolso</mark>" in portuguese
+    # No markup but the marks: PostgreSQL drops what reads as a tag, and the rest is escaped.
+    assert "<" not in re.sub("</?mark>", "", portuguese)
+    assert "5 &lt; 6 &amp; 7" in portuguese
+
+
+def test_filters(calls, supervisor):
+    rubric = calls["es"].rubric
+    queued_call(rubric, "q-1", occurred_at=at(6), reasons=[Recording.ReviewReason.UNVERIFIED_EVIDENCE])
+    RecordingFactory(rubric=rubric, external_id="not-judged", status=Recording.Status.RECEIVED)
+    assert found(supervisor) == ["q-1", "pt-1", "en-1", "es-1"]  # judged calls only, latest first
+    assert found(supervisor, team="south") == ["en-1"]
+    assert found(supervisor, agent="joh") == ["en-1"]
+    assert found(supervisor, agent="a2") == ["en-1"]
+    assert found(supervisor, date_from=at(4).date(), date_to=at(5).date()) == ["pt-1", "en-1"]
+    assert found(supervisor, status=Recording.Status.IN_REVIEW) == ["q-1"]
+    assert found(supervisor, reason=Recording.ReviewReason.UNVERIFIED_EVIDENCE) == ["q-1"]
+    assert found(supervisor, rubric="care", words="factura", team="north") == ["q-1", "es-1"]
+    assert found(supervisor, rubric="other") == []
+
+
+def test_a_criterion_value_counts_only_where_its_quote_verified(calls, supervisor):
+    es, en = calls["es"], calls["en"]
+    es.current_run.scores.filter(criterion__key="c1").update(value=2, evidence_verified=True)
+    en.current_run.scores.filter(criterion__key="c1").update(value=2, evidence_verified=False)
+    calls["pt"].current_run.scores.filter(criterion__key="c1").update(value=None, evidence_verified=True)
+    assert found(supervisor, criterion="c1", value="2") == ["es-1"]
+    assert found(supervisor, criterion="c1", value="na") == ["pt-1"]
+
+
+def test_a_blind_call_is_listed_but_never_found_by_the_judges_value(calls, supervisor):
+    rubric = calls["es"].rubric
+    audit = queued_call(rubric, "audit-1", reasons=[Recording.ReviewReason.RANDOM_AUDIT])
+    audit.current_run.scores.filter(criterion__key="c1").update(value=2, evidence_verified=True)
+    assert "audit-1" in found(supervisor)
+    assert found(supervisor, criterion="c1", value="2") == []
+    # Nor by its absence: the other values leave it out too.
+    assert "audit-1" not in found(supervisor, criterion="c1", value="4")
+    # A rubric owner who does not review is not blind to it.
+    owner = __import__("tests.factories", fromlist=["UserFactory"]).UserFactory(groups=["Rubric owners"])
+    assert found(owner, criterion="c1", value="2") == ["audit-1"]
+
+
+def test_the_page_lists_and_marks(calls, supervisor):
+    client = client_for(supervisor)
+    response = client.get("/calls/", {"q": "factura"})
+    assert response.status_code == 200
+    assert listed(response) == [calls["es"].pk]
+    assert "<mark>factura</mark>" in response.content.decode()
+    assert "1 call found" in response.content.decode()
+    assert 'id="assign-form"' not in response.content.decode()  # a supervisor does not assign
+
+
+def test_the_page_in_spanish(calls, supervisor):
+    response = client_for(supervisor, "es").get("/calls/", {"q": "refund"})
+    assert "1 llamada encontrada" in response.content.decode()
+    assert "Palabras dichas" in response.content.decode()
+
+
+def test_a_bad_filter_is_a_400_naming_it(calls, supervisor):
+    client = client_for(supervisor)
+    response = client.get("/calls/", {"value": "x", "criterion": "c1"})
+    assert response.status_code == 400
+    assert "Give a number, or na." in response.content.decode()
+    response = client.get("/calls/", {"value": "2"})
+    assert response.status_code == 400
+    assert "Choose the criterion whose value you filter by." in response.content.decode()
+    assert client.get("/calls/", {"status": "bogus"}).status_code == 400
+
+
+def test_who_may_open_the_list(calls, client):
+    assert client.get("/calls/")["Location"] == "/accounts/login/?next=/calls/"
+    outsider = __import__("tests.factories", fromlist=["UserFactory"]).UserFactory()
+    assert client_for(outsider).get("/calls/").status_code == 403
+
+
+def test_a_page_costs_the_same_queries_whatever_its_size(calls, supervisor, django_assert_max_num_queries):
+    rubric = calls["es"].rubric
+    for index in range(12):
+        queued_call(rubric, f"more-{index}")
+    recordings = call_search(recordings=calls_visible(supervisor), filters=CallFilters(words="factura"), user=supervisor)
+    with django_assert_max_num_queries(5):
+        page = call_page(recordings=recordings, filters=CallFilters(words="factura"), number=1, size=50)
+    assert len(page.rows) == 13
+    assert all("<mark>" in row.headline for row in page.rows)
