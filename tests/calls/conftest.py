@@ -48,3 +48,8 @@ def calls(db) -> dict[str, Recording]:
 @pytest.fixture
 def lead(db):
     return UserFactory(username="lead", groups=["QA leads"])
+
+
+@pytest.fixture
+def other_supervisor(db):
+    return UserFactory(username="supervisor2", groups=["Supervisors"])
