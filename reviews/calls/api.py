@@ -75,7 +75,7 @@ class CallListView(APIView):
             teams=call_team_choices(visible),
             criteria=criterion_choices(request.query_params.get("rubric", "")),
         )
-        page_number = request.query_params.get("page", "1")
+        page_number = request.query_params.get("page") or "1"  # sent empty: not given
         if not page_number.isdigit() or int(page_number) < 1:
             raise ValidationError({"page": ["A whole number from 1."]})
         if not form.is_valid():
