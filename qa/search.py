@@ -1,16 +1,18 @@
 """Full-text search over transcripts, each in its own language.
 
-On PostgreSQL a stored column, `qa_recording.search_vector`, holds each transcript's words as
-PostgreSQL's full-text search reads them in the recording's language (`spanish` for `es…`, `english`
-for `en…`, `simple`, which only lowercases, for any other), computed by the database on every insert
-and update (a generated column: rows written as SQL get it too) and indexed with GIN (migration qa
-0015). It is no model field: Django never writes it, and on SQLite, which has no full-text search of
-this kind, it does not exist and a search is a case-insensitive substring test of every word.
+On PostgreSQL a column, `qa_recording.search_vector`, holds each transcript's words as PostgreSQL's
+full-text search reads them in the recording's language (`spanish` for `es…`, `english` for `en…`,
+`simple`, which only lowercases, for any other), plus a marker of that language (`§es`, `§en`,
+`§other`: no text makes a lexeme with `§`). A trigger sets it on insert and when the transcript or
+the language change (rows written as SQL get it too), and a GIN index serves it (migration qa 0015).
+It is no model field: Django never writes it, and on SQLite, which has no full-text search of this
+kind, it does not exist and a search is a case-insensitive substring test of every word.
 
 A search's words are read as a web search engine would (`websearch_to_tsquery`: "quoted phrases",
-`or`, `-word`) in each configuration, and a transcript is tested with its own language's reading:
-`(Spanish AND vector @@ Spanish query) OR (English AND ...) OR (other AND ...)`, which PostgreSQL
-serves with one index scan per configuration, combined.
+`or`, `-word`) in each language, and each reading is joined to its language's marker:
+`(Spanish words & §es) | (English words & §en) | (simple words & §other)`. So a transcript is tested
+only by its own language's reading (a negated word too), in one query the index serves alone, whose
+selectivity PostgreSQL estimates from the column's statistics (the markers' frequencies included).
 """
 
 from __future__ import annotations
@@ -18,22 +20,28 @@ from __future__ import annotations
 import html
 import re
 
-from django.contrib.postgres.search import SearchHeadline, SearchQuery, SearchVectorField
+from django.contrib.postgres.search import SearchHeadline, SearchQuery
 from django.db import connection
 from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils.safestring import SafeString, mark_safe
 
-# The language's configuration, as the generated column and the headline both choose it.
+# Each configuration with the marker of the transcripts it reads, as the trigger sets them.
+SEARCH_CONFIGS = {"spanish": "§es", "english": "§en", "simple": "§other"}
+# The configuration the headline reads a transcript with, as the trigger chooses it.
 SEARCH_CONFIG_SQL = (
-    "CASE WHEN lower(language) LIKE 'es%%' THEN 'spanish'::regconfig "
-    "WHEN lower(language) LIKE 'en%%' THEN 'english'::regconfig ELSE 'simple'::regconfig END"
+    "CASE WHEN lower(\"qa_recording\".\"language\") LIKE 'es%%' THEN 'spanish'::regconfig "
+    "WHEN lower(\"qa_recording\".\"language\") LIKE 'en%%' THEN 'english'::regconfig ELSE 'simple'::regconfig END"
 )
-SEARCH_CONFIGS = ("spanish", "english", "simple")
-_SPANISH = "lower(\"qa_recording\".\"language\") LIKE 'es%%'"
-_ENGLISH = "lower(\"qa_recording\".\"language\") LIKE 'en%%'"
-# Which rows each configuration reads: as SEARCH_CONFIG_SQL chooses (language is never NULL).
-_LANGUAGE_IS = {"spanish": _SPANISH, "english": _ENGLISH, "simple": f"NOT ({_SPANISH} OR {_ENGLISH})"}
+# One language's reading joined to its marker; a reading with no words left (stop words only, such as
+# "la") matches nothing, where `&&` with an empty query would leave the marker alone: every call.
+_READING_SQL = (
+    "CASE WHEN numnode(websearch_to_tsquery('{config}'::regconfig, %s)) = 0 THEN '§none'::tsquery "
+    "ELSE websearch_to_tsquery('{config}'::regconfig, %s) && '{marker}'::tsquery END"
+)
+_MATCH_SQL = '"qa_recording"."search_vector" @@ (' + " || ".join(
+    _READING_SQL.format(config=config, marker=marker) for config, marker in SEARCH_CONFIGS.items()
+) + ")"
 # What ts_headline puts around a word found: characters of Unicode's private use area, which no
 # transcript means, so that the text is escaped first and the marks become <mark> after.
 _START, _STOP = "\ue000", "\ue001"
@@ -45,24 +53,8 @@ def search_enabled() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _query(words: str, config: str) -> SearchQuery:
-    return SearchQuery(words, config=config, search_type="websearch")
-
-
-def _any_query(words: str) -> SearchQuery:
-    """Any configuration's reading: for the headline, which marks what was found (negated words are not)."""
-    query = _query(words, SEARCH_CONFIGS[0])
-    for config in SEARCH_CONFIGS[1:]:
-        query |= _query(words, config)
-    return query
-
-
-def _vector() -> RawSQL:
-    return RawSQL('"qa_recording"."search_vector"', [], output_field=SearchVectorField())
-
-
 def _words(words: str) -> list[str]:
-    return [word for word in re.findall(r"\w+", words.lower()) if word not in ("or",)]
+    return [word for word in re.findall(r"\w+", words.lower()) if word != "or"]
 
 
 def recordings_matching(recordings: QuerySet, words: str) -> QuerySet:
@@ -71,11 +63,8 @@ def recordings_matching(recordings: QuerySet, words: str) -> QuerySet:
     if not words:
         return recordings
     if search_enabled():
-        condition = Q()
-        for config in SEARCH_CONFIGS:
-            language = RawSQL(_LANGUAGE_IS[config], [], output_field=BooleanField())
-            condition |= Q(language, search_vector=_query(words, config))
-        return recordings.alias(search_vector=_vector()).filter(condition)
+        match = RawSQL(_MATCH_SQL, [words] * (2 * len(SEARCH_CONFIGS)), output_field=BooleanField())
+        return recordings.filter(match)
     condition = Q()
     for word in _words(words):
         condition &= Q(transcript__icontains=word)
@@ -89,11 +78,16 @@ def headlines(recordings: QuerySet, words: str) -> dict[int, SafeString]:
     if not words:
         return {}
     if search_enabled():
+        # Any language's reading: the marks show what was found (a negated word is not marked).
+        query = None
+        for config in SEARCH_CONFIGS:
+            reading = SearchQuery(words, config=config, search_type="websearch")
+            query = reading if query is None else query | reading
         found = recordings.annotate(
             headline=SearchHeadline(
                 "transcript",
-                _any_query(words),
-                config=RawSQL(SEARCH_CONFIG_SQL.replace("language", '"qa_recording"."language"'), []),
+                query,
+                config=RawSQL(SEARCH_CONFIG_SQL, []),
                 start_sel=_START,
                 stop_sel=_STOP,
                 max_words=18,
@@ -114,11 +108,10 @@ def _marked(text: str) -> SafeString:
 def _snippet(transcript: str, words: list[str]) -> SafeString:
     """The stretch around the first word found, every found word marked (SQLite's fallback)."""
     text = transcript.replace("\n", " ")
+    if not words:
+        return _marked(text[:SNIPPET_CHARS])
     pattern = re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)), re.IGNORECASE)
-    first = pattern.search(text) if words else None
+    first = pattern.search(text)
     start = max(0, first.start() - SNIPPET_CHARS // 3) if first else 0
-    piece = text[start : start + SNIPPET_CHARS]
-    marked = pattern.sub(lambda match: f"{_START}{match.group(0)}{_STOP}", piece) if words else piece
-    return _marked(("… " if start else "") + marked + (" …" if start + SNIPPET_CHARS < len(text) else ""))
-
-
+    piece = pattern.sub(lambda match: f"{_START}{match.group(0)}{_STOP}", text[start : start + SNIPPET_CHARS])
+    return _marked(("… " if start else "") + piece + (" …" if start + SNIPPET_CHARS < len(text) else ""))

@@ -1,18 +1,56 @@
-"""The transcripts' full-text column and its GIN index (qa.search), on PostgreSQL only: a generated
-column, so every insert and update (the ORM's, or SQL's) keeps it, and a fresh SQLite installation
-migrates as before and searches by substring."""
+"""The transcripts' full-text column and its GIN index (qa.search), and the index the calls list's
+order reads: PostgreSQL's only.
+
+The column is no model field: a trigger sets it when a row is inserted and when its transcript or
+language change (not on the many updates of a call's status, which a generated column would
+recompute), so rows written as SQL get it too. A fresh SQLite installation migrates without it and
+searches by substring."""
 
 from django.db import migrations
 
+# The language's configuration and marker as qa.search reads them (written out: a migration keeps
+# what it did, whatever the code says later).
+FUNCTION = r"""
+CREATE FUNCTION qa_recording_search_vector() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF lower(NEW.language) LIKE 'es%' THEN
+        NEW.search_vector := to_tsvector('spanish'::regconfig, NEW.transcript) || '§es'::tsvector;
+    ELSIF lower(NEW.language) LIKE 'en%' THEN
+        NEW.search_vector := to_tsvector('english'::regconfig, NEW.transcript) || '§en'::tsvector;
+    ELSE
+        NEW.search_vector := to_tsvector('simple'::regconfig, NEW.transcript) || '§other'::tsvector;
+    END IF;
+    RETURN NEW;
+END
+$$
+"""
 FORWARD = [
-    # The language's configuration as qa.search.SEARCH_CONFIG_SQL chooses it (written out: a migration
-    # keeps what it did, whatever the code says later).
-    "ALTER TABLE qa_recording ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (to_tsvector("
-    "CASE WHEN lower(language) LIKE 'es%' THEN 'spanish'::regconfig "
-    "WHEN lower(language) LIKE 'en%' THEN 'english'::regconfig ELSE 'simple'::regconfig END, transcript)) STORED",
+    "ALTER TABLE qa_recording ADD COLUMN search_vector tsvector",
+    FUNCTION,
+    "CREATE TRIGGER qa_recording_search_vector_insert BEFORE INSERT ON qa_recording "
+    "FOR EACH ROW EXECUTE FUNCTION qa_recording_search_vector()",
+    "CREATE TRIGGER qa_recording_search_vector_update BEFORE UPDATE OF transcript, language ON qa_recording "
+    "FOR EACH ROW WHEN (OLD.transcript IS DISTINCT FROM NEW.transcript OR OLD.language IS DISTINCT FROM NEW.language) "
+    "EXECUTE FUNCTION qa_recording_search_vector()",
+    # The calls already stored: the update trigger's condition is false for them, so set them here.
+    "UPDATE qa_recording SET search_vector = CASE "
+    "WHEN lower(language) LIKE 'es%' THEN to_tsvector('spanish'::regconfig, transcript) || '§es'::tsvector "
+    "WHEN lower(language) LIKE 'en%' THEN to_tsvector('english'::regconfig, transcript) || '§en'::tsvector "
+    "ELSE to_tsvector('simple'::regconfig, transcript) || '§other'::tsvector END",
     "CREATE INDEX qa_recording_search_vector ON qa_recording USING gin (search_vector)",
+    # The calls list's order (reviews.calls.selectors.call_search), latest first: a common word's first
+    # page is the first few calls of this index that match, not a sort of every match. PostgreSQL's
+    # only too: SQLite has no NULLS LAST in an index, and a first-run database needs none.
+    "CREATE INDEX qa_recording_latest ON qa_recording (occurred_at DESC NULLS LAST, id DESC)",
 ]
-BACKWARD = ["DROP INDEX IF EXISTS qa_recording_search_vector", "ALTER TABLE qa_recording DROP COLUMN IF EXISTS search_vector"]
+BACKWARD = [
+    "DROP INDEX IF EXISTS qa_recording_latest",
+    "DROP INDEX IF EXISTS qa_recording_search_vector",
+    "DROP TRIGGER IF EXISTS qa_recording_search_vector_update ON qa_recording",
+    "DROP TRIGGER IF EXISTS qa_recording_search_vector_insert ON qa_recording",
+    "DROP FUNCTION IF EXISTS qa_recording_search_vector()",
+    "ALTER TABLE qa_recording DROP COLUMN IF EXISTS search_vector",
+]
 
 
 def run(statements):

@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from access import NO_KEY, Capability
 from qa.api.schema import BAD_REQUEST
 from reviews.calls.forms import CallFilterForm
-from reviews.calls.selectors import call_page, call_search, call_team_choices, calls_visible, criterion_choices
+from reviews.calls.selectors import COUNT_LIMIT, call_page, call_search, call_team_choices, calls_visible, criterion_choices
 from reviews.figures.api import query_parameter
 from reviews.selectors import rubric_choices
 
@@ -47,7 +47,8 @@ class CallSerializer(serializers.Serializer):
 
 
 class CallListSerializer(serializers.Serializer):
-    count = serializers.IntegerField()
+    count = serializers.IntegerField(help_text=f"The calls found, counted up to {COUNT_LIMIT}.")
+    capped = serializers.BooleanField(help_text=f"True: {COUNT_LIMIT} calls or more were found; only those are paged.")
     page = serializers.IntegerField()
     pages = serializers.IntegerField()
     results = CallSerializer(many=True)
@@ -91,7 +92,8 @@ class CallListView(APIView):
         return Response(
             CallListSerializer(
                 {
-                    "count": page.page.paginator.count,
+                    "count": page.count,
+                    "capped": page.capped,
                     "page": page.page.number,
                     "pages": page.page.paginator.num_pages,
                     "results": page.rows,

@@ -13,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser, Permission
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.functional import cached_property
 from django.utils.safestring import SafeString
 
 from access import Capability
@@ -110,16 +111,43 @@ class CallRow:
         return Review.Decision(self.decision).label if self.decision else ""
 
 
+# The most calls a search counts: past it the list says "1,000 or more" and shows their first pages.
+# Counting every match of a common word (half of 100,000 calls) reads half the table; the first
+# thousand are a few milliseconds (bench/search/README.md).
+COUNT_LIMIT = 1000
+
+
+class CappedPaginator(Paginator):
+    """Pages of at most COUNT_LIMIT calls: the count stops there."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list.order_by()[:COUNT_LIMIT].count()
+
+    @property
+    def capped(self) -> bool:
+        return self.count >= COUNT_LIMIT
+
+
 @dataclass
 class CallPage:
     page: Page
     rows: list[CallRow] = field(default_factory=list)
 
+    @property
+    def count(self) -> int:
+        return self.page.paginator.count
+
+    @property
+    def capped(self) -> bool:
+        """Whether the search found COUNT_LIMIT calls or more (`count` is then COUNT_LIMIT)."""
+        return self.page.paginator.capped
+
 
 def call_page(*, recordings: QuerySet[Recording], filters: CallFilters, number: int, size: int) -> CallPage:
-    """A page of `call_search`'s results, in five queries whatever its size: the count, the rows, their
-    open assignments, their latest reviews, their headlines (with words)."""
-    page = Paginator(recordings, size).get_page(number)
+    """A page of `call_search`'s results, in five queries whatever its size: the count (to COUNT_LIMIT),
+    the rows, their open assignments, their latest reviews, their headlines (with words)."""
+    page = CappedPaginator(recordings, size).get_page(number)
     rows = {recording.pk: CallRow(recording) for recording in page.object_list}
     ids = list(rows)
     for assignment in Assignment.objects.filter(recording_id__in=ids, closed_at__isnull=True).select_related("assignee"):

@@ -25,7 +25,7 @@ def test_a_search_with_headlines(calls, supervisor, lead):
     response = session(supervisor).get("/api/calls/", {"q": "factura", "team": "north"})
     assert response.status_code == 200
     body = response.json()
-    assert (body["count"], body["page"], body["pages"]) == (2, 1, 1)
+    assert (body["count"], body["capped"], body["page"], body["pages"]) == (2, False, 1, 1)
     assert [row["external_id"] for row in body["results"]] == ["es-1", "q-1"]  # latest first
     first = body["results"][1]
     assert first["assignee"] == "supervisor" and first["status"] == Recording.Status.IN_REVIEW

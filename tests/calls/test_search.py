@@ -149,3 +149,34 @@ def test_a_page_costs_the_same_queries_whatever_its_size(calls, supervisor, djan
         page = call_page(recordings=recordings, filters=CallFilters(words="factura"), number=1, size=50)
     assert len(page.rows) == 13
     assert all("<mark>" in row.headline for row in page.rows)
+
+
+def test_a_search_counts_to_a_thousand(calls, supervisor, monkeypatch):
+    monkeypatch.setattr("reviews.calls.selectors.COUNT_LIMIT", 2)
+    recordings = call_search(recordings=calls_visible(supervisor), filters=CallFilters(), user=supervisor)
+    page = call_page(recordings=recordings, filters=CallFilters(), number=1, size=50)
+    assert (page.count, page.capped, len(page.rows)) == (2, True, 2)
+    assert "2 calls or more found: narrow the search to count them" in client_for(supervisor).get("/calls/").content.decode()
+
+
+def test_a_call_stored_before_the_column_is_searched_and_a_changed_language_read_again(calls, supervisor):
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE qa_recording SET search_vector = NULL WHERE id = %s", [calls["en"].pk])
+    assert found(supervisor, words="refund") == []  # what migration 0015's backfill is for
+    Recording.objects.filter(pk=calls["en"].pk).update(language="en-GB")
+    assert found(supervisor, words="refunds") == ["en-1"]
+    # Read as Spanish now: the English stemmer's "refund" is no longer what "refunds" becomes.
+    Recording.objects.filter(pk=calls["en"].pk).update(language="es")
+    assert found(supervisor, words="refunds") == []
+    assert found(supervisor, words="refund") == ["en-1"]
+
+
+def test_a_status_update_leaves_the_column_alone(calls):
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE qa_recording SET search_vector = NULL WHERE id = %s", [calls["es"].pk])
+    Recording.objects.filter(pk=calls["es"].pk).update(status=Recording.Status.IN_REVIEW, needs_review=True)
+    calls["es"].refresh_from_db()
+    calls["es"].save()  # every column written, the transcript unchanged
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT search_vector IS NULL FROM qa_recording WHERE id = %s", [calls["es"].pk])
+        assert cursor.fetchone() == (True,)
