@@ -107,6 +107,8 @@ def test_bad_assignments_are_400s_naming_the_field(queue, lead, supervisor):
     assert response.status_code == 400 and "Tick the calls to assign" in response.content.decode()
     response = client.post("/calls/assign/", {"assignee": supervisor.pk, "pick": "sample", "size": 0, "seed": 1})
     assert response.status_code == 400 and "greater than or equal to 1" in response.content.decode()
+    response = client.post("/calls/assign/", {"assignee": supervisor.pk, "pick": "sample", "size": 501, "seed": 1})
+    assert response.status_code == 400 and "less than or equal to 500" in response.content.decode()
     response = client.post("/calls/assign/", {"assignee": 999999, "pick": "selected", "call": [queue[0].pk]})
     assert response.status_code == 400 and "Select a valid choice" in response.content.decode()
     response = client.post("/calls/assign/?status=bogus", {"assignee": supervisor.pk, "pick": "selected", "call": [queue[0].pk]})

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from reviews.calls.selectors import reviewer_throughput
 from reviews.models import Review
+from tests.api.conftest import new_key
 from tests.calls.conftest import queued_call
 from tests.factories import published_rubric
 from tests.review.conftest import client_for
@@ -40,6 +41,8 @@ def worked(supervisor, other_supervisor):
     reviewed(supervisor, moment(3, 9, 2, 30), Review.Decision.REJECT)
     reviewed(other_supervisor, moment(2, 11, 0), Review.Decision.REJECT)
     reviewed(supervisor, moment(20, 9, 0))  # outside the period
+    by_key = reviewed(supervisor, moment(2, 10, 5))
+    Review.objects.filter(pk=by_key.pk).update(user=None, api_key=new_key("ccaas")[0])  # a system's: not counted
 
 
 def test_the_figures(worked):

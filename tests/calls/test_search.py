@@ -115,6 +115,7 @@ def test_the_page_lists_and_marks(calls, supervisor):
     assert "<mark>factura</mark>" in response.content.decode()
     assert "1 call found" in response.content.decode()
     assert 'id="assign-form"' not in response.content.decode()  # a supervisor does not assign
+    assert "no full-text search" not in response.content.decode()  # PostgreSQL has it
 
 
 def test_the_page_in_spanish(calls, supervisor):

@@ -24,6 +24,12 @@ assert list(recordings_matching(Recording.objects.all(), "refund")) == [en]
 assert list(recordings_matching(Recording.objects.all(), "factura refund")) == []
 marked = headlines(Recording.objects.filter(pk=es.pk), "factura")[es.pk]
 assert "<mark>factura</mark>" in marked, marked
+from django.test import Client
+from tests.factories import UserFactory
+client = Client(HTTP_ACCEPT_LANGUAGE="en")
+client.force_login(UserFactory(groups=["Supervisors"]))
+page = client.get("/calls/", {"q": "octubre"}, HTTP_HOST="localhost").content.decode()
+assert "the words are found as they are written" in page and "<mark>octubre</mark>" in page, page
 print("sqlite ok")
 """
 
