@@ -2,17 +2,17 @@
 
 On PostgreSQL a column, `qa_recording.search_vector`, holds each transcript's words as PostgreSQL's
 full-text search reads them in the recording's language (`spanish` for `es…`, `english` for `en…`,
-`simple`, which only lowercases, for any other), plus a marker of that language (`§es`, `§en`,
-`§other`: no text makes a lexeme with `§`). A trigger sets it on insert and when the transcript or
-the language change (rows written as SQL get it too), and a GIN index serves it (migration qa 0015).
-It is no model field: Django never writes it, and on SQLite, which has no full-text search of this
-kind, it does not exist and a search is a case-insensitive substring test of every word.
+`simple`, which only lowercases, for any other). A trigger sets it on insert and when the transcript
+or the language change (rows written as SQL get it too), and three GIN indexes serve it, one over the
+calls of each configuration (migration qa 0015). It is no model field: Django never writes it, and on
+SQLite, which has no full-text search of this kind, it does not exist and a search is a
+case-insensitive substring test of every word.
 
 A search's words are read as a web search engine would (`websearch_to_tsquery`: "quoted phrases",
-`or`, `-word`) in each language, and each reading is joined to its language's marker:
-`(Spanish words & §es) | (English words & §en) | (simple words & §other)`. So a transcript is tested
-only by its own language's reading (a negated word too), in one query the index serves alone, whose
-selectivity PostgreSQL estimates from the column's statistics (the markers' frequencies included).
+`or`, `-word`) in each configuration, and each reading is asked of its own calls only:
+`(Spanish call AND vector @@ Spanish reading) OR (English call AND ...) OR (other AND ...)`, so a
+transcript is tested by its own language's reading (a negated word too), and PostgreSQL answers with
+one scan of each configuration's index, combined.
 """
 
 from __future__ import annotations
@@ -26,22 +26,20 @@ from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils.safestring import SafeString, mark_safe
 
-# Each configuration with the marker of the transcripts it reads, as the trigger sets them.
-SEARCH_CONFIGS = {"spanish": "§es", "english": "§en", "simple": "§other"}
+SEARCH_CONFIGS = ("spanish", "english", "simple")
+_SPANISH = "lower(\"qa_recording\".\"language\") LIKE 'es%%'"
+_ENGLISH = "lower(\"qa_recording\".\"language\") LIKE 'en%%'"
+# The calls each configuration reads, as the trigger chooses (language is never NULL), written as the
+# indexes' conditions are, so that PostgreSQL sees each condition implies its index's.
+_LANGUAGE_IS = {"spanish": _SPANISH, "english": _ENGLISH, "simple": f"NOT ({_SPANISH} OR {_ENGLISH})"}
+_MATCH_SQL = " OR ".join(
+    f"({_LANGUAGE_IS[config]} AND \"qa_recording\".\"search_vector\" @@ websearch_to_tsquery('{config}'::regconfig, %s))"
+    for config in SEARCH_CONFIGS
+)
 # The configuration the headline reads a transcript with, as the trigger chooses it.
 SEARCH_CONFIG_SQL = (
-    "CASE WHEN lower(\"qa_recording\".\"language\") LIKE 'es%%' THEN 'spanish'::regconfig "
-    "WHEN lower(\"qa_recording\".\"language\") LIKE 'en%%' THEN 'english'::regconfig ELSE 'simple'::regconfig END"
+    f"CASE WHEN {_SPANISH} THEN 'spanish'::regconfig WHEN {_ENGLISH} THEN 'english'::regconfig ELSE 'simple'::regconfig END"
 )
-# One language's reading joined to its marker; a reading with no words left (stop words only, such as
-# "la") matches nothing, where `&&` with an empty query would leave the marker alone: every call.
-_READING_SQL = (
-    "CASE WHEN numnode(websearch_to_tsquery('{config}'::regconfig, %s)) = 0 THEN '§none'::tsquery "
-    "ELSE websearch_to_tsquery('{config}'::regconfig, %s) && '{marker}'::tsquery END"
-)
-_MATCH_SQL = '"qa_recording"."search_vector" @@ (' + " || ".join(
-    _READING_SQL.format(config=config, marker=marker) for config, marker in SEARCH_CONFIGS.items()
-) + ")"
 # What ts_headline puts around a word found: characters of Unicode's private use area, which no
 # transcript means, so that the text is escaped first and the marks become <mark> after.
 _START, _STOP = "\ue000", "\ue001"
@@ -63,7 +61,7 @@ def recordings_matching(recordings: QuerySet, words: str) -> QuerySet:
     if not words:
         return recordings
     if search_enabled():
-        match = RawSQL(_MATCH_SQL, [words] * (2 * len(SEARCH_CONFIGS)), output_field=BooleanField())
+        match = RawSQL(f"({_MATCH_SQL})", [words] * len(SEARCH_CONFIGS), output_field=BooleanField())
         return recordings.filter(match)
     condition = Q()
     for word in _words(words):

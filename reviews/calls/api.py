@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from access import NO_KEY, Capability
 from qa.api.schema import BAD_REQUEST
 from reviews.calls.forms import CallFilterForm
-from reviews.calls.selectors import COUNT_LIMIT, call_page, call_search, call_team_choices, calls_visible, criterion_choices
+from reviews.calls.selectors import COUNT_LIMIT, call_page, call_search, calls_visible, criterion_choices
 from reviews.figures.api import query_parameter
 from reviews.selectors import rubric_choices
 
@@ -73,8 +73,7 @@ class CallListView(APIView):
         form = CallFilterForm(
             request.query_params,
             rubrics=rubric_choices(),
-            teams=call_team_choices(visible),
-            criteria=criterion_choices(request.query_params.get("rubric", "")),
+                criteria=criterion_choices(request.query_params.get("rubric", "")),
         )
         page_number = request.query_params.get("page") or "1"  # sent empty: not given
         if not page_number.isdigit() or int(page_number) < 1:

@@ -80,7 +80,10 @@ def call_search(*, recordings: QuerySet[Recording], filters: CallFilters, user: 
     if filters.criterion and filters.value:
         value = Q(value__isnull=True) if filters.value == NOT_APPLICABLE else Q(value=int(filters.value))
         scored = Score.objects.filter(JUDGE_VALUE_EXISTS, value, run=OuterRef("current_run"), criterion__key=filters.criterion)
-        recordings = recordings.filter(Exists(scored)).exclude(pk__in=blind_recordings_for(user).values("pk"))
+        # Asked of each call the filter keeps (as a correlated subquery on its id), not as the set of every
+        # blind call, which PostgreSQL would build by reading all the calls first.
+        blind = blind_recordings_for(user).filter(pk=OuterRef("pk"))
+        recordings = recordings.filter(Exists(scored)).exclude(Exists(blind))
     recordings = recordings_matching(recordings, filters.words)
     return recordings.select_related("rubric").defer("transcript", "turns").order_by(
         F("occurred_at").desc(nulls_last=True), "-id"
@@ -263,11 +266,6 @@ def reviewer_throughput(*, date_from: date, date_to: date) -> list[ReviewerThrou
         ),
         key=lambda row: (-row.reviews, row.username),
     )
-
-
-def call_team_choices(recordings: QuerySet[Recording]) -> list[str]:
-    """The teams among `recordings` (from `calls_visible`)."""
-    return list(recordings.exclude(team="").order_by("team").values_list("team", flat=True).distinct())
 
 
 def criterion_choices(rubric_slug: str = "") -> list[tuple[str, str]]:

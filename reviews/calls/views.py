@@ -22,7 +22,6 @@ from reviews.calls.selectors import (
     call_page,
     call_sample,
     call_search,
-    call_team_choices,
     calls_visible,
     criterion_choices,
     reviewer_throughput,
@@ -90,11 +89,9 @@ def throughput(request: HttpRequest) -> HttpResponse:
 
 
 def _filter_form(request: HttpRequest) -> CallFilterForm:
-    visible = calls_visible(request.user)
     return CallFilterForm(
         request.GET,
         rubrics=rubric_choices(),
-        teams=call_team_choices(visible),
         criteria=criterion_choices(request.GET.get("rubric", "")),
     )
 
