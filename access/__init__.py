@@ -46,6 +46,9 @@ class Capability(StrEnum):
     READ_REPORTS = "qa.view_score"  # Supervisors and rubric owners: reports and scorecards
     RUN_CALIBRATION = "reviews.run_calibration"  # QA leads
     ASSIGN = "reviews.add_assignment"  # QA leads: assign calls to supervisors, read the reviewers' throughput
+    # Agents: their own calls, scorecard and reviews; acknowledging and disputing those reviews.
+    DISPUTE = "reviews.add_dispute"
+    RESOLVE_DISPUTES = "reviews.resolve_dispute"  # QA leads
     READ_EXPERIMENTS = "experiments.view_experiment"
     RUN_EXPERIMENTS = "experiments.add_experiment"  # Rubric owners
     # Webhook subscriptions and their deliveries: for whoever an operator grants them (no role has them).

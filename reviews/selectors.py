@@ -475,7 +475,9 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
     First the agreed value of a closed calibration session (the latest session
     to close, where several agreed on the same call). Else the latest final
     review (approve or reject; "needs review" is not final), read by
-    `review_values`. A criterion with neither (a reject that gave no value)
+    `review_values`. A QA lead's resolution of an agent's upheld dispute is a
+    final review (`Review.from_dispute`) made after the review disputed, so it
+    is the latest and supersedes it; a rejected dispute writes no review. A criterion with neither (a reject that gave no value)
     has no reference and is absent, as are recordings without either.
     """
     recording_ids = list(recording_ids)

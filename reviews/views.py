@@ -27,11 +27,13 @@ from reviews.selectors import (
     review_page,
     rubric_choices,
 )
-from reviews.services import review_create
+from reviews.services import UNDO_SECONDS, review_create, review_void
 
 QUEUE_PAGE_SIZE = 50
 # Where the supervisor goes after a review: the next call in the queue, or back to the queue.
 AFTER_SUBMIT_SESSION_KEY = "review_after_submit"
+# The review just submitted, which the next page offers to undo (templatetags/review_tags.py: undo_toast).
+UNDO_SESSION_KEY = "review_undo"
 
 
 @page_requires(SIGNED_IN)
@@ -43,6 +45,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("review-queue")
     if may(request.user, Capability.READ_REPORTS):
         return redirect("reports:deviation")
+    if may(request.user, Capability.DISPUTE):  # an agent: their own calls
+        return redirect("agents:home")
     if request.user.is_staff:
         return redirect("admin:index")
     raise PermissionDenied
@@ -167,6 +171,21 @@ def _submit(request: HttpRequest, page: ReviewPage, form: ReviewForm, *, replace
     return None
 
 
+@supervisor_required
+@require_POST
+def undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """The toast's Undo: void the review just submitted and go back to its call, claimed again."""
+    review = get_object_or_404(Review, pk=pk)
+    request.session.pop(UNDO_SESSION_KEY, None)
+    try:
+        recording = review_void(review=review, user=request.user)
+    except ConflictError as error:
+        messages.error(request, str(error))
+        return _to_queue(request)
+    messages.info(request, _("Review undone: %(recording)s is as it was before it.") % {"recording": recording.external_id})
+    return _keeping_filters(request, reverse("review-detail", args=[recording.pk]))
+
+
 def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> HttpResponse:
     if page.blind:
         # Back to the same page, now revealed: the reviewer compares their values with the model's.
@@ -174,6 +193,8 @@ def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> Htt
         return _keeping_filters(request, reverse("review-detail", args=[page.recording.pk]))
     saved = {"decision": review.get_decision_display(), "recording": page.recording.external_id}
     messages.success(request, _("Review saved: %(decision)s, %(recording)s.") % saved)
+    # Stored already; the next page offers Undo for UNDO_SECONDS instead of the submit waiting for it.
+    request.session[UNDO_SESSION_KEY] = {"review": review.pk, "until": review.created_at.timestamp() + UNDO_SECONDS}
     if request.session.get(AFTER_SUBMIT_SESSION_KEY) == "queue":
         return _to_queue(request)
     following = queue_next(after=page.recording, filters=_filter_form(request).filters(), user=request.user)

@@ -173,12 +173,18 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
                 "rubric": rubric,
                 "diff": diff,
                 "changed": [(change, [_field_label(name) for name in change.fields]) for change in diff.changed],
+                "settings": [(setting, _setting_label(setting.name)) for setting in diff.settings],
                 "title": _("Publish %(rubric)s?") % {"rubric": rubric}
                 if context["action"] == "publish"
                 else _("Create a new draft version of %(rubric)s?") % {"rubric": rubric},
                 **context,
             },
         )
+
+
+def _setting_label(name: str) -> str:
+    """A rubric setting's translated name, for the diff."""
+    return str(Rubric._meta.get_field(name).verbose_name)
 
 
 def _field_label(name: str) -> str:

@@ -172,10 +172,15 @@ VAGUE_WORDS = (
 )  # fmt: skip
 
 
+GREETINGS = ("good morning", "good afternoon", "good evening", "good day", "good night")
+
+
 def vague_wording(criterion: Criterion) -> Iterator[Finding]:
     words = _words(criterion.description)
-    # "as well as" is a second behaviour, not praise.
+    # "as well as" is a second behaviour, not praise; "good morning" is a greeting a quote can show.
     text = " ".join(words).replace("as well as", "")
+    for greeting in GREETINGS:
+        text = text.replace(greeting, "")
     found = [word for word in VAGUE_WORDS if _phrase_in(word, text.split())]
     if found:
         yield Finding(

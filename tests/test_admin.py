@@ -2,6 +2,8 @@
 
 from collections.abc import Callable
 
+import re
+
 import pytest
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
@@ -10,7 +12,7 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import reverse
 
-from access.models import Workspace
+from access.models import SsoIdentity, Workspace
 from access.services import member_add
 from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.models import RedactionPolicy
@@ -47,6 +49,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Workspace: lambda: member_add(
         user=UserFactory(), workspace=Workspace.objects.create(slug="acme", name="ACME"), role="supervisor", teams=["north"]
     ).workspace,
+    SsoIdentity: lambda: SsoIdentity.objects.create(user=UserFactory(), issuer="https://sso.example.com", subject="4f1c"),
     Rubric: lambda: CriterionExceptionFactory().criterion.rubric,
     Recording: judged_recording,
     JudgeRun: lambda: judged_recording().current_run,
@@ -169,9 +172,18 @@ def test_rubric_owner_edits_a_draft_with_nested_exceptions_then_publishes_it(cli
 
     new_version = reverse("admin:rubrics_rubric_new_version", args=[rubric.pk])
     assert f'href="{new_version}"' in page
+    # A new draft is a copy: its confirmation says so, rather than listing the published version's criteria as added.
+    asked = client.get(new_version, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "The draft starts as an exact copy of v1" in asked and "Added" not in asked
     assert client.post(new_version).status_code == 302
     draft = Rubric.objects.get(slug="care", version=2)
     assert draft.status == Rubric.Status.DRAFT and draft.criteria.get().exceptions.count() == 2
+
+    # A change of the rubric's own settings is a change: publishing says which, not "nothing changed".
+    Rubric.objects.filter(pk=draft.pk).update(audit_rate=1.0, warm_up_judgments=0)
+    confirmation = client.get(reverse("admin:rubrics_rubric_publish", args=[draft.pk]), HTTP_ACCEPT_LANGUAGE="en")
+    changes = [" ".join(item.split()) for item in re.findall(r'<li class="setting-change">(.*?)</li>', confirmation.content.decode(), re.S)]
+    assert changes == ["<strong>Changed:</strong> random audit rate: 0.2 → 1.0", "<strong>Changed:</strong> warm-up judgments: 50 → 0"]
 
 
 @pytest.mark.django_db

@@ -106,7 +106,7 @@ def _judge_pairs(recording_ids: QuerySet) -> defaultdict[str, Counter]:
         calibration_calls__session__status=CalibrationSession.Status.CLOSED,
     )
     with_reference = (
-        Recording.objects.filter(Q(reviews__decision__in=FINAL_DECISIONS) | agreed, pk__in=recording_ids)
+        Recording.objects.filter(Q(reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True) | agreed, pk__in=recording_ids)
         .values_list("pk", flat=True)
         .distinct()
     )

@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('qa', '0015_recording_search_vector'),
-        ('reviews', '0010_scorecard_strata'),
+        ('reviews', '0013_dispute_permissions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
