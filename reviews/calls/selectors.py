@@ -49,7 +49,9 @@ class CallFilters:
 
 def calls_visible(user: AbstractBaseUser) -> QuerySet[Recording]:
     """Every judged call `user` may see: the one base every list, search, sample and API answer of
-    this package starts from (where the workspaces' scope applies)."""
+    this package starts from. The workspaces' scope applies here, and only here: once recordings carry
+    their workspace, `.filter(access.scope.scope_for(user).recordings_q())` (a supervisor's teams, a
+    workspace's calls); until then every judged call, for those who may read recordings (agents may not)."""
     return Recording.objects.filter(current_run__isnull=False)
 
 

@@ -17,7 +17,7 @@ from reviews.models import Assignment, Review
 from reviews.selectors import QueueFilters, queue_assigned, queue_next
 from reviews.services import review_create
 from tests.calls.conftest import SPANISH, call, queued_call
-from tests.factories import UserFactory, published_rubric
+from tests.factories import published_rubric
 from tests.review.conftest import client_for
 
 pytestmark = pytest.mark.django_db

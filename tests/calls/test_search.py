@@ -11,9 +11,9 @@ from django.db import connection
 from qa.models import Recording
 from qa.search import headlines, recordings_matching
 from reviews.calls.selectors import CallFilters, call_page, call_search, calls_visible
-from tests.calls.conftest import SPANISH, at, call, queued_call
-from tests.factories import RecordingFactory
-from tests.review.conftest import client_for, set_evidence
+from tests.calls.conftest import at, queued_call
+from tests.factories import RecordingFactory, UserFactory
+from tests.review.conftest import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -103,7 +103,7 @@ def test_a_blind_call_is_listed_but_never_found_by_the_judges_value(calls, super
     # Nor by its absence: the other values leave it out too.
     assert "audit-1" not in found(supervisor, criterion="c1", value="4")
     # A rubric owner who does not review is not blind to it.
-    owner = __import__("tests.factories", fromlist=["UserFactory"]).UserFactory(groups=["Rubric owners"])
+    owner = UserFactory(groups=["Rubric owners"])
     assert found(owner, criterion="c1", value="2") == ["audit-1"]
 
 
@@ -137,8 +137,10 @@ def test_a_bad_filter_is_a_400_naming_it(calls, supervisor):
 
 def test_who_may_open_the_list(calls, client):
     assert client.get("/calls/")["Location"] == "/accounts/login/?next=/calls/"
-    outsider = __import__("tests.factories", fromlist=["UserFactory"]).UserFactory()
+    outsider = UserFactory()
     assert client_for(outsider).get("/calls/").status_code == 403
+    agent = UserFactory(groups=["Agents"])
+    assert client_for(agent).get("/calls/").status_code == 403  # an agent sees their own calls elsewhere
 
 
 def test_a_page_costs_the_same_queries_whatever_its_size(calls, supervisor, django_assert_max_num_queries):
