@@ -183,3 +183,27 @@ def test_a_status_update_leaves_the_column_alone(calls):
     with connection.cursor() as cursor:
         cursor.execute("SELECT search_vector IS NULL FROM qa_recording WHERE id = %s", [calls["es"].pk])
         assert cursor.fetchone() == (True,)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_fills_the_column_for_the_calls_already_stored(supervisor):
+    from django.db.migrations.executor import MigrationExecutor
+
+    from tests.factories import published_rubric
+
+    rubric = published_rubric()
+    before = [("qa", "0014_redaction")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        OldRecording = executor.loader.project_state(before).apps.get_model("qa", "Recording")
+        OldRecording.objects.create(
+            external_id="old", source="test", transcript="AGENT: We refunded both charges.\n", language="en",
+            content_hash="0" * 64, rubric_id=rubric.pk, status="judged",
+        )  # fmt: skip
+    finally:
+        # Forward to every app's latest: going back to qa 0014 also unapplied what depends on it.
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+    assert list(recordings_matching(Recording.objects.all(), "refund charge").values_list("external_id", flat=True)) == ["old"]
