@@ -59,6 +59,7 @@ urlpatterns = [
     path("oidc/", include(config.accounts.sso_urlpatterns)),  # single sign-on, when configured
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),
+    path("dashboard/", include("reviews.dashboard.urls")),
     path("reports/", include("reviews.reports.urls")),
     path("calibrations/", include("reviews.calibration.urls")),
     path("api/reports/", include("reviews.reports.api_urls")),

@@ -4,7 +4,7 @@ On PostgreSQL a column, `qa_recording.search_vector`, holds each transcript's wo
 full-text search reads them in the recording's language (`spanish` for `es…`, `english` for `en…`,
 `simple`, which only lowercases, for any other). A trigger sets it on insert and when the transcript
 or the language change (rows written as SQL get it too), and three GIN indexes serve it, one over the
-calls of each configuration (migration qa 0015). It is no model field: Django never writes it, and on
+calls of each configuration (migration qa 0016). It is no model field: Django never writes it, and on
 SQLite, which has no full-text search of this kind, it does not exist and a search is a
 case-insensitive substring test of every word.
 

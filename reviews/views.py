@@ -28,6 +28,8 @@ from reviews.selectors import (
     rubric_choices,
 )
 from reviews.services import UNDO_SECONDS, review_create, review_void
+from rubrics.quality import quality_score
+from rubrics.selectors import rubric_quality_policy
 
 QUEUE_PAGE_SIZE = 50
 # Where the supervisor goes after a review: the next call in the queue, or back to the queue.
@@ -39,12 +41,13 @@ UNDO_SESSION_KEY = "review_undo"
 @page_requires(SIGNED_IN)
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """Where `/` and a login land: the queue for those who review, else the first page this user may
-    open, so a rubric owner is not greeted by the queue's 403."""
+    """Where `/` and a login land: the dashboard for those who read reports (QA leads, supervisors), the queue
+    for those who only review, else the first page this user may open, so a rubric owner is not greeted by
+    a 403."""
+    if may(request.user, Capability.READ_REPORTS):
+        return redirect("dashboard")
     if may(request.user, Capability.REVIEW):
         return redirect("review-queue")
-    if may(request.user, Capability.READ_REPORTS):
-        return redirect("reports:deviation")
     if may(request.user, Capability.DISPUTE):  # an agent: their own calls
         return redirect("agents:home")
     if request.user.is_staff:
@@ -118,8 +121,22 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "locked": locked,
         "read_only": read_only,
         "starting_new": starting_new,
+        **_quality_context(page, form),
     }
     return render(request, "review/detail.html", context)
+
+
+def _quality_context(page: ReviewPage, form: ReviewForm) -> dict:
+    """The call's quality score by the values chosen so far, and the policy the page's script recomputes
+    it with as they change (static/review/quality.js): the same arithmetic (rubrics.quality)."""
+    policy = rubric_quality_policy(page.run.rubric)
+    titles = {view.criterion.key: view.criterion.title for view in page.criteria}
+    quality = quality_score(policy, form.chosen_values())
+    return {
+        "quality": quality,
+        "quality_titles": [titles.get(key, key) for key in quality.auto_fail_criteria],
+        "quality_policy": {"policy": policy.as_dict(), "titles": titles},
+    }
 
 
 @supervisor_required

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from rubrics.models import Criterion, Rubric
+from rubrics.quality import QualityPolicy, quality_policy
 from rubrics.rubric_file import CriterionSpec, rubric_spec_of
 
 
@@ -31,7 +32,7 @@ def rubric_detail(*, slug: str, version: int | None = None) -> Rubric:
     Raises Rubric.DoesNotExist.
     """
     rubrics = Rubric.objects.filter(slug=slug).prefetch_related(
-        Prefetch("criteria", queryset=Criterion.objects.prefetch_related("exceptions"))
+        "sections", Prefetch("criteria", queryset=Criterion.objects.select_related("section").prefetch_related("exceptions"))
     )
     if version is None:
         rubric = rubrics.filter(status=Rubric.Status.PUBLISHED).order_by("-version").first()
@@ -122,3 +123,20 @@ def criterion_title(*, slug: str, key: str) -> str | None:
         .values_list("title", flat=True)
         .first()
     )
+
+
+# A version that is no longer a draft never changes (Rubric.save), so its policy is read once per process:
+# the judging routes every call by it without a query more.
+# Keyed with the creation time too, so a test database that reuses an id never finds another rubric's.
+_frozen_policies: dict[tuple, QualityPolicy] = {}
+
+
+def rubric_quality_policy(rubric: Rubric) -> QualityPolicy:
+    """The quality score's policy of a rubric version (rubrics.quality): its sections, criteria and rules."""
+    key = (rubric.pk, rubric.created_at)
+    if key in _frozen_policies:
+        return _frozen_policies[key]
+    policy = quality_policy(rubric)
+    if not rubric.is_draft:
+        _frozen_policies[key] = policy
+    return policy

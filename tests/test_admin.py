@@ -122,6 +122,8 @@ def rubric_form(rubric: Rubric, **changes) -> dict:
     data = {
         "name": rubric.name, "slug": rubric.slug, "language": rubric.language, "version": rubric.version,
         "description": "", "review_confidence_threshold": 0.75, "audit_rate": 0.2, "warm_up_judgments": 50,
+        "auto_fail": "zero", "not_applicable": "exclude", "route_auto_fail": "on",
+        "sections-TOTAL_FORMS": 0, "sections-INITIAL_FORMS": 0,
         f"{prefix}-TOTAL_FORMS": 1, f"{prefix}-INITIAL_FORMS": 1,
         f"{prefix}-0-id": criterion.pk, f"{prefix}-0-rubric": rubric.pk, f"{prefix}-0-key": criterion.key,
         f"{prefix}-0-title": criterion.title, f"{prefix}-0-description": criterion.description,
@@ -245,3 +247,31 @@ def test_supervisors_can_browse_results_but_not_edit_rubrics(client):
     assert client.get(reverse("admin:qa_recording_changelist")).status_code == 200
     assert client.get(reverse("admin:rubrics_rubric_change", args=[rubric.pk])).status_code == 200
     assert client.get(reverse("admin:rubrics_rubric_add")).status_code == 403
+
+
+@pytest.mark.django_db
+def test_a_criterion_is_put_in_one_of_its_own_rubrics_sections(client):
+    from rubrics.models import Section
+
+    client = owner_client(client)
+    rubric = CriterionExceptionFactory(criterion=CriterionFactory(rubric=RubricFactory(slug="care"))).criterion.rubric
+    mine = Section.objects.create(rubric=rubric, key="compliance", title="Compliance", weight=3)
+    Section.objects.create(rubric=RubricFactory(slug="other"), key="elsewhere", title="Elsewhere")
+    url = reverse("admin:rubrics_rubric_change", args=[rubric.pk])
+    page = client.get(url).content.decode()
+    assert "Compliance" in page and "Elsewhere" not in page  # the criterion's section choices
+    form = rubric_form(
+        rubric,
+        **{
+            "sections-TOTAL_FORMS": 1, "sections-INITIAL_FORMS": 1, "sections-0-id": mine.pk,
+            "sections-0-rubric": rubric.pk, "sections-0-key": "compliance", "sections-0-title": "Compliance",
+            "sections-0-weight": 3, "sections-0-order": 1, "criteria-0-section": mine.pk,
+            "criteria-0-critical": "on", "criteria-0-fail_at": 2, "auto_fail": "flag",
+        },
+    )  # fmt: skip
+    response = client.post(url, form)
+    assert response.status_code == 302, response.context["errors"] if response.context else response
+    criterion = rubric.criteria.get()
+    assert (criterion.section_id, criterion.critical, criterion.fail_at) == (mine.pk, True, 2)
+    rubric.refresh_from_db()
+    assert rubric.auto_fail == "flag"

@@ -99,7 +99,8 @@ def dispute_open(
     """
     _check_own(review=review, user=user)
     # One dispute at a time per call: two requests at once are serialized on the review's row.
-    review = Review.objects.select_for_update().select_related("run__rubric", "recording").get(pk=review.pk)
+    # Only the review row is locked (`of`): the default manager's outer join to its void cannot be.
+    review = Review.objects.select_for_update(of=("self",)).select_related("run__rubric", "recording").get(pk=review.pk)
     if Dispute.objects.filter(review=review).exists():
         raise AlreadyDisputedError(_("This review has been disputed already; its resolution is final."))
     if review.from_dispute:

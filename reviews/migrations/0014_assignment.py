@@ -39,7 +39,7 @@ def revoke_leads(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0015_recording_search_vector'),
+        ('qa', '0016_recording_search_vector'),
         ('reviews', '0013_dispute_permissions'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

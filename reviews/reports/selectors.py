@@ -310,11 +310,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     criteria = list(filters.rubric.criteria.all())
     return DeviationReport(
         rubric=filters.rubric,
-        ceiling=deviation_ceiling(
-            rubric=filters.rubric,
-            criteria=criteria,
-            runs=JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
-        ),
+        ceiling=report_ceiling(filters, criteria),
         groups={
             group: DeviationGroup(
                 recordings=final[group],
@@ -333,6 +329,16 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
             for group in Group
         },
         disputes=dispute_tallies(filters),
+    )
+
+
+def report_ceiling(filters: ReportFilters, criteria: list[Criterion] | None = None) -> list[CriterionCeiling]:
+    """Per criterion, the judge against the supervisors beside the supervisors against each other: the
+    deviation report's ceiling, and the dashboard's criteria furthest from the supervisors."""
+    return deviation_ceiling(
+        rubric=filters.rubric,
+        criteria=criteria if criteria is not None else list(filters.rubric.criteria.all()),
+        runs=JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
     )
 
 

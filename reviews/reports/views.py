@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, replace
 from datetime import date, timedelta
-from itertools import chain
+from itertools import chain, islice
 from typing import Any
 from urllib.parse import urlencode
 
@@ -54,7 +54,7 @@ from reviews.reports.selectors import (
     versions_report,
 )
 from reviews.figures.stats import MIN_N, Agreement, Tally  # MIN_N: too few pairs, greyed and left out of the charts
-from reviews.selectors import blind_recordings_for, rubric_choices
+from reviews.selectors import blind_recordings_for, review_qualities, rubric_choices
 from rubrics.models import Rubric
 from rubrics.selectors import criterion_title
 
@@ -527,17 +527,26 @@ class DeviationRecordingsView(ReportView):
     def csv(self, form: ReportFilterForm) -> HttpResponse:
         filters = form.filters()
         reviews = deviation_recordings(filters, form.cleaned_data["group"])
-        rows = (
-            [
-                review.recording_id, review.recording.external_id, " ".join(review.recording.review_reasons),
-                review.decision, review.reviewer, review.model_mean, review.adjusted_mean, review.difference,
-                self.request.build_absolute_uri(review_url(review.recording_id)),
-            ]
-            for review in reviews.iterator(chunk_size=2000)
-        )  # fmt: skip
+
+        def rows() -> Iterator[list]:
+            # The reviews' quality scores a chunk at a time: one query per 2,000 rows.
+            found = reviews.iterator(chunk_size=2000)
+            while chunk := list(islice(found, 2000)):
+                qualities = review_qualities(reviews=chunk, rubric=filters.rubric)
+                for review in chunk:
+                    quality = qualities[review.pk]
+                    yield [
+                        review.recording_id, review.recording.external_id, " ".join(review.recording.review_reasons),
+                        review.decision, review.reviewer, review.model_mean, review.adjusted_mean, review.difference,
+                        review.recording.quality_score, quality.score, quality.auto_failed,
+                        " ".join(quality.auto_fail_criteria),
+                        self.request.build_absolute_uri(review_url(review.recording_id)),
+                    ]  # fmt: skip
+
         header = ["recording_id", "external_id", "review_reasons", "decision", "reviewer", "model_mean",
-                  "adjusted_mean", "difference", "review_url"]  # fmt: skip
-        return csv_download(self.request, f"{_file_stem('recordings', filters)}.csv", header, rows)
+                  "adjusted_mean", "difference", "judge_quality_score", "quality_score", "auto_failed",
+                  "auto_fail_criteria", "review_url"]  # fmt: skip
+        return csv_download(self.request, f"{_file_stem('recordings', filters)}.csv", header, rows())
 
 
 class VersionsView(ReportView):

@@ -165,7 +165,7 @@ def test_a_search_counts_to_a_thousand(calls, supervisor, monkeypatch):
 def test_a_call_stored_before_the_column_is_searched_and_a_changed_language_read_again(calls, supervisor):
     with connection.cursor() as cursor:
         cursor.execute("UPDATE qa_recording SET search_vector = NULL WHERE id = %s", [calls["en"].pk])
-    assert found(supervisor, words="refund") == []  # what migration 0015's backfill is for
+    assert found(supervisor, words="refund") == []  # what migration qa 0016's backfill is for
     Recording.objects.filter(pk=calls["en"].pk).update(language="en-GB")
     assert found(supervisor, words="refunds") == ["en-1"]
     # Read as Spanish now: the English stemmer's "refund" is no longer what "refunds" becomes.
@@ -192,7 +192,7 @@ def test_the_migration_fills_the_column_for_the_calls_already_stored(supervisor)
     from tests.factories import published_rubric
 
     rubric = published_rubric()
-    before = [("qa", "0014_redaction")]
+    before = [("qa", "0015_recording_quality_score")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     try:
@@ -202,7 +202,7 @@ def test_the_migration_fills_the_column_for_the_calls_already_stored(supervisor)
             content_hash="0" * 64, rubric_id=rubric.pk, status="judged",
         )  # fmt: skip
     finally:
-        # Forward to every app's latest: going back to qa 0014 also unapplied what depends on it.
+        # Forward to every app's latest: going back to qa 0015 also unapplied what depends on it.
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
         executor.migrate(executor.loader.graph.leaf_nodes())

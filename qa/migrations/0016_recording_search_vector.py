@@ -71,6 +71,6 @@ def run(statements):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("qa", "0014_redaction")]
+    dependencies = [("qa", "0015_recording_quality_score")]
 
     operations = [migrations.RunPython(run(FORWARD), run(BACKWARD))]
