@@ -59,6 +59,11 @@ class CallFilterForm(forms.Form):
         help_text=_("A number, or na for “does not apply”; only where the judge's quote verified."),
     )
 
+    quality_max = forms.FloatField(
+        label=_("Quality score at most"), required=False, min_value=0, max_value=100,
+        widget=forms.NumberInput(attrs={"step": "any"}),
+    )  # fmt: skip
+
     def __init__(
         self,
         *args: Any,
@@ -91,7 +96,7 @@ class CallFilterForm(forms.Form):
 
     def filters(self) -> CallFilters:
         """The filters of a valid form (call `is_valid` first)."""
-        data = {name: value for name, value in self.cleaned_data.items() if value}
+        data = {name: value for name, value in self.cleaned_data.items() if value not in (None, "")}
         return CallFilters(words=data.pop("q", ""), **data)
 
 

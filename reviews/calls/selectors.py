@@ -45,6 +45,7 @@ class CallFilters:
     assigned: str = ""
     criterion: str = ""  # a criterion key, with `value`: calls whose judge gave it that value
     value: str = ""  # a number, or NOT_APPLICABLE
+    quality_max: float | None = None  # calls whose quality score (qa's, from the judge's values) is at most this
 
 
 def calls_visible(user: AbstractBaseUser) -> QuerySet[Recording]:
@@ -58,7 +59,7 @@ def calls_visible(user: AbstractBaseUser) -> QuerySet[Recording]:
 def call_search(*, recordings: QuerySet[Recording], filters: CallFilters, user: AbstractBaseUser) -> QuerySet[Recording]:
     """`recordings` (from `calls_visible`) with `filters` applied, latest call first.
 
-    A filter on the judge's value leaves out the calls `user` must see blind (reviews.selectors.
+    A filter on the judge's value (or on the quality score made of them) leaves out the calls `user` must see blind (reviews.selectors.
     blind_recordings_for): which calls have a value would tell them the judge's answer. The value
     counts only where it exists (its quote verified: qa.models.JUDGE_VALUE_EXISTS).
     """
@@ -86,6 +87,10 @@ def call_search(*, recordings: QuerySet[Recording], filters: CallFilters, user: 
         # blind call, which PostgreSQL would build by reading all the calls first.
         blind = blind_recordings_for(user).filter(pk=OuterRef("pk"))
         recordings = recordings.filter(Exists(scored)).exclude(Exists(blind))
+    if filters.quality_max is not None:
+        # The quality score is the judge's values': the same rule as a filter on one of them.
+        blind = blind_recordings_for(user).filter(pk=OuterRef("pk"))
+        recordings = recordings.filter(quality_score__lte=filters.quality_max).exclude(Exists(blind))
     recordings = recordings_matching(recordings, filters.words)
     return recordings.select_related("rubric").defer("transcript", "turns").order_by(
         F("occurred_at").desc(nulls_last=True), "-id"

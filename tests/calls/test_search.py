@@ -207,3 +207,15 @@ def test_the_migration_fills_the_column_for_the_calls_already_stored(supervisor)
         executor.loader.build_graph()
         executor.migrate(executor.loader.graph.leaf_nodes())
     assert list(recordings_matching(Recording.objects.all(), "refund charge").values_list("external_id", flat=True)) == ["old"]
+
+
+def test_the_quality_score_filter_leaves_blind_calls_out(calls, supervisor):
+    Recording.objects.filter(pk=calls["es"].pk).update(quality_score=40)
+    Recording.objects.filter(pk=calls["en"].pk).update(quality_score=90)
+    audit = queued_call(calls["es"].rubric, "audit-1", reasons=[Recording.ReviewReason.RANDOM_AUDIT])
+    Recording.objects.filter(pk=audit.pk).update(quality_score=10)
+    assert found(supervisor, quality_max=50) == ["es-1"]  # the audit's score would tell the judge's answer
+    assert found(UserFactory(groups=["Rubric owners"]), quality_max=50) == ["es-1", "audit-1"]
+    response = client_for(supervisor).get("/calls/", {"quality_max": "0"})
+    assert response.status_code == 200 and "No call matches these filters." in response.content.decode()
+    assert client_for(supervisor).get("/calls/", {"quality_max": "101"}).status_code == 400
