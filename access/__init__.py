@@ -45,6 +45,7 @@ class Capability(StrEnum):
     EDIT_RUBRICS = "rubrics.change_rubric"  # Rubric owners
     READ_REPORTS = "qa.view_score"  # Supervisors and rubric owners: reports and scorecards
     RUN_CALIBRATION = "reviews.run_calibration"  # QA leads
+    ASSIGN = "reviews.add_assignment"  # QA leads: assign calls to supervisors, read the reviewers' throughput
     # Agents: their own calls, scorecard and reviews; acknowledging and disputing those reviews.
     DISPUTE = "reviews.add_dispute"
     RESOLVE_DISPUTES = "reviews.resolve_dispute"  # QA leads

@@ -63,6 +63,8 @@ urlpatterns = [
     path("reports/", include("reviews.reports.urls")),
     path("calibrations/", include("reviews.calibration.urls")),
     path("api/reports/", include("reviews.reports.api_urls")),
+    path("calls/", include("reviews.calls.urls")),
+    path("api/calls/", include("reviews.calls.api_urls")),
     path("scorecards/", include("reviews.scorecards.urls")),
     path("api/scorecards/", include("reviews.scorecards.api_urls")),
     path("api/calibrations/", include("reviews.calibration.api_urls")),

@@ -21,6 +21,7 @@ from django.db.models import (
     Prefetch,
     Q,
     QuerySet,
+    Subquery,
     TextField,
     Value,
     When,
@@ -33,7 +34,7 @@ from django.utils import timezone
 from access import Capability, may
 from qa.models import JUDGE_VALUE_EXISTS, QUALITY_ORDER_KEY, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
-from reviews.models import AgreedValue, CalibrationSession, CriterionReview, Review
+from reviews.models import AgreedValue, Assignment, CalibrationSession, CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
 from rubrics.quality import NOT_APPLICABLE, Quality, quality_score
@@ -101,7 +102,7 @@ def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = N
     """
     recordings = _queue_filtered(filters)
     if filters.reason:
-        recordings = recordings.filter(_has_reason(filters.reason))
+        recordings = recordings.filter(has_reason(filters.reason))
     if user is not None:
         recordings = recordings.filter(
             Q(claim__isnull=True) | Q(claim__expires_at__lte=timezone.now()) | Q(claim__user=user)
@@ -204,13 +205,34 @@ def queue_reason_counts(*, filters: QueueFilters) -> dict[str, int]:
     that reason would show.
     """
     return _queue_filtered(filters).aggregate(
-        **{reason: Count("id", filter=_has_reason(reason)) for reason in Reason.values}
+        **{reason: Count("id", filter=has_reason(reason)) for reason in Reason.values}
+    )
+
+
+def queue_assigned(*, filters: QueueFilters, user: AbstractBaseUser) -> QuerySet[Recording]:
+    """The calls of the queue (with its filters) that a lead assigned to `user` and that are still theirs
+    to review (reviews.calls), in the order they were assigned: the queue shows them first, and
+    `queue_next` opens them before any other. A call someone else holds a claim on is left out."""
+    open_here = Assignment.objects.filter(recording=OuterRef("pk"), assignee=user, closed_at__isnull=True)
+    return (
+        queue_recordings(filters=filters, user=user)
+        .filter(Exists(open_here))
+        .annotate(assigned_at=Subquery(open_here.values("created_at")[:1]))
+        .order_by("assigned_at", "id")
     )
 
 
 def queue_next(*, after: Recording | None, filters: QueueFilters, user: AbstractBaseUser) -> Recording | None:
-    """The queue item following `after` in queue order (the first one without it) that `user` may claim."""
+    """The queue item following `after` in queue order (the first one without it) that `user` may claim:
+    a call assigned to `user` first, in the order assigned; after the last of those, the queue from its start."""
+    assigned = queue_assigned(filters=filters, user=user)
+    if after is not None:
+        assigned = assigned.exclude(pk=after.pk)
+    if (first_assigned := assigned.first()) is not None:
+        return first_assigned
     recordings = queue_recordings(filters=filters, user=user)
+    if after is not None and Assignment.objects.filter(recording=after, assignee=user).exists():
+        return recordings.exclude(pk=after.pk).first()  # `after` was taken out of order: start over
     if after is not None:
         # Its own position, also once it has left the queue (just reviewed): the next is the one after it.
         key = (
@@ -246,10 +268,13 @@ def rubric_version_choices(slug: str) -> list[tuple[int, str]]:
     return [(rubric.version, f"v{rubric.version} · {rubric.get_status_display()}") for rubric in versions]
 
 
+def reasons_text_alias(recordings: QuerySet[Recording]) -> QuerySet[Recording]:
+    """The alias `has_reason` reads."""
+    return recordings.alias(review_reasons_text=Cast("review_reasons", TextField()))
+
+
 def _queue() -> QuerySet[Recording]:
-    return Recording.objects.filter(needs_review=True, status=Recording.Status.IN_REVIEW).alias(
-        review_reasons_text=Cast("review_reasons", TextField())
-    )
+    return reasons_text_alias(Recording.objects.filter(needs_review=True, status=Recording.Status.IN_REVIEW))
 
 
 def _queue_filtered(filters: QueueFilters) -> QuerySet[Recording]:
@@ -273,7 +298,8 @@ def day_start(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
 
-def _has_reason(reason: str) -> Q:
+def has_reason(reason: str) -> Q:
+    """In review for `reason`, on recordings aliased with `review_reasons_text` (as `reasons_text_alias` does)."""
     # Membership in the JSON list, written as a substring test on its text
     # because SQLite has no JSON `contains`; reasons are fixed identifiers,
     # so the quoted form cannot match anything else.

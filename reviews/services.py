@@ -17,6 +17,7 @@ from outbox.services import review_created_emit
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
 from qa.services import UPDATE_BATCH
+from reviews.calls.services import assignments_close_reviewed
 from reviews.claims import claim_holder
 from reviews.models import CriterionReview, Review, ReviewClaim, ReviewVoid
 from reviews.selectors import recording_is_blind_for, review_values
@@ -190,6 +191,7 @@ def review_create(
     recording.rollup_stale = True  # its human values changed: the scorecards' rollup reads its week again
     recording.save(update_fields=["status", "rollup_stale", "updated_at"])
     ReviewClaim.objects.filter(recording=recording).delete()
+    assignments_close_reviewed(recording=recording, user=user, final=review.is_final)
     review_created_emit(review_id=review.pk, recording_id=recording.pk)
     return review
 

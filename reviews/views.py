@@ -19,6 +19,7 @@ from reviews.models import Review
 from reviews.selectors import (
     QueuePosition,
     ReviewPage,
+    queue_assigned,
     queue_next,
     queue_page,
     queue_reason_counts,
@@ -71,7 +72,11 @@ def queue(request: HttpRequest) -> HttpResponse:
     )
     counts = queue_reason_counts(filters=filters)
     reasons = [(value, label, counts[value]) for value, label in Recording.ReviewReason.choices]
-    return render(request, "review/queue.html", {"form": form, "page": page, "reasons": reasons})
+    # The calls a lead assigned to this supervisor come first: above the queue's first page.
+    first_page = page.previous is None
+    assigned = list(queue_assigned(filters=filters, user=request.user)) if first_page else []
+    context = {"form": form, "page": page, "reasons": reasons, "assigned": assigned}
+    return render(request, "review/queue.html", context)
 
 
 @supervisor_required

@@ -196,3 +196,15 @@ def test_dashboard(bench_env):
     ):  # fmt: skip
         row = next(line for line in output.splitlines() if line.startswith(what))
         assert re.fullmatch(r"[\d.]+", row.split()[-1]), row
+
+
+def test_search(bench_env):
+    generated = run(bench_env, "-m", "bench.search.generate", "--recordings", "300")
+    assert "recordings:       300" in generated and "scores:       900" in generated
+    # It exits 1 when a search misses 200 ms, which a loaded machine may: only a crash fails here.
+    output = run(bench_env, "-m", "bench.search.run", "--repeat", "2", exit_codes=(0, 1))
+    assert "300 transcripts; 2 timed requests per query" in output
+    for query in ("es 1 word", "es phrase", "en 3 words, 30 days", "en word, c1 = 2", "ticket code", "es or en"):
+        row = next(line for line in output.splitlines() if line.startswith(query))
+        assert row.split()[-3].isdigit(), row  # one query count per search: constant
+    assert "every search's p95 under 200 ms" in output

@@ -1,0 +1,115 @@
+"""Full-text search over transcripts, each in its own language.
+
+On PostgreSQL a column, `qa_recording.search_vector`, holds each transcript's words as PostgreSQL's
+full-text search reads them in the recording's language (`spanish` for `es…`, `english` for `en…`,
+`simple`, which only lowercases, for any other). A trigger sets it on insert and when the transcript
+or the language change (rows written as SQL get it too), and three GIN indexes serve it, one over the
+calls of each configuration (migration qa 0016). It is no model field: Django never writes it, and on
+SQLite, which has no full-text search of this kind, it does not exist and a search is a
+case-insensitive substring test of every word.
+
+A search's words are read as a web search engine would (`websearch_to_tsquery`: "quoted phrases",
+`or`, `-word`) in each configuration, and each reading is asked of its own calls only:
+`(Spanish call AND vector @@ Spanish reading) OR (English call AND ...) OR (other AND ...)`, so a
+transcript is tested by its own language's reading (a negated word too), and PostgreSQL answers with
+one scan of each configuration's index, combined.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from django.contrib.postgres.search import SearchHeadline, SearchQuery
+from django.db import connection
+from django.db.models import BooleanField, Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.utils.safestring import SafeString, mark_safe
+
+SEARCH_CONFIGS = ("spanish", "english", "simple")
+_SPANISH = "lower(\"qa_recording\".\"language\") LIKE 'es%%'"
+_ENGLISH = "lower(\"qa_recording\".\"language\") LIKE 'en%%'"
+# The calls each configuration reads, as the trigger chooses (language is never NULL), written as the
+# indexes' conditions are, so that PostgreSQL sees each condition implies its index's.
+_LANGUAGE_IS = {"spanish": _SPANISH, "english": _ENGLISH, "simple": f"NOT ({_SPANISH} OR {_ENGLISH})"}
+_MATCH_SQL = " OR ".join(
+    f"({_LANGUAGE_IS[config]} AND \"qa_recording\".\"search_vector\" @@ websearch_to_tsquery('{config}'::regconfig, %s))"
+    for config in SEARCH_CONFIGS
+)
+# The configuration the headline reads a transcript with, as the trigger chooses it.
+SEARCH_CONFIG_SQL = (
+    f"CASE WHEN {_SPANISH} THEN 'spanish'::regconfig WHEN {_ENGLISH} THEN 'english'::regconfig ELSE 'simple'::regconfig END"
+)
+# What ts_headline puts around a word found: characters of Unicode's private use area, which no
+# transcript means, so that the text is escaped first and the marks become <mark> after.
+_START, _STOP = "\ue000", "\ue001"
+SNIPPET_CHARS = 160  # the SQLite fallback's snippet: about as long as PostgreSQL's two fragments
+
+
+def search_enabled() -> bool:
+    """Whether this database has the full-text column (PostgreSQL) or searches by substring (SQLite)."""
+    return connection.vendor == "postgresql"
+
+
+def _words(words: str) -> list[str]:
+    return [word for word in re.findall(r"\w+", words.lower()) if word != "or"]
+
+
+def recordings_matching(recordings: QuerySet, words: str) -> QuerySet:
+    """`recordings` whose transcript has `words` (all of them; see the module's docstring)."""
+    words = words.strip()
+    if not words:
+        return recordings
+    if search_enabled():
+        match = RawSQL(f"({_MATCH_SQL})", [words] * len(SEARCH_CONFIGS), output_field=BooleanField())
+        return recordings.filter(match)
+    condition = Q()
+    for word in _words(words):
+        condition &= Q(transcript__icontains=word)
+    return recordings.filter(condition)
+
+
+def headlines(recordings: QuerySet, words: str) -> dict[int, SafeString]:
+    """Per recording id, the passages of its transcript where `words` were found, each found word in
+    <mark>, everything else escaped: one query for the rows given (a page of them, not a whole search)."""
+    words = words.strip()
+    if not words:
+        return {}
+    if search_enabled():
+        # Any language's reading: the marks show what was found (a negated word is not marked).
+        query = None
+        for config in SEARCH_CONFIGS:
+            reading = SearchQuery(words, config=config, search_type="websearch")
+            query = reading if query is None else query | reading
+        found = recordings.annotate(
+            headline=SearchHeadline(
+                "transcript",
+                query,
+                config=RawSQL(SEARCH_CONFIG_SQL, []),
+                start_sel=_START,
+                stop_sel=_STOP,
+                max_words=18,
+                min_words=8,
+                max_fragments=2,
+                fragment_delimiter=" … ",
+            )
+        ).values_list("pk", "headline")
+        return {pk: _marked(text) for pk, text in found}
+    return {pk: _snippet(transcript, _words(words)) for pk, transcript in recordings.values_list("pk", "transcript")}
+
+
+def _marked(text: str) -> SafeString:
+    escaped = html.escape(text.replace("\n", " "))
+    return mark_safe(escaped.replace(_START, "<mark>").replace(_STOP, "</mark>"))
+
+
+def _snippet(transcript: str, words: list[str]) -> SafeString:
+    """The stretch around the first word found, every found word marked (SQLite's fallback)."""
+    text = transcript.replace("\n", " ")
+    if not words:
+        return _marked(text[:SNIPPET_CHARS])
+    pattern = re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    first = pattern.search(text)
+    start = max(0, first.start() - SNIPPET_CHARS // 3) if first else 0
+    piece = pattern.sub(lambda match: f"{_START}{match.group(0)}{_STOP}", text[start : start + SNIPPET_CHARS])
+    return _marked(("… " if start else "") + piece + (" …" if start + SNIPPET_CHARS < len(text) else ""))
