@@ -94,7 +94,8 @@ def test_existing_people_become_members_of_the_default_workspace_with_the_role_t
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     try:
-        Workspace.objects.all().delete()
+        # The model as it was then: today's would also ask for the rubrics that hang on a workspace.
+        executor.loader.project_state(before).apps.get_model("access", "Workspace").objects.all().delete()
         groups = {name: Group.objects.get_or_create(name=name)[0] for name in ("Supervisors", "QA leads", "Rubric owners")}
         people = {
             "sup": ["Supervisors"], "lead": ["QA leads", "Supervisors"], "owner": ["Rubric owners"],
@@ -110,3 +111,38 @@ def test_existing_people_become_members_of_the_default_workspace_with_the_role_t
 
     roles = dict(Membership.objects.filter(workspace__slug=DEFAULT_WORKSPACE).values_list("user__username", "role"))
     assert roles == {"sup": "supervisor", "lead": "qa_lead", "owner": "rubric_owner", "both": "admin"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_existing_rubrics_calls_keys_and_experiments_go_into_the_default_workspace_with_their_teams():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from qa.models import ApiKey, Recording
+    from reviews.experiments.models import Experiment
+    from rubrics.models import Rubric
+
+    before = [("rubrics", "0003_criterion_subject"), ("qa", "0014_redaction"), ("experiments", "0004_job_lease")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        old = executor.loader.project_state(before).apps
+        rubric = old.get_model("rubrics", "Rubric").objects.create(name="Old", slug="old", status="published")
+        for number, team in enumerate(["north", "north", "south", ""]):
+            old.get_model("qa", "Recording").objects.create(
+                external_id=f"c-{number}", source="crm", rubric=rubric, team=team, transcript="AGENT: hola",
+                content_hash="x", review_reasons=[],
+            )  # fmt: skip
+        old.get_model("qa", "ApiKey").objects.create(name="crm", source="crm", prefix="abcd1234", key_hash="x")
+        old.get_model("experiments", "Experiment").objects.create(rubric_slug="old")
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+    default = Workspace.objects.get(slug=DEFAULT_WORKSPACE)
+    assert Rubric.objects.get(slug="old").workspace == default
+    assert set(Recording.objects.values_list("workspace__slug", flat=True)) == {DEFAULT_WORKSPACE}
+    assert ApiKey.objects.get(name="crm").workspace == default
+    assert Experiment.objects.get(rubric_slug="old").workspace == default
+    assert set(Team.objects.filter(workspace=default).values_list("name", flat=True)) == {"north", "south"}

@@ -143,6 +143,7 @@ def experiment_create(
         message = _("No recording of %(slug)s in this set has a final review with values.")
         raise InvalidInputError({"rubric": message % {"slug": rubric_slug}})
     experiment = Experiment.objects.create(
+        workspace_id=arms[0].rubric.workspace_id,  # a slug family lives in one workspace
         rubric_slug=rubric_slug,
         group=group,
         date_from=date_from,
