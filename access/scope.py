@@ -76,6 +76,17 @@ class Scope:
                 return True
         return False
 
+    def sees_team(self, workspace_id: int, team: str) -> bool:
+        """Whether a team's figures as a whole (a scorecard's team row) are in scope: a supervisor's
+        own teams, any team for a workspace-wide role; an agent sees no team's."""
+        if self.everything:
+            return True
+        return any(
+            grant.role != Role.AGENT and (grant.role != Role.SUPERVISOR or not grant.teams or team in grant.teams)
+            for grant in self.grants
+            if grant.workspace_id == workspace_id
+        )
+
     def may(self, capability: str, workspace_id: int) -> bool:
         """Whether this scope's role in `workspace_id` carries `capability` (a permission of its role's
         groups, access.models.ROLE_GROUPS): a supervisor in A who leads QA in B may not run A's

@@ -230,9 +230,9 @@ def rubric_choices(*, scope: Scope) -> list[tuple[str, str]]:
     return list(latest.items())
 
 
-def rubric_version_choices(slug: str) -> list[tuple[int, str]]:
+def rubric_version_choices(slug: str, *, scope: Scope) -> list[tuple[int, str]]:
     """(version, "v3 · published") for every published or archived version of a rubric, newest first."""
-    versions = Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("-version")
+    versions = rubrics_in(scope).filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("-version")
     return [(rubric.version, f"v{rubric.version} · {rubric.get_status_display()}") for rubric in versions]
 
 

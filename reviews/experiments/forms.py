@@ -3,9 +3,10 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from access.scope import Scope
 from qa.models import Judge
 from reviews.reports.forms import GROUP_LABELS
-from rubrics.models import Rubric
+from rubrics.selectors import rubrics_in
 
 
 class ExperimentForm(forms.Form):
@@ -27,8 +28,8 @@ class ExperimentForm(forms.Form):
     limit = forms.IntegerField(label=_("Limit"), min_value=1, required=False)
     seed = forms.IntegerField(label=_("Seed"), initial=0)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, scope: Scope, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        slugs = sorted(set(Rubric.objects.values_list("slug", flat=True)))
+        slugs = sorted(set(rubrics_in(scope).values_list("slug", flat=True)))
         self.fields["rubric"].choices = [(slug, slug) for slug in slugs]
         self.fields["group"].choices = [(group.value, label) for group, label in GROUP_LABELS.items()]

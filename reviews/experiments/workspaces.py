@@ -1,5 +1,5 @@
 """Splitting a workspace: a rubric's family moves to another workspace with everything that hangs on
-it (its calls, their teams, calibrations and experiments). Here, in the top domain layer, because it
+it (its calls, their teams, calibrations and experiments). Here, in the highest domain package, because it
 writes the rows of rubrics, qa, reviews and experiments at once."""
 
 from __future__ import annotations
