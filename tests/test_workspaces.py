@@ -146,3 +146,154 @@ def test_existing_rubrics_calls_keys_and_experiments_go_into_the_default_workspa
     assert ApiKey.objects.get(name="crm").workspace == default
     assert Experiment.objects.get(rubric_slug="old").workspace == default
     assert set(Team.objects.filter(workspace=default).values_list("name", flat=True)) == {"north", "south"}
+
+
+def two_workspaces():
+    from tests.factories import judged_recording, published_rubric
+
+    acme, other = workspace_create(slug="acme", name="Acme"), workspace_create(slug="other", name="Other")
+    calls = {}
+    for workspace in (acme, other):
+        rubric = published_rubric(slug=f"{workspace.slug}-care", name=f"{workspace.slug.upper()}-RUBRIC", workspace=workspace)
+        for team in ("north", "south"):
+            calls[(workspace.slug, team)] = judged_recording(
+                rubric=rubric, team=team, agent_id=f"{workspace.slug}-{team}", external_id=f"{workspace.slug}-{team}",
+                status="in_review", needs_review=True, review_reasons=["low_confidence"],
+            )  # fmt: skip
+    return acme, other, calls
+
+
+@pytest.mark.django_db
+def test_a_supervisor_in_one_workspace_who_leads_qa_in_another_reviews_and_calibrates_only_where_they_may(client):
+    from django.core.exceptions import PermissionDenied
+
+    from reviews.calibration.models import CalibrationSession
+    from reviews.calibration.selectors import CallSelection
+    from reviews.calibration.services import calibration_close, calibration_create
+    from reviews.services import review_create
+
+    acme, other, calls = two_workspaces()
+    ana = User.objects.create_user("ana", password="pass-word-123")
+    member_add(user=ana, workspace=acme, role=Role.SUPERVISOR, teams=["north"])
+    member_add(user=ana, workspace=other, role=Role.QA_LEAD)
+    peers = [User.objects.create_user(name) for name in ("p1", "p2")]
+    for peer in peers:
+        member_add(user=peer, workspace=acme, role=Role.SUPERVISOR)
+        member_add(user=peer, workspace=other, role=Role.SUPERVISOR)
+    ana = User.objects.get(pk=ana.pk)
+
+    # Calibration: she leads other's, not acme's (where she only supervises).
+    acme_rubric, other_rubric = calls[("acme", "north")].rubric, calls[("other", "north")].rubric
+    selection = CallSelection()
+    with pytest.raises(Exception, match="may not run calibration"):
+        calibration_create(name="x", rubric=acme_rubric, lead=ana, participants=peers, selection=selection)
+    session = calibration_create(name="y", rubric=other_rubric, lead=ana, participants=peers, selection=selection)
+    acme_session = CalibrationSession.objects.create(name="acme's", rubric=acme_rubric, lead=peers[0])
+    acme_session.participants.set(peers)
+    with pytest.raises(PermissionDenied):
+        calibration_close(session=acme_session, user=User.objects.get(pk=ana.pk))
+    calibration_close(session=session, user=User.objects.get(pk=ana.pk))
+    client.force_login(ana)
+    assert client.get(f"/calibrations/{acme_session.pk}/").status_code == 404
+    assert client.post(f"/calibrations/{acme_session.pk}/close/").status_code == 404
+    create_page = client.get("/calibrations/new/").content.decode()
+    assert "OTHER-RUBRIC" in create_page and "ACME-RUBRIC" not in create_page
+
+    # Review: acme's north is hers, acme's south is not (nor is it on any of her pages).
+    assert client.get(f"/review/{calls[('acme', 'south')].pk}/").status_code == 404
+    assert client.get(f"/review/{calls[('acme', 'north')].pk}/").status_code == 200
+    queue = client.get("/review/").content.decode()
+    assert "acme-north" in queue and "acme-south" not in queue and "other-south" in queue
+    with pytest.raises(PermissionDenied):
+        review_create(recording=calls[("acme", "south")], decision="approve", reviewer="ana", user=ana)
+    review_create(recording=calls[("acme", "north")], decision="approve", reviewer="ana", user=ana)
+
+
+@pytest.mark.django_db
+def test_a_staff_member_sees_only_their_workspaces_rows_in_the_admin_and_a_superuser_all(client):
+    from django.urls import reverse
+
+    acme, other, calls = two_workspaces()
+    staff = User.objects.create_user("staff", password="pass-word-123", is_staff=True)
+    member_add(user=staff, workspace=acme, role=Role.ADMIN)
+    staff.user_permissions.add(*__import__("django.contrib.auth.models", fromlist=["Permission"]).Permission.objects.filter(
+        codename__in=["view_recording", "view_rubric", "view_score", "view_apikey", "view_workspace", "view_judgerun"]
+    ))  # fmt: skip
+    client.force_login(staff)
+    for name in ("qa_recording", "rubrics_rubric", "qa_score", "qa_judgerun", "access_workspace"):
+        page = client.get(reverse(f"admin:{name}_changelist")).content.decode()
+        assert "OTHER-RUBRIC" not in page and "other-north" not in page, name
+    assert client.get(reverse("admin:qa_recording_change", args=[calls[("other", "north")].pk])).status_code == 302
+    assert "acme-north" in client.get(reverse("admin:qa_recording_changelist")).content.decode()
+    workspaces = client.get(reverse("admin:access_workspace_changelist")).content.decode()
+    assert "Acme" in workspaces and ">Other<" not in workspaces
+    client.force_login(User.objects.create_superuser("root", "root@example.com", "pw"))
+    assert "other-north" in client.get(reverse("admin:qa_recording_changelist")).content.decode()
+
+
+@pytest.mark.django_db
+def test_keys_rubrics_and_splitting_by_command(capsys):
+    from qa.models import ApiKey, Recording
+    from reviews.experiments.models import Experiment
+    from rubrics.models import Rubric
+
+    acme, other, calls = two_workspaces()
+    call_command("create_api_key", "acme-crm", "--workspace", "acme")
+    assert ApiKey.objects.get(name="acme-crm").workspace == acme
+    call_command("create_api_key", "plain")
+    assert ApiKey.objects.get(name="plain").workspace.slug == DEFAULT_WORKSPACE
+    with pytest.raises(CommandError, match="No workspace 'nope'"):
+        call_command("create_api_key", "x", "--workspace", "nope")
+
+    Experiment.objects.create(workspace=acme, rubric_slug="acme-care")
+    call_command("create_workspace", "acme-south")
+    call_command("move_rubric", "acme-care", "--to", "acme-south")
+    assert "Moved acme-care and its 2 calls to acme-south." in capsys.readouterr().out
+    moved = Workspace.objects.get(slug="acme-south")
+    assert set(Rubric.objects.filter(slug="acme-care").values_list("workspace", flat=True)) == {moved.pk}
+    assert set(Recording.objects.filter(rubric__slug="acme-care").values_list("workspace", flat=True)) == {moved.pk}
+    assert Experiment.objects.get(rubric_slug="acme-care").workspace == moved
+    assert set(moved.teams.values_list("name", flat=True)) == {"north", "south"}
+    with pytest.raises(CommandError, match="No rubric nope"):
+        call_command("move_rubric", "nope", "--to", "acme-south")
+
+
+@pytest.mark.django_db
+def test_import_rubric_puts_a_new_family_in_its_workspace_and_refuses_another_workspaces_slug(tmp_path):
+    from rubrics.models import Rubric
+
+    workspace_create(slug="acme")
+    workspace_create(slug="other")
+    path = tmp_path / "care.yaml"
+    path.write_text(
+        "slug: care\nname: Care\nlanguage: es\ncriteria:\n  - key: greets\n    title: Greets\n"
+        "    description: The agent greets the customer by name.\n"
+    )
+    call_command("import_rubric", str(path), "--workspace", "acme")
+    assert Rubric.objects.get(slug="care").workspace.slug == "acme"
+    with pytest.raises(CommandError, match="belongs to another workspace"):
+        call_command("import_rubric", str(path), "--workspace", "other")
+    with pytest.raises(CommandError, match="No workspace 'nope'"):
+        call_command("import_rubric", str(path), "--workspace", "nope")
+
+
+@pytest.mark.django_db
+def test_a_key_posts_only_to_its_workspaces_rubrics_and_an_external_id_is_per_workspace():
+    from rest_framework.test import APIClient
+
+    from qa.api.services import api_key_create
+    from qa.models import Recording
+
+    acme, other, calls = two_workspaces()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Api-Key {api_key_create(name='crm', workspace=other)[1]}")
+    body = {"external_id": "acme-north", "source": "crm", "transcript": "AGENTE: hola\nCLIENTE: buenas\n"}
+    refused = client.post("/api/recordings/", {**body, "rubric": "acme-care"}, format="json")
+    assert refused.status_code == 400 and "rubric" in refused.json()
+    # The same source and external id as a call of acme's: another workspace's is another call.
+    Recording.objects.filter(pk=calls[("acme", "north")].pk).update(source="crm")
+    stored = client.post("/api/recordings/", {**body, "rubric": "other-care", "team": "east"}, format="json")
+    assert stored.status_code == 201, stored.content
+    assert Recording.objects.get(pk=stored.json()["id"]).workspace == other
+    assert Team.objects.filter(workspace=other, name="east").exists()  # a real team, made on ingest
+    assert client.get(f"/api/recordings/{calls[('acme', 'north')].pk}/").status_code == 404
