@@ -297,3 +297,55 @@ def test_a_key_posts_only_to_its_workspaces_rubrics_and_an_external_id_is_per_wo
     assert Recording.objects.get(pk=stored.json()["id"]).workspace == other
     assert Team.objects.filter(workspace=other, name="east").exists()  # a real team, made on ingest
     assert client.get(f"/api/recordings/{calls[('acme', 'north')].pk}/").status_code == 404
+
+
+def readme_commands(block: int) -> list[list[str]]:
+    """The `python manage.py ...` lines of the README's workspaces section's sh block number `block`."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("## Workspaces, teams and roles", 1)[1].split("\n## ", 1)[0]
+    code = re.findall(r"```sh\n(.*?)```", section, re.S)[block]
+    return [shlex.split(line.split("#", 1)[0])[2:] for line in code.splitlines() if line.startswith("python manage.py")]
+
+
+@pytest.mark.django_db
+def test_the_readmes_workspace_commands_run_as_written(tmp_path, monkeypatch, capsys):
+    from qa.models import ApiKey
+    from rubrics.models import Rubric
+
+    for name in ("ana", "luis", "marta"):
+        User.objects.create_user(name)
+    (tmp_path / "care.yaml").write_text(
+        "slug: care\nname: Care\nlanguage: es\ncriteria:\n  - key: greets\n    title: Greets\n"
+        "    description: The agent greets the customer by name.\n    evidence_guidance: Quote the greeting.\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    for command, *args in readme_commands(0):
+        call_command(command, *args)
+    acme = Workspace.objects.get(slug="acme")
+    assert dict(acme.memberships.values_list("user__username", "role")) == {
+        "ana": "supervisor", "luis": "qa_lead", "marta": "agent"
+    }  # fmt: skip
+    assert set(Membership.objects.get(user__username="ana").teams.values_list("name", flat=True)) == {"north", "south"}
+    assert ApiKey.objects.get(name="acme-crm").workspace == acme
+    assert Rubric.objects.get(slug="care").workspace == acme and Rubric.objects.get(slug="care").status == "published"
+
+
+@pytest.mark.django_db
+def test_the_readmes_split_runs_as_written():
+    from qa.models import Recording
+    from tests.factories import judged_recording, published_rubric
+
+    User.objects.create_user("ana")
+    rubric = published_rubric(slug="acme-care")
+    assert rubric.workspace.slug == DEFAULT_WORKSPACE  # where everything is after the upgrade
+    judged_recording(rubric=rubric, team="north")
+    for command, *args in readme_commands(1):
+        call_command(command, *args)
+    acme = Workspace.objects.get(slug="acme")
+    assert Recording.objects.get().workspace == acme
+    assert Membership.objects.get(user__username="ana", workspace=acme).role == Role.SUPERVISOR
+    assert scope_for(User.objects.get(username="ana")).contains_recording(Recording.objects.get())

@@ -4,7 +4,6 @@ unique per workspace; each team a recording names becomes an access.Team of its 
 import django.db.models.deletion
 from django.db import migrations, models
 
-import access.models
 
 DEFAULT_WORKSPACE = "default"
 
@@ -52,7 +51,7 @@ class Migration(migrations.Migration):
             model_name="apikey",
             name="workspace",
             field=models.ForeignKey(
-                default=access.models.default_workspace_id, on_delete=django.db.models.deletion.PROTECT,
+                on_delete=django.db.models.deletion.PROTECT,
                 related_name="api_keys", to="access.workspace", verbose_name="workspace",
             ),
         ),

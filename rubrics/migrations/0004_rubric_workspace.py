@@ -3,7 +3,6 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import access.models
 
 DEFAULT_WORKSPACE = "default"
 
@@ -32,7 +31,6 @@ class Migration(migrations.Migration):
             model_name="rubric",
             name="workspace",
             field=models.ForeignKey(
-                default=access.models.default_workspace_id,
                 on_delete=django.db.models.deletion.PROTECT,
                 related_name="rubrics",
                 to="access.workspace",

@@ -3,7 +3,6 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-import access.models
 
 DEFAULT_WORKSPACE = "default"
 
@@ -36,7 +35,7 @@ class Migration(migrations.Migration):
             model_name="experiment",
             name="workspace",
             field=models.ForeignKey(
-                default=access.models.default_workspace_id, editable=False,
+                editable=False,
                 on_delete=django.db.models.deletion.PROTECT, related_name="experiments", to="access.workspace",
             ),
         ),
