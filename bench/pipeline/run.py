@@ -76,6 +76,7 @@ def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
             transcript=samples[index % len(samples)].transcript,
             content_hash=f"{index:064x}",
             rubric=rubric,
+            workspace_id=rubric.workspace_id,  # bulk_create calls no save()
             status=Recording.Status.QUEUED,
             occurred_at=timezone.now(),
         )
