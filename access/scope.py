@@ -9,11 +9,11 @@ keeps deciding).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Q
 
-from access.models import Membership, Role
+from access.models import ROLE_GROUPS, Membership, Role
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class Grant:
 class Scope:
     grants: tuple[Grant, ...] = ()
     everything: bool = False  # a superuser
+    # Each role's permissions once read (Scope.may), for the rest of the request.
+    _permissions: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def workspace_ids(self) -> frozenset[int]:
@@ -60,7 +62,62 @@ class Scope:
         return q
 
 
+    def contains_recording(self, recording: object) -> bool:
+        """Whether one loaded recording is in scope (`recordings_q`'s rule, without a query)."""
+        if self.everything:
+            return True
+        for grant in self.grants:
+            if grant.workspace_id != getattr(recording, "workspace_id", None):
+                continue
+            if grant.role == Role.AGENT:
+                if recording.agent_id == grant.agent_id:
+                    return True
+            elif grant.role != Role.SUPERVISOR or not grant.teams or recording.team in grant.teams:
+                return True
+        return False
+
+    def sees_team(self, workspace_id: int, team: str) -> bool:
+        """Whether a team's figures as a whole (a scorecard's team row) are in scope: a supervisor's
+        own teams, any team for a workspace-wide role; an agent sees no team's."""
+        if self.everything:
+            return True
+        return any(
+            grant.role != Role.AGENT and (grant.role != Role.SUPERVISOR or not grant.teams or team in grant.teams)
+            for grant in self.grants
+            if grant.workspace_id == workspace_id
+        )
+
+    def may(self, capability: str, workspace_id: int) -> bool:
+        """Whether this scope's role in `workspace_id` carries `capability` (a permission of its role's
+        groups, access.models.ROLE_GROUPS): a supervisor in A who leads QA in B may not run A's
+        calibrations. A superuser may everything."""
+        if self.everything:
+            return True
+        role = self.role_in(workspace_id)
+        if role is None:
+            return False
+        if role not in self._permissions:  # one query per role and request: the scope lives on the user
+            self._permissions[role] = role_permissions(role)
+        return str(capability) in self._permissions[role]
+
+
+    def where(self, capability: str) -> Scope:
+        """This scope narrowed to the workspaces where its role carries `capability`: the rubrics a
+        supervisor may upload calls for, those a QA lead may calibrate."""
+        if self.everything:
+            return self
+        grants = tuple(grant for grant in self.grants if self.may(capability, grant.workspace_id))
+        return Scope(grants=grants, _permissions=self._permissions)
+
 _CACHE = "_access_scope"
+
+
+def role_permissions(role: str) -> frozenset[str]:
+    """The permissions ("app.codename") of a role's groups, as the operator set them (one query)."""
+    from django.contrib.auth.models import Permission
+
+    rows = Permission.objects.filter(group__name__in=ROLE_GROUPS[role]).values_list("content_type__app_label", "codename")
+    return frozenset(f"{app}.{codename}" for app, codename in rows)
 
 
 def scope_for(user: object) -> Scope:
@@ -93,3 +150,17 @@ def scope_for(user: object) -> Scope:
 def scope_for_workspace(workspace_id: int) -> Scope:
     """A whole workspace: what a key of that workspace sees."""
     return Scope(grants=(Grant(workspace_id=workspace_id, role=Role.ADMIN),))
+
+
+# The operator's commands and the workers (no person, no key): every workspace.
+EVERYTHING = Scope(everything=True)
+
+
+def scope_for_request(request: object) -> Scope:
+    """The scope of an API request: its key's workspace, or its person's (`scope_for`)."""
+    from access import is_api_key
+
+    auth = getattr(request, "auth", None)
+    if is_api_key(auth):
+        return scope_for_workspace(auth.workspace_id)
+    return scope_for(request.user)

@@ -10,6 +10,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from access import Capability, may
+from access.admin import ScopedAdminMixin
+from access.scope import scope_for
 from qa.audio import AudioTooLargeError, audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.models import UNVERIFIED_MARK, Judge, JudgeRun, Recording, Score, Transcription
@@ -92,14 +94,18 @@ class AudioUploadForm(forms.ModelForm):
         return cleaned
 
     def validate_unique(self) -> None:
-        if Recording.objects.filter(
-            source=self.cleaned_data.get("source"), external_id=self.cleaned_data.get("external_id")
+        rubric = self.cleaned_data.get("rubric")
+        if rubric is not None and Recording.objects.filter(
+            workspace=rubric.workspace_id,
+            source=self.cleaned_data.get("source"),
+            external_id=self.cleaned_data.get("external_id"),
         ).exists():
             self.add_error("external_id", _("A recording with this source and external id exists already."))
 
 
 @admin.register(Recording)
-class RecordingAdmin(ReadOnlyAdmin):
+class RecordingAdmin(ScopedAdminMixin, ReadOnlyAdmin):
+    scope_recording = ""
     list_display = ["__str__", "agent_name", "team", "channel", "rubric", "status", "needs_review", "occurred_at"]
     list_filter = ["status", "needs_review", "channel", "transcript_source", "rubric", "team"]
     search_fields = ["external_id", "source", "agent_id", "agent_name", "team"]
@@ -114,7 +120,12 @@ class RecordingAdmin(ReadOnlyAdmin):
     def get_form(self, request: HttpRequest, obj=None, change: bool = False, **kwargs):
         if obj is None:
             kwargs["form"] = AudioUploadForm
-        return super().get_form(request, obj, change=change, **kwargs)
+        form = super().get_form(request, obj, change=change, **kwargs)
+        if obj is None:  # only the rubrics of the uploader's workspaces
+            form.base_fields["rubric"].queryset = form.base_fields["rubric"].queryset.filter(
+                scope_for(request.user).workspaces_q()
+            )
+        return form
 
     def get_fields(self, request: HttpRequest, obj=None):
         return AudioUploadForm.Meta.fields if obj is None else super().get_fields(request, obj)
@@ -148,7 +159,8 @@ class RecordingAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Transcription)
-class TranscriptionAdmin(ReadOnlyAdmin):
+class TranscriptionAdmin(ScopedAdminMixin, ReadOnlyAdmin):
+    scope_recording = "recording__"
     list_display = [
         "id", "recording", "backend", "model", "status", "attempts", "audio_seconds", "duration_ms", "created_at"
     ]
@@ -183,7 +195,8 @@ class JudgeAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeRun)
-class JudgeRunAdmin(ReadOnlyAdmin):
+class JudgeRunAdmin(ScopedAdminMixin, ReadOnlyAdmin):
+    scope_recording = "recording__"
     list_display = [
         "id", "recording", "judge", "backend", "model", "prompt_version", "status", "created_at", "llm_duration_ms"
     ]
@@ -194,7 +207,8 @@ class JudgeRunAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Score)
-class ScoreAdmin(ReadOnlyAdmin):
+class ScoreAdmin(ScopedAdminMixin, ReadOnlyAdmin):
+    scope_recording = "run__recording__"
     list_display = ["run", "criterion", "value", "confidence", "model_confidence", "verified", "verification_status"]
     list_filter = ["evidence_verified", "verification_status", "criterion__rubric", "criterion__key"]
     search_fields = ["evidence", "rationale", "criterion__key", "run__recording__external_id"]

@@ -21,6 +21,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from access.models import Workspace, default_workspace_id
 from rubrics.models import Criterion, Rubric
 
 
@@ -89,6 +90,8 @@ class Recording(models.Model):
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
     agent_id = models.CharField(_("agent id"), max_length=100, blank=True, db_index=True)
     agent_name = models.CharField(_("agent name"), max_length=200, blank=True)
+    # The name of an access.Team of the recording's workspace (created on ingest): supervisors' scopes
+    # name teams, and the API keeps a team a name.
     team = models.CharField(_("team"), max_length=100, blank=True, db_index=True)
     channel = models.CharField(_("channel"), max_length=10, choices=Channel.choices, default=Channel.VOICE)
     language = models.CharField(_("language"), max_length=10, blank=True)
@@ -105,6 +108,9 @@ class Recording(models.Model):
         max_length=64, help_text=_("Hash of the posted content, to tell a retry from a conflicting resend.")
     )
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="recordings")
+    # The rubric's workspace, kept on the row so that every scoped read (access.scope.recordings_q)
+    # filters this table alone, with the team, by one index.
+    workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="recordings", editable=False)
     status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.RECEIVED)
     # The call's audio, when it came as audio: its transcript is the recognizer's.
     # Database defaults too, for rows written outside the ORM (the benchmarks' generators).
@@ -156,9 +162,13 @@ class Recording(models.Model):
         verbose_name = _("recording")
         verbose_name_plural = _("recordings")
         constraints = [
-            models.UniqueConstraint(fields=["source", "external_id"], name="recording_external_id_unique"),
+            # Per workspace: one client's system cannot take, or learn of, another's external ids.
+            models.UniqueConstraint(
+                fields=["workspace", "source", "external_id"], name="recording_external_id_unique_in_workspace"
+            ),
         ]
         indexes = [
+            models.Index(fields=["workspace", "team"], name="qa_recording_workspace_team"),
             models.Index(fields=["status", "created_at"]),
             models.Index(fields=["needs_review", "status"]),
             models.Index(F("status"), QUEUE_ORDER_KEY, F("id"), name="qa_recording_queue_key"),
@@ -167,6 +177,13 @@ class Recording(models.Model):
             # The few calls the rollup must read again, among a rubric's hundred thousand.
             models.Index(fields=["rubric"], condition=Q(rollup_stale=True), name="qa_recording_rollup_stale"),
         ]
+
+    def save(self, *args, **kwargs) -> None:
+        # The denormalised workspace follows the rubric on every path that saves one row (the services,
+        # the admin, a shell, a test); bulk writes set it themselves (qa.services.recording_prepare).
+        if self.rubric_id is not None:
+            self.workspace_id = self.rubric.workspace_id
+        super().save(*args, **kwargs)
 
     def __str__(self) -> str:
         return f"{self.source}/{self.external_id}"
@@ -568,6 +585,10 @@ class ApiKey(models.Model):
         default=False,
         help_text=_("Reads and rejudges every system's recordings and posts under any source (an integration hub)."),
     )
+    # A key acts inside one workspace: it reads, posts and reviews only that workspace's rubrics and calls.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.PROTECT, related_name="api_keys", verbose_name=_("workspace")
+    )  # fmt: skip
     prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     can_review = models.BooleanField(_("can post reviews"), default=False)
@@ -607,6 +628,11 @@ class ApiKey(models.Model):
     def may_use_source(self, source: str) -> bool:
         """Whether this key may post, read or rejudge a recording of `source`."""
         return self.all_sources or source == self.source
+
+    def save(self, *args, **kwargs) -> None:
+        if self.workspace_id is None:  # made without naming one (a shell, a test): the default workspace
+            self.workspace_id = default_workspace_id()
+        super().save(*args, **kwargs)
 
     @property
     def is_active(self) -> bool:

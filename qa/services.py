@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from kombu.exceptions import OperationalError
 
+from access.models import Team
 from qa.audio import audio_inspect, channel_map_check, channel_name_check
 from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
@@ -276,6 +277,7 @@ def recording_prepare(
         external_id=external_id,
         source=source,
         rubric=rubric,
+        workspace_id=rubric.workspace_id,  # bulk_create calls no save()
         transcript=transcript,
         turns=[vars(turn) for turn in turns] if turns is not None else None,
         agent_id=agent_id,
@@ -334,15 +336,16 @@ def _recordings_store(recordings: list[Recording], *, judge: bool, look_up: bool
     stored = {}
     if look_up:
         stored = {
-            (recording.source, recording.external_id): recording
+            (recording.workspace_id, recording.source, recording.external_id): recording
             for recording in Recording.objects.filter(
+                workspace__in={recording.workspace_id for recording in recordings},
                 source__in={recording.source for recording in recordings},
                 external_id__in={recording.external_id for recording in recordings},
-            ).only("pk", "source", "external_id", "content_hash", "status")
+            ).only("pk", "workspace_id", "source", "external_id", "content_hash", "status")
         }
     outcomes, new = [], []
     for recording in recordings:
-        key = (recording.source, recording.external_id)
+        key = (recording.workspace_id, recording.source, recording.external_id)
         if key not in stored:
             stored[key] = recording
             new.append(recording)
@@ -356,6 +359,7 @@ def _recordings_store(recordings: list[Recording], *, judge: bool, look_up: bool
     if judge:
         for recording in new:  # its run is created below, in this transaction
             recording.status = Recording.Status.QUEUED
+    teams_ensure(recordings=new)
     Recording.objects.bulk_create(new)
     if judge:
         runs = JudgeRun.objects.bulk_create(
@@ -364,6 +368,14 @@ def _recordings_store(recordings: list[Recording], *, judge: bool, look_up: bool
         )
         transaction.on_commit(lambda: _runs_publish(runs))
     return outcomes
+
+
+def teams_ensure(*, recordings: list[Recording]) -> None:
+    """Each team these recordings name becomes a team of their workspace (a supervisor's membership
+    names it), in one statement: whoever may post a workspace's calls may name its teams."""
+    pairs = {(recording.rubric.workspace_id, recording.team) for recording in recordings if recording.team}
+    if pairs:
+        Team.objects.bulk_create([Team(workspace_id=ws, name=name) for ws, name in pairs], ignore_conflicts=True)
 
 
 def _runs_publish(runs: list[JudgeRun]) -> None:
@@ -427,7 +439,7 @@ def _recording_ingest_audio(
         duration_seconds=duration_seconds,
     )
     content_hash = _content_hash(content)
-    existing = Recording.objects.filter(source=source, external_id=external_id).first()
+    existing = Recording.objects.filter(workspace=rubric.workspace_id, source=source, external_id=external_id).first()
     if existing is not None:
         return _same_or_conflict(existing, content_hash), False
     try:
@@ -454,9 +466,10 @@ def _recording_ingest_audio(
                 agent_channel=agent,
                 customer_channel=customer,
             )
+            teams_ensure(recordings=[recording])
             _save_with_audio(recording, audio)
     except IntegrityError:
-        existing = Recording.objects.get(source=source, external_id=external_id)
+        existing = Recording.objects.get(workspace=rubric.workspace_id, source=source, external_id=external_id)
         return _same_or_conflict(existing, content_hash), False
     try:
         transcription_create(recording=recording, judge=judge)

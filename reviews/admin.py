@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from access.admin import ScopedAdminMixin
 from qa.admin import JudgeRunAdmin, ReadOnlyAdmin, RecordingAdmin, ScoreAdmin
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import CriterionReview, Review
@@ -51,7 +52,8 @@ class CriterionReviewInline(admin.TabularInline):
 
 
 @admin.register(Review)
-class ReviewAdmin(ReadOnlyAdmin):
+class ReviewAdmin(ScopedAdminMixin, ReadOnlyAdmin):
+    scope_recording = "recording__"
     """Reviews are append-only: they are made on the review page or through the API."""
 
     list_display = ["recording", "decision", "reject_reason", "reviewer", "adjusted_mean", "blind", "created_at"]

@@ -15,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from access.scope import scope_for
 from qa.models import Recording
 from reviews.views import supervisor_required
 
@@ -47,7 +48,7 @@ def _read(file, first: int, length: int) -> Iterator[bytes]:
 @supervisor_required
 @require_GET
 def recording_audio(request: HttpRequest, pk: int) -> HttpResponse:
-    recording = get_object_or_404(Recording.objects.only("audio"), pk=pk)
+    recording = get_object_or_404(Recording.objects.filter(scope_for(request.user).recordings_q()).only("audio"), pk=pk)
     if not recording.audio:
         raise Http404("This recording has no audio.")
     storage, name = recording.audio.storage, recording.audio.name

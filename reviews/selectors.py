@@ -32,10 +32,12 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from access import Capability, may
+from access.scope import Scope, scope_for
 from qa.models import JUDGE_VALUE_EXISTS, QUALITY_ORDER_KEY, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
 from reviews.models import AgreedValue, Assignment, CalibrationSession, CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
+from rubrics.selectors import rubrics_in
 from rubrics.models import Criterion, Rubric
 from rubrics.quality import NOT_APPLICABLE, Quality, quality_score
 from rubrics.quality import Value as QualityValue
@@ -94,13 +96,15 @@ def recording_is_blind_for(*, recording: Recording, user: AbstractBaseUser) -> b
     return blind_recordings_for(user).filter(pk=recording.pk).exists()
 
 
-def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = None) -> QuerySet[Recording]:
-    """Recordings waiting for review, lowest confidence of their current judgment first (those
-    without one last, then by id); each carries its `queue_key`.
+def queue_recordings(
+    *, filters: QueueFilters, scope: Scope, user: AbstractBaseUser | None = None
+) -> QuerySet[Recording]:
+    """Recordings in `scope` waiting for review, lowest confidence of their current judgment first
+    (those without one last, then by id); each carries its `queue_key`.
 
     With `user`, leave out those another supervisor holds an active claim on.
     """
-    recordings = _queue_filtered(filters)
+    recordings = _queue_filtered(filters, scope)
     if filters.reason:
         recordings = recordings.filter(has_reason(filters.reason))
     if user is not None:
@@ -151,6 +155,7 @@ class QueuePage:
 def queue_page(
     *,
     filters: QueueFilters,
+    scope: Scope,
     size: int,
     after: QueuePosition | None = None,
     before: QueuePosition | None = None,
@@ -161,7 +166,7 @@ def queue_page(
     range on the queue's index: a deep page costs what the first does. A page whose calls have
     all left the queue meanwhile falls back to the first.
     """
-    recordings = queue_recordings(filters=filters)
+    recordings = queue_recordings(filters=filters, scope=scope)
     total = recordings.count()
     if before is not None:
         # The page's ids alone first: PostgreSQL estimates a row comparison by its first column, and
@@ -198,13 +203,13 @@ def _before(position: QueuePosition) -> LessThan:
     return LessThan(_Row(F("queue_key"), F("id")), _Row(Value(position.key), Value(position.id)))
 
 
-def queue_reason_counts(*, filters: QueueFilters) -> dict[str, int]:
+def queue_reason_counts(*, filters: QueueFilters, scope: Scope) -> dict[str, int]:
     """How many recordings matching the filters are in review for each reason (one query).
 
     The reason filter is left out here, so each count says what choosing
     that reason would show.
     """
-    return _queue_filtered(filters).aggregate(
+    return _queue_filtered(filters, scope).aggregate(
         **{reason: Count("id", filter=has_reason(reason)) for reason in Reason.values}
     )
 
@@ -215,7 +220,7 @@ def queue_assigned(*, filters: QueueFilters, user: AbstractBaseUser) -> QuerySet
     `queue_next` opens them before any other. A call someone else holds a claim on is left out."""
     open_here = Assignment.objects.filter(recording=OuterRef("pk"), assignee=user, closed_at__isnull=True)
     return (
-        queue_recordings(filters=filters, user=user)
+        queue_recordings(filters=filters, scope=scope_for(user), user=user)
         .filter(Exists(open_here))
         .annotate(assigned_at=Subquery(open_here.values("created_at")[:1]))
         .order_by("assigned_at", "id")
@@ -230,7 +235,7 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
         assigned = assigned.exclude(pk=after.pk)
     if (first_assigned := assigned.first()) is not None:
         return first_assigned
-    recordings = queue_recordings(filters=filters, user=user)
+    recordings = queue_recordings(filters=filters, scope=scope_for(user), user=user)
     if after is not None and Assignment.objects.filter(recording=after, assignee=user).exists():
         return recordings.exclude(pk=after.pk).first()  # `after` was taken out of order: start over
     if after is not None:
@@ -246,25 +251,25 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
     return recordings.first()
 
 
-def queue_team_choices() -> list[str]:
+def queue_team_choices(*, scope: Scope) -> list[str]:
     return list(
-        _queue().exclude(team="").order_by("team").values_list("team", flat=True).distinct()
+        _queue().filter(scope.recordings_q()).exclude(team="").order_by("team").values_list("team", flat=True).distinct()
     )
 
 
-def rubric_choices() -> list[tuple[str, str]]:
-    """(slug, name of its latest version) for every rubric recordings can be judged with."""
+def rubric_choices(*, scope: Scope) -> list[tuple[str, str]]:
+    """(slug, name of its latest version) for every rubric of `scope` recordings can be judged with."""
     latest: dict[str, str] = {}
     for slug, name in (
-        Rubric.objects.exclude(status=Rubric.Status.DRAFT).order_by("slug", "-version").values_list("slug", "name")
+        rubrics_in(scope).exclude(status=Rubric.Status.DRAFT).order_by("slug", "-version").values_list("slug", "name")
     ):
         latest.setdefault(slug, name)
     return list(latest.items())
 
 
-def rubric_version_choices(slug: str) -> list[tuple[int, str]]:
+def rubric_version_choices(slug: str, *, scope: Scope) -> list[tuple[int, str]]:
     """(version, "v3 · published") for every published or archived version of a rubric, newest first."""
-    versions = Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("-version")
+    versions = rubrics_in(scope).filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("-version")
     return [(rubric.version, f"v{rubric.version} · {rubric.get_status_display()}") for rubric in versions]
 
 
@@ -277,8 +282,8 @@ def _queue() -> QuerySet[Recording]:
     return reasons_text_alias(Recording.objects.filter(needs_review=True, status=Recording.Status.IN_REVIEW))
 
 
-def _queue_filtered(filters: QueueFilters) -> QuerySet[Recording]:
-    recordings = _queue()
+def _queue_filtered(filters: QueueFilters, scope: Scope) -> QuerySet[Recording]:
+    recordings = _queue().filter(scope.recordings_q())
     if filters.rubric:
         recordings = recordings.filter(rubric__slug=filters.rubric)
     if filters.team:
@@ -344,7 +349,7 @@ def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
     judgment: after submitting they see the model's scores next to theirs.
     """
     recording = get_object_or_404(
-        Recording.objects.select_related("rubric", "current_run", "claim__user"),
+        Recording.objects.filter(scope_for(user).recordings_q()).select_related("rubric", "current_run", "claim__user"),
         pk=recording_id,
         current_run__isnull=False,
     )

@@ -13,6 +13,7 @@ from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from access import Capability, may
+from access.scope import scope_for
 from outbox.services import review_created_emit
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
@@ -43,12 +44,21 @@ class RecordingClaimedError(ConflictError):
     """Another supervisor holds the call's claim: their review would be thrown away by this one."""
 
 
-def may_review(*, user: AbstractBaseUser | None = None, api_key: ApiKey | None = None) -> bool:
+def may_review(
+    *, user: AbstractBaseUser | None = None, api_key: ApiKey | None = None, recording: Recording | None = None
+) -> bool:
     """Who may give a review: a person allowed to review (the Supervisors group), or a key made with
-    review rights. The page, the API and the service all ask here."""
+    review rights; of `recording`, only with that right in its workspace and the call in their scope
+    (a QA lead elsewhere who supervises other teams here reviews only theirs). The page, the API and
+    the service all ask here."""
     if api_key is not None:
-        return api_key.can_review
-    return may(user, Capability.REVIEW)
+        return api_key.can_review and (recording is None or recording.workspace_id == api_key.workspace_id)
+    if not may(user, Capability.REVIEW):
+        return False
+    if recording is None:
+        return True
+    scope = scope_for(user)
+    return scope.may(Capability.REVIEW, recording.workspace_id) and scope.contains_recording(recording)
 
 
 @dataclass(frozen=True)
@@ -89,10 +99,10 @@ def review_create(
     `from_dispute`: a QA lead's resolution of an agent's dispute (reviews.disputes.services.dispute_resolve),
     final like any approve or reject, so the human reference reads it in place of the review disputed.
     """
-    if (user is not None or api_key is not None) and not may_review(user=user, api_key=api_key):
-        raise PermissionDenied(_("You may not review calls."))
     # Lock the row: two reviews of one recording are serialized, never interleaved.
     recording = Recording.objects.select_for_update().get(pk=recording.pk)
+    if (user is not None or api_key is not None) and not may_review(user=user, api_key=api_key, recording=recording):
+        raise PermissionDenied(_("You may not review calls."))
     if recording.status not in REVIEWABLE_STATUSES or recording.current_run_id is None:
         raise RecordingNotJudgedError(
             _("Recording %(id)s is %(status)s: only a judged recording can be reviewed.")

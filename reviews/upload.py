@@ -11,6 +11,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
+from access import Capability
+from access.scope import Scope, scope_for
 from qa.audio import AudioTooLargeError
 from qa.errors import InvalidInputError
 from qa.services import RecordingConflictError, recording_ingest
@@ -49,20 +51,22 @@ class UploadForm(forms.Form):
     agent_name = forms.CharField(label=gettext_lazy("Agent name"), max_length=200, required=False)
     team = forms.CharField(label=gettext_lazy("Team"), max_length=100, required=False)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, scope: Scope, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["rubric"].choices = rubric_choices()
+        self.fields["rubric"].choices = rubric_choices(scope=scope)
         self.fields["agent_channel"].initial = settings.QA_AGENT_CHANNEL
 
 
 @supervisor_required
 @require_http_methods(["GET", "POST"])
 def recording_upload(request: HttpRequest) -> HttpResponse:
-    form = UploadForm(request.POST or None, request.FILES or None)
+    # The rubrics of the workspaces where this person reviews (a call goes into its rubric's workspace).
+    scope = scope_for(request.user).where(Capability.REVIEW)
+    form = UploadForm(request.POST or None, request.FILES or None, scope=scope)
     status = 200
     if request.method == "POST" and form.is_valid():
         values = form.cleaned_data
-        rubric = rubric_latest_published(slug=values["rubric"])
+        rubric = rubric_latest_published(slug=values["rubric"], scope=scope)
         try:
             if rubric is None:
                 raise InvalidInputError(

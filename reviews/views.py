@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from access import Capability, SIGNED_IN, may, page_requires
+from access.scope import scope_for
 from qa.errors import ConflictError, InvalidInputError
 from qa.models import Recording
 from reviews.claims import claim_holder, claim_release, claim_take
@@ -64,13 +65,15 @@ supervisor_required = page_requires(Capability.REVIEW)
 def queue(request: HttpRequest) -> HttpResponse:
     form = _filter_form(request)
     filters = form.filters()
+    scope = scope_for(request.user)
     page = queue_page(
         filters=filters,
+        scope=scope,
         size=QUEUE_PAGE_SIZE,
         after=QueuePosition.parse(request.GET.get("after")),
         before=QueuePosition.parse(request.GET.get("before")),
     )
-    counts = queue_reason_counts(filters=filters)
+    counts = queue_reason_counts(filters=filters, scope=scope)
     reasons = [(value, label, counts[value]) for value, label in Recording.ReviewReason.choices]
     # The calls a lead assigned to this supervisor come first: above the queue's first page.
     first_page = page.previous is None
@@ -142,7 +145,7 @@ def _quality_context(page: ReviewPage, form: ReviewForm) -> dict:
 @supervisor_required
 @require_POST
 def release(request: HttpRequest, pk: int) -> HttpResponse:
-    recording = get_object_or_404(Recording, pk=pk)
+    recording = get_object_or_404(Recording.objects.filter(scope_for(request.user).recordings_q()), pk=pk)
     if claim_release(recording=recording, user=request.user):
         messages.info(request, _("You released the call; another supervisor can take it."))
     return _to_queue(request)
@@ -153,7 +156,8 @@ def release(request: HttpRequest, pk: int) -> HttpResponse:
 def next_item(request: HttpRequest) -> HttpResponse:
     """Leave the current call (if any) and open the next one in queue order."""
     after_id = request.POST.get("after", "")
-    after = Recording.objects.filter(pk=int(after_id)).first() if after_id.isdigit() else None
+    visible = Recording.objects.filter(scope_for(request.user).recordings_q())
+    after = visible.filter(pk=int(after_id)).first() if after_id.isdigit() else None
     if after is not None:
         claim_release(recording=after, user=request.user)
     following = queue_next(after=after, filters=_filter_form(request).filters(), user=request.user)
@@ -222,7 +226,8 @@ def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> Htt
 
 
 def _filter_form(request: HttpRequest) -> QueueFilterForm:
-    return QueueFilterForm(request.GET, rubrics=rubric_choices(), teams=queue_team_choices())
+    scope = scope_for(request.user)
+    return QueueFilterForm(request.GET, rubrics=rubric_choices(scope=scope), teams=queue_team_choices(scope=scope))
 
 
 def _to_queue(request: HttpRequest) -> HttpResponseRedirect:

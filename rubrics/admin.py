@@ -12,6 +12,7 @@ from django.urls import path, reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from access.admin import ScopedAdminMixin
 from rubrics.lint import Finding, RubricLintError, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError, Section
 from rubrics.selectors import rubric_diff
@@ -85,7 +86,8 @@ class RubricForm(forms.ModelForm):
 
 
 @admin.register(Rubric)
-class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
+class RubricAdmin(ScopedAdminMixin, DraftOnlyMixin, nested_admin.NestedModelAdmin):
+    scope_workspace = "workspace"
     form = RubricForm
     change_form_template = "admin/rubrics/rubric/change_form.html"
     list_display = ["name", "slug", "version", "status", "language", "published_at"]
@@ -93,6 +95,7 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
     search_fields = ["name", "slug"]
     readonly_fields = ["status", "published_at", "created_at"]
     fields = [
+        "workspace",
         ("name", "slug"),
         ("language", "version"),
         "description",
@@ -108,6 +111,11 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
 
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return super(DraftOnlyMixin, self).has_add_permission(request)
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None):
+        # A family moves between workspaces whole, with its calls: `manage.py move_rubric`.
+        readonly = super().get_readonly_fields(request, obj)
+        return [*readonly, "workspace"] if obj is not None else readonly
 
     def get_actions(self, request: HttpRequest) -> dict:
         # Publishing and new versions are buttons on a rubric's page, behind a confirmation
@@ -139,7 +147,7 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
         return super().change_view(request, object_id, form_url, extra_context=context)
 
     def publish_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        rubric = get_object_or_404(Rubric, pk=object_id)
+        rubric = get_object_or_404(self.get_queryset(request), pk=object_id)
         if not (rubric.is_draft and self.has_change_permission(request, rubric)):
             raise PermissionDenied
         findings = rubric_lint(rubric)
@@ -162,7 +170,7 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
         )
 
     def new_version_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        rubric = get_object_or_404(Rubric, pk=object_id)
+        rubric = get_object_or_404(self.get_queryset(request), pk=object_id)
         if rubric.is_draft or not super(DraftOnlyMixin, self).has_add_permission(request):
             raise PermissionDenied
         problem = ""

@@ -19,6 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import Capability
+from access.scope import scope_for_request
 from rubrics.lint import Severity, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric, Section
 from rubrics.selectors import rubric_detail, rubric_list_current, rubric_version_of
@@ -103,7 +104,7 @@ class RubricsView(GenericAPIView):
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def get_queryset(self) -> QuerySet[Rubric]:
-        return rubric_list_current()
+        return rubric_list_current(scope=scope_for_request(self.request))
 
 
 @extend_schema(tags=["rubrics"])
@@ -120,7 +121,9 @@ class RubricDetailView(GenericAPIView):
         query = RubricQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         try:
-            rubric = rubric_detail(slug=slug, version=query.validated_data.get("version"))
+            rubric = rubric_detail(
+                slug=slug, version=query.validated_data.get("version"), scope=scope_for_request(request)
+            )
         except Rubric.DoesNotExist:
             raise NotFound() from None
         return Response(self.get_serializer(rubric).data)
@@ -166,7 +169,9 @@ class RubricLintView(GenericAPIView):
     def get(self, request: Request, slug: str) -> Response:
         query = RubricLintQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        rubric = rubric_version_of(slug=slug, version=query.validated_data.get("version"))
+        rubric = rubric_version_of(
+            slug=slug, version=query.validated_data.get("version"), scope=scope_for_request(request)
+        )
         if rubric is None:
             raise NotFound()
         findings = rubric_lint(rubric)

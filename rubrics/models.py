@@ -6,6 +6,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from access.models import Workspace, default_workspace_id
+
 
 class RubricFrozenError(ValidationError):
     """Raised on any attempt to change a rubric version that is no longer a draft.
@@ -21,6 +23,12 @@ class Rubric(models.Model):
         PUBLISHED = "published", _("Published")
         ARCHIVED = "archived", _("Archived")
 
+    # A rubric's slug family lives in one workspace, and a slug names one family across workspaces, so
+    # every URL, filter, CSV and API that names a rubric by slug stays unambiguous (rubric_import refuses
+    # a slug another workspace holds; `move_rubric` moves a whole family).
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.PROTECT, related_name="rubrics", verbose_name=_("workspace")
+    )  # fmt: skip
     name = models.CharField(_("name"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=100)
     language = models.CharField(_("language"), max_length=10, default="es")
@@ -130,6 +138,8 @@ class Rubric(models.Model):
     # invariant must hold for every code path (admin, shell, imports).
     def save(self, *args, **kwargs) -> None:
         self.ensure_editable()
+        if self.workspace_id is None:  # made without naming one (a shell, a test): a first install's only one
+            self.workspace_id = default_workspace_id()
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):

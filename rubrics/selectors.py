@@ -7,31 +7,37 @@ from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
+from access.scope import Scope
 from rubrics.models import Criterion, Rubric
 from rubrics.quality import QualityPolicy, quality_policy
 from rubrics.rubric_file import CriterionSpec, rubric_spec_of
 
 
-def rubric_latest_published(*, slug: str) -> Rubric | None:
+def rubrics_in(scope: Scope) -> QuerySet[Rubric]:
+    """The rubrics (every version) of the workspaces in `scope`: where every read of rubrics starts."""
+    return Rubric.objects.filter(scope.workspaces_q())
+
+
+def rubric_latest_published(*, slug: str, scope: Scope) -> Rubric | None:
     """The version new recordings are judged with."""
-    return Rubric.objects.filter(slug=slug, status=Rubric.Status.PUBLISHED).order_by("-version").first()
+    return rubrics_in(scope).filter(slug=slug, status=Rubric.Status.PUBLISHED).order_by("-version").first()
 
 
-def rubric_list_current() -> QuerySet[Rubric]:
+def rubric_list_current(*, scope: Scope) -> QuerySet[Rubric]:
     """The latest published version of each rubric: the one new recordings are judged with."""
     newer = Rubric.objects.filter(
         slug=OuterRef("slug"), status=Rubric.Status.PUBLISHED, version__gt=OuterRef("version")
     )
-    return Rubric.objects.filter(status=Rubric.Status.PUBLISHED).exclude(Exists(newer)).order_by("slug")
+    return rubrics_in(scope).filter(status=Rubric.Status.PUBLISHED).exclude(Exists(newer)).order_by("slug")
 
 
-def rubric_detail(*, slug: str, version: int | None = None) -> Rubric:
+def rubric_detail(*, slug: str, scope: Scope, version: int | None = None) -> Rubric:
     """One version of a rubric (by default the latest published) with its criteria
     and their exceptions, and every version of its slug as `all_versions`.
 
     Raises Rubric.DoesNotExist.
     """
-    rubrics = Rubric.objects.filter(slug=slug).prefetch_related(
+    rubrics = rubrics_in(scope).filter(slug=slug).prefetch_related(
         "sections", Prefetch("criteria", queryset=Criterion.objects.select_related("section").prefetch_related("exceptions"))
     )
     if version is None:
@@ -46,12 +52,12 @@ def rubric_detail(*, slug: str, version: int | None = None) -> Rubric:
     return rubric
 
 
-def rubric_version_of(*, slug: str, version: int | None = None) -> Rubric | None:
+def rubric_version_of(*, slug: str, scope: Scope, version: int | None = None) -> Rubric | None:
     """The version a command means: the one asked for, else the published one, else the latest (a first draft)."""
-    versions = Rubric.objects.filter(slug=slug)
+    versions = rubrics_in(scope).filter(slug=slug)
     if version is not None:
         return versions.filter(version=version).first()
-    return rubric_latest_published(slug=slug) or versions.order_by("-version").first()
+    return rubric_latest_published(slug=slug, scope=scope) or versions.order_by("-version").first()
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from access.models import Workspace, default_workspace_id
 from rubrics.lint import RubricLintError, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError, Section
 from rubrics.rubric_file import RubricSpec, rubric_spec_of
@@ -42,17 +44,26 @@ def rubric_new_version(*, rubric: Rubric) -> Rubric:
 
 
 @transaction.atomic
-def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
-    """Create the next version of `spec.slug` from a parsed rubric file.
+def rubric_import(*, spec: RubricSpec, publish: bool = False, workspace: Workspace | None = None) -> Rubric:
+    """Create the next version of `spec.slug` from a parsed rubric file, in the workspace its family
+    lives in (a new family: `workspace`, by default the default workspace). A slug another workspace
+    holds is refused: a slug names one family everywhere.
 
     All or nothing: a database error on any criterion leaves no trace.
     """
+    family = Rubric.objects.filter(slug=spec.slug).values_list("workspace_id", flat=True).first()
+    if workspace is not None and family is not None and family != workspace.pk:
+        raise ValidationError(
+            {"slug": _("The rubric %(slug)s belongs to another workspace.") % {"slug": spec.slug}}
+        )
+    workspace_id = family or (workspace.pk if workspace is not None else default_workspace_id())
     if Rubric.objects.filter(slug=spec.slug, status=Rubric.Status.DRAFT).exists():
         raise RubricFrozenError(
             _("A draft of %(slug)s already exists: publish or delete it first.") % {"slug": spec.slug}
         )
     last_version = Rubric.objects.filter(slug=spec.slug).aggregate(last=Max("version"))["last"] or 0
     rubric = Rubric.objects.create(
+        workspace_id=workspace_id,
         slug=spec.slug,
         name=spec.name,
         language=spec.language,
@@ -91,3 +102,4 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
             for position, exception in enumerate(item.exceptions, start=1)
         )
     return rubric_publish(rubric=rubric) if publish else rubric
+

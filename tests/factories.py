@@ -7,6 +7,7 @@ import factory
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
+from access.models import Membership, Role, default_workspace_id
 from qa.models import JudgeRun, Recording, Score, values_by_key
 from rubrics.models import Criterion, CriterionException, Rubric
 from rubrics.services import rubric_publish
@@ -130,7 +131,28 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     @factory.post_generation
     def groups(self, create: bool, names: list[str] | None, **kwargs) -> None:
+        """The role groups named, and the membership of the default workspace they give (as the
+        workspaces' migration gave every existing person): a supervisor sees the default workspace's calls."""
         if create and names:
             self.groups.add(*Group.objects.filter(name__in=names))
+            role = role_of_groups(set(names))
+            if role is not None:
+                Membership.objects.get_or_create(
+                    user=self, workspace_id=default_workspace_id(), defaults={"role": role, "agent_id": self.username if role == Role.AGENT else ""}
+                )
         if create:
             self.save()
+
+
+def role_of_groups(groups: set[str]) -> str | None:
+    """The role these groups give, as the workspaces' migration (access 0002) decides it."""
+    lead, owner, supervisor = "QA leads" in groups, "Rubric owners" in groups, "Supervisors" in groups
+    if owner and (lead or supervisor):
+        return Role.ADMIN
+    if lead:
+        return Role.QA_LEAD
+    if owner:
+        return Role.RUBRIC_OWNER
+    if supervisor:
+        return Role.SUPERVISOR
+    return Role.AGENT if "Agents" in groups else None

@@ -96,13 +96,14 @@ def data_prepare(size: int) -> tuple[str, int]:
     from qa.api.services import api_key_create
     from qa.models import ApiKey, JudgeRun, Recording, Score
     from rubrics.models import Criterion, Rubric
+    from access.scope import EVERYTHING
     from rubrics.selectors import rubric_latest_published
     from rubrics.services import rubric_publish
 
     call_command("migrate", verbosity=0)
     Recording.objects.filter(source=SOURCE).delete()
     ApiKey.objects.filter(name=SOURCE).delete()
-    rubric = rubric_latest_published(slug=RUBRIC)
+    rubric = rubric_latest_published(slug=RUBRIC, scope=EVERYTHING)
     if rubric is None:
         rubric = Rubric.objects.create(name="Bench", slug=RUBRIC, language="es")
         for order in range(1, CRITERIA + 1):

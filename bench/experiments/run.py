@@ -66,7 +66,7 @@ def recordings_reviewed(rubric, count: int, prefix: str, *, judged: bool) -> lis
 
     recordings = Recording.objects.bulk_create(
         Recording(source=prefix, external_id=f"{prefix}-{index}", transcript=TRANSCRIPT, content_hash=f"{index:064x}",
-                  rubric=rubric, occurred_at=timezone.now(), status=Recording.Status.REVIEWED if judged else "queued")
+                  rubric=rubric, workspace_id=rubric.workspace_id, occurred_at=timezone.now(), status=Recording.Status.REVIEWED if judged else "queued")
         for index in range(count)
     )
     status = JudgeRun.Status.SUCCEEDED if judged else JudgeRun.Status.PENDING

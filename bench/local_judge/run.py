@@ -58,13 +58,14 @@ def sample_rubric(criteria: int):
     import dataclasses
 
     from rubrics.rubric_file import rubric_spec_of, rubric_spec_parse
+    from access.scope import EVERYTHING
     from rubrics.selectors import rubric_latest_published
     from rubrics.services import rubric_import
 
     spec = rubric_spec_parse((ROOT / "samples" / "rubrics" / "soporte-cobranzas.yaml").read_text(encoding="utf-8"))
     if criteria < len(spec.criteria):
         spec = dataclasses.replace(spec, slug=f"{spec.slug}-{criteria}", criteria=spec.criteria[:criteria])
-    current = rubric_latest_published(slug=spec.slug)
+    current = rubric_latest_published(slug=spec.slug, scope=EVERYTHING)
     if current is not None and rubric_spec_of(current) == spec:
         return current
     return rubric_import(spec=spec, publish=True)

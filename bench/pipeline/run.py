@@ -60,12 +60,13 @@ def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
     from django.utils import timezone
 
     from qa.models import JudgeRun, Recording
+    from access.scope import EVERYTHING
     from rubrics.selectors import rubric_latest_published
 
     call_command("migrate", verbosity=0)
     call_command("load_samples", stdout=open(os.devnull, "w"))
     Recording.objects.filter(source=SOURCE).delete()
-    rubric = rubric_latest_published(slug=RUBRIC)
+    rubric = rubric_latest_published(slug=RUBRIC, scope=EVERYTHING)
     # The sample calls with a transcript: those that came as audio wait for a transcription worker.
     samples = list(Recording.objects.filter(rubric=rubric).exclude(source=SOURCE).exclude(transcript=""))
     recordings = Recording.objects.bulk_create(
@@ -75,6 +76,7 @@ def recordings_prepare(count: int, warmup: int) -> tuple[list[int], list[int]]:
             transcript=samples[index % len(samples)].transcript,
             content_hash=f"{index:064x}",
             rubric=rubric,
+            workspace_id=rubric.workspace_id,  # bulk_create calls no save()
             status=Recording.Status.QUEUED,
             occurred_at=timezone.now(),
         )

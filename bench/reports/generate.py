@@ -46,13 +46,13 @@ STATEMENTS = [
     """
     INSERT INTO qa_recording (external_id, source, agent_id, agent_name, team, channel, language, occurred_at,
         transcript, transcript_source, content_hash, rubric_id, status, failure_reason, needs_review,
-        review_reasons, created_at, updated_at)
+        review_reasons, created_at, updated_at, workspace_id)
     SELECT 'bench-' || g, 'bench', 'agent-' || (g %% 200), 'Agent ' || (g %% 200), 'team-' || (g %% 8), 'voice',
         'es', at, 'AGENTE: hola', 'import', md5(g::text) || md5(g::text), %(rubric)s, 'reviewed', '', false,
         CASE WHEN u < 0.20 THEN '["random_audit"]' WHEN u < 0.30 THEN '["low_confidence"]'
              WHEN u < 0.40 THEN '["unverified_evidence"]' WHEN u < 0.42 THEN '["random_audit", "low_confidence"]'
              ELSE '[]' END::jsonb,
-        at, at
+        at, at, (SELECT workspace_id FROM rubrics_rubric WHERE id = %(rubric)s)
     FROM (SELECT g, random() AS u, timestamptz '2026-01-05' + random() * interval '182 days' AS at
           FROM generate_series(1, %(recordings)s) AS g) AS calls
     """,

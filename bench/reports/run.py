@@ -77,9 +77,10 @@ def main() -> None:
     from qa.models import Score
     from reviews.reports.api import DeviationReportSerializer, EvidenceReportSerializer
     from reviews.reports.selectors import ReportFilters, deviation_report, evidence_report
+    from access.scope import EVERYTHING
     from rubrics.selectors import rubric_latest_published
 
-    rubric = rubric_latest_published(slug=BENCH_SLUG)
+    rubric = rubric_latest_published(slug=BENCH_SLUG, scope=EVERYTHING)
     if rubric is None:
         raise SystemExit("No benchmark data: run python -m bench.reports.generate first.")
     with connection.cursor() as cursor:

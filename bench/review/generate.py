@@ -29,6 +29,8 @@ from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from access.models import DEFAULT_WORKSPACE, Role, Workspace  # noqa: E402
+from access.services import member_add  # noqa: E402
 from qa.evidence import VERIFIER_VERSION, verify_evidence  # noqa: E402
 from rubrics.models import Criterion, CriterionException, Rubric  # noqa: E402
 from rubrics.services import rubric_publish  # noqa: E402
@@ -128,6 +130,8 @@ def generate(*, recordings: int, review_percent: int) -> None:
     user.set_password(BENCH_PASSWORD)
     user.save()
     user.groups.add(supervisors)
+    # A supervisor of the default workspace (every team): the scope the pages read with (access.scope).
+    member_add(user=user, workspace=Workspace.objects.get(slug=DEFAULT_WORKSPACE), role=Role.SUPERVISOR)
     earlier, _ = User.objects.get_or_create(username="bench-earlier-reviewer")
 
     steps = [
@@ -138,7 +142,8 @@ def generate(*, recordings: int, review_percent: int) -> None:
             """
             INSERT INTO qa_recording (external_id, source, agent_id, agent_name, team, channel, language,
                 occurred_at, duration_seconds, transcript, turns, transcript_source, content_hash, rubric_id,
-                status, failure_reason, current_run_id, needs_review, review_reasons, created_at, updated_at)
+                status, failure_reason, current_run_id, needs_review, review_reasons, created_at, updated_at,
+                workspace_id)
             SELECT 'bench-' || i, 'bench', 'agent-' || (i %% %(agents)s), 'Agente ' || (i %% %(agents)s),
                 (%(teams)s::text[])[1 + i %% 5], 'voice', 'es',
                 now() - (i %% 180) * interval '1 day' - (i %% 86400) * interval '1 second', 300 + i %% 900,
@@ -149,7 +154,8 @@ def generate(*, recordings: int, review_percent: int) -> None:
                      WHEN i %% 7 = 0 THEN '["random_audit"]'::jsonb
                      WHEN i %% 3 = 0 THEN '["unverified_evidence", "low_confidence"]'::jsonb
                      ELSE '["low_confidence"]'::jsonb END,
-                now() - (i %% 180) * interval '1 day', now()
+                now() - (i %% 180) * interval '1 day', now(),
+                (SELECT workspace_id FROM rubrics_rubric WHERE id = %(rubric)s)
             FROM generate_series(1, %(n)s) AS i
             """,
         ),

@@ -35,6 +35,7 @@ from django.test import Client  # noqa: E402
 from bench.review.generate import BENCH_USER  # noqa: E402
 from qa.models import Recording, Score  # noqa: E402
 from reviews.models import ReviewClaim  # noqa: E402
+from access.scope import EVERYTHING  # noqa: E402
 from reviews.selectors import QueueFilters, QueuePosition, queue_recordings  # noqa: E402
 
 LIMIT_MS = 300
@@ -102,7 +103,7 @@ def main() -> None:
     client = Client(HTTP_HOST="localhost", HTTP_ACCEPT_LANGUAGE="es")
     client.force_login(user)
 
-    queue = queue_recordings(filters=QueueFilters())
+    queue = queue_recordings(filters=QueueFilters(), scope=EVERYTHING)
     first = queue.first()
     with_history = queue.filter(reviews__isnull=False).first()
     blind = queue.filter(review_reasons=["random_audit"]).first()

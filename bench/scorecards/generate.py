@@ -29,6 +29,8 @@ def generate(*, recordings: int, criteria: int, seed: float) -> dict[str, int]:
     from django.contrib.auth.models import Group, User
     from django.db import connection, transaction
 
+    from access.models import DEFAULT_WORKSPACE, Role, Workspace
+    from access.services import member_add
     from bench.reports.generate import COUNTS, STATEMENTS, build_rubric
     from qa.models import Recording
     from qa.services import recordings_current_values_store
@@ -50,6 +52,7 @@ def generate(*, recordings: int, criteria: int, seed: float) -> dict[str, int]:
         Recording.objects.filter(rubric=rubric, current_run__isnull=False).update(rollup_stale=True)
         user = User.objects.create_user(BENCH_USER)
         user.groups.add(Group.objects.get(name="Supervisors"))
+        member_add(user=user, workspace=Workspace.objects.get(slug=DEFAULT_WORKSPACE), role=Role.SUPERVISOR)
     counts = {}
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")

@@ -13,6 +13,7 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from access.admin import ScopedAdminMixin
 from qa.api.services import api_key_create, api_key_revoke
 from qa.models import ApiKey
 
@@ -28,7 +29,8 @@ def shown_once(model_admin: admin.ModelAdmin, request: HttpRequest, obj: models.
     return response
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(ScopedAdminMixin, admin.ModelAdmin):
+    scope_workspace = "workspace"
     list_display = [
         "name", "prefix", "scope", "can_review", "can_run_experiments", "active", "created_at", "expires_at",
         "revoked_at", "last_used_at",
@@ -39,9 +41,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
-            return ["name", "source", "all_sources", "can_review", "can_run_experiments", "expires_at"]
+            return ["name", "workspace", "source", "all_sources", "can_review", "can_run_experiments", "expires_at"]
         return [
-            "name", "prefix", "source", "all_sources", "can_review", "can_run_experiments", "created_at",
+            "name", "workspace", "prefix", "source", "all_sources", "can_review", "can_run_experiments", "created_at",
             "expires_at", "revoked_at", "last_used_at",
         ]  # fmt: skip
 
@@ -51,7 +53,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         # The name is the default `source` of what the key posts: renaming it
         # would make a resend look like a new recording.
         # The source binds what the key may read: a key for another system is a new key.
-        return ["name", "prefix", "source", "all_sources", "created_at", "last_used_at"]
+        return ["name", "workspace", "prefix", "source", "all_sources", "created_at", "last_used_at"]
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form, change: bool) -> None:
         if change:
@@ -64,6 +66,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             can_review=obj.can_review,
             can_run_experiments=obj.can_run_experiments,
             expires_at=obj.expires_at,
+            workspace=obj.workspace,
         )
         # The admin logs and redirects with `obj`: make it the stored row.
         obj.pk = created.pk

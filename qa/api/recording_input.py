@@ -24,6 +24,7 @@ from rest_framework import fields, serializers
 from rest_framework.settings import api_settings
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
+from access.scope import Scope
 from qa.errors import InvalidInputError
 from qa.models import Recording
 from qa.services import Turn
@@ -55,21 +56,22 @@ def _message(field_class: type[fields.Field], key: str, **values: Any) -> str:
     return str(field_class.default_error_messages[key]).format(**values)
 
 
-def rubric_published(slug: str) -> Rubric:
-    """The latest published version of `slug`; the serializer's field check and `recording_input` share it."""
-    rubric = rubric_latest_published(slug=slug)
+def rubric_published(slug: str, scope: Scope) -> Rubric:
+    """The latest published version of `slug` in `scope` (the request's: another workspace's rubric is
+    no rubric); the serializer's field check and `recording_input` share it."""
+    rubric = rubric_latest_published(slug=slug, scope=scope)
     if rubric is None:
         raise serializers.ValidationError(_("No published rubric '%(slug)s'.") % {"slug": slug})
     return rubric
 
 
-def rubric_lookup() -> RubricLookup:
+def rubric_lookup(scope: Scope) -> RubricLookup:
     """`rubric_published` remembering its answers, for the items of one request."""
     found: dict[str, Rubric] = {}
 
     def lookup(slug: str) -> Rubric:
         if slug not in found:
-            found[slug] = rubric_published(slug)
+            found[slug] = rubric_published(slug, scope)
         return found[slug]
 
     return lookup

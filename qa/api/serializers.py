@@ -140,7 +140,7 @@ class RecordingIngestSerializer(serializers.Serializer):
     transcript_source = serializers.ChoiceField(choices=Recording.TranscriptSource.choices, required=False)
 
     def validate_rubric(self, slug: str) -> Rubric:
-        return rubric_published(slug)
+        return rubric_published(slug, self.context["scope"])
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         """The keyword arguments of `recording_ingest`, except `source` when not sent."""

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from access.models import Workspace, default_workspace_id
 from qa.errors import InvalidInputError
 from qa.models import ApiKey, Recording
 from qa.models import has_control_characters
@@ -26,10 +27,11 @@ def api_key_create(
     can_review: bool = False,
     can_run_experiments: bool = False,
     expires_at: datetime | None = None,
+    workspace: Workspace | None = None,
 ) -> tuple[ApiKey, str]:
     """Store a new key for the external system `name`, bound to `source` (default: the name), or to
     every source with `all_sources` (`source` is then the one it posts under when a body names none);
-    return it with the full key.
+    return it with the full key. It acts inside `workspace` (default: the default workspace) alone.
 
     The full key is returned once and never stored: only its hash is kept.
     """
@@ -48,6 +50,7 @@ def api_key_create(
         can_review=can_review,
         can_run_experiments=can_run_experiments,
         expires_at=expires_at,
+        workspace_id=workspace.pk if workspace is not None else default_workspace_id(),
     )
     return api_key, key
 

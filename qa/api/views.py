@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from access import Capability, public
+from access.scope import scope_for_request
 from qa.api.parsers import JSONParser, parse_with
 from qa.api.recording_input import BATCH_MAX, recording_input, rubric_lookup
 from qa.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND, TOO_LARGE
@@ -87,9 +88,9 @@ class RecordingsView(GenericAPIView):
     def post(self, request: Request) -> Response:
         # A body over QA_AUDIO_MAX_BYTES (and the form's room) was refused unread: config.body_limit.
         if isinstance(request.data, QueryDict):  # multipart/form-data, with the audio
-            values = parse_with(RecordingIngestSerializer, request.data)
+            values = parse_with(RecordingIngestSerializer, request.data, scope=scope_for_request(request))
         else:
-            values = recording_input(request.data, rubric=rubric_lookup())
+            values = recording_input(request.data, rubric=rubric_lookup(scope_for_request(request)))
         source_apply(request, values)
         recording, created = recording_ingest(**values)
         body = self.get_serializer(recording).data
@@ -117,7 +118,7 @@ class RecordingBatchView(GenericAPIView):
     )
     def post(self, request: Request) -> Response:
         items = batch_items(request.data)
-        rubric = rubric_lookup()
+        rubric = rubric_lookup(scope_for_request(request))
         results: list[dict | None] = [None] * len(items)
         prepared, positions = [], []
         for index, item in enumerate(items):

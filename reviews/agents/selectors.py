@@ -7,7 +7,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from access.models import Role
-from access.scope import scope_for
+from access.scope import Scope, scope_for
 from qa.models import Recording
 
 
@@ -17,7 +17,9 @@ def agent_ids(user: AbstractBaseUser) -> list[str]:
 
 
 def agent_recordings(user: AbstractBaseUser) -> QuerySet[Recording]:
-    """The calls of `user` as an agent, and no one else's. Until recordings carry their workspace, the agent
-    ids of the user's agent memberships decide; then `Recording.objects.filter(scope_for(user).recordings_q())`
-    restricted to the agent grants replaces this body, and every caller follows."""
-    return Recording.objects.filter(agent_id__in=agent_ids(user))
+    """The calls of `user` as an agent, and no one else's: their scope (access.scope.scope_for) narrowed to
+    their agent memberships, so each workspace's agent id counts only in that workspace, and a person who
+    is an agent in one workspace and a supervisor in another sees here only their own calls."""
+    scope = scope_for(user)
+    as_agent = Scope(grants=tuple(grant for grant in scope.grants if grant.role == Role.AGENT))
+    return Recording.objects.filter(as_agent.recordings_q())

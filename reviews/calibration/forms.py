@@ -12,6 +12,7 @@ from django.contrib.auth.models import Permission
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from access.scope import Scope
 from reviews.calibration.selectors import CallSelection
 from reviews.calibration.services import PARTICIPANT_CAPABILITY, CalibrationAnswer
 from reviews.forms import NOT_APPLICABLE
@@ -20,13 +21,15 @@ from rubrics.models import Criterion
 from rubrics.selectors import rubric_latest_published
 
 
-def supervisors() -> QuerySet:
-    """Active users who may review, so may take part in a calibration."""
+def supervisors(scope: Scope) -> QuerySet:
+    """Active users who may review, so may take part in a calibration: members of the workspaces of
+    `scope` (another workspace's people are not even named)."""
     app_label, codename = PARTICIPANT_CAPABILITY.split(".")
     permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+    members = Q() if scope.everything else Q(memberships__workspace__in=sorted(scope.workspace_ids))
     return (
         get_user_model()
-        .objects.filter(Q(groups__permissions__in=permission) | Q(user_permissions__in=permission), is_active=True)
+        .objects.filter(Q(groups__permissions__in=permission) | Q(user_permissions__in=permission), members, is_active=True)
         .distinct()
         .order_by("username")
     )
@@ -58,10 +61,12 @@ class SessionCreateForm(forms.Form):
     date_from = forms.DateField(label=_("Calls from"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(label=_("Calls to"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, scope: Scope, **kwargs: Any) -> None:
+        """`scope`: the workspaces where the lead runs calibrations (Scope.where)."""
         super().__init__(*args, **kwargs)
-        self.fields["rubric"].choices = rubric_choices()
-        self.fields["participants"].queryset = supervisors()
+        self.scope = scope
+        self.fields["rubric"].choices = rubric_choices(scope=scope)
+        self.fields["participants"].queryset = supervisors(scope)
 
     def clean_recording_ids(self) -> tuple[int, ...]:
         text = self.cleaned_data["recording_ids"].strip()
@@ -72,7 +77,7 @@ class SessionCreateForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if data.get("rubric"):
-            data["rubric_version"] = rubric_latest_published(slug=data["rubric"])
+            data["rubric_version"] = rubric_latest_published(slug=data["rubric"], scope=self.scope)
             if data["rubric_version"] is None:
                 self.add_error("rubric", _("This rubric has no published version."))
         choose = data.get("choose")

@@ -11,11 +11,12 @@ from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from access import Capability, may, signed_in
+from access.scope import scope_for
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from reviews.figures.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
@@ -28,21 +29,29 @@ from rubrics.models import Criterion, Rubric
 DISCUSS_SPREAD = 2
 
 
-def is_calibration_lead(user: AbstractBaseUser | AnonymousUser) -> bool:
-    return may(user, Capability.RUN_CALIBRATION)
+def is_calibration_lead(user: AbstractBaseUser | AnonymousUser, workspace_id: int | None = None) -> bool:
+    """Whether `user` runs calibrations: anywhere (the pages' buttons), or in `workspace_id` (a
+    session's, a rubric's): a supervisor there who leads QA elsewhere does not."""
+    if not may(user, Capability.RUN_CALIBRATION):
+        return False
+    return workspace_id is None or scope_for(user).may(Capability.RUN_CALIBRATION, workspace_id)
 
 
 def can_view_session(user: AbstractBaseUser | AnonymousUser, session: CalibrationSession) -> bool:
-    if is_calibration_lead(user):
+    if is_calibration_lead(user, session.rubric.workspace_id):
         return True
     return signed_in(user) and session.participants.filter(pk=user.pk).exists()
 
 
 def sessions_for(user: AbstractBaseUser) -> QuerySet[CalibrationSession]:
-    """Every session for a QA lead; the sessions they take part in for anyone else."""
+    """The sessions of the workspaces where `user` leads calibrations, and those they take part in."""
     sessions = CalibrationSession.objects.select_related("rubric", "lead").prefetch_related("participants")
     sessions = sessions.annotate(n_calls=Count("calls", distinct=True))
-    return sessions if is_calibration_lead(user) else sessions.filter(participants=user)
+    led = scope_for(user).where(Capability.RUN_CALIBRATION).workspaces_q("rubric__workspace")
+    if not may(user, Capability.RUN_CALIBRATION):
+        led = Q(pk__in=[])
+    taking_part = CalibrationSession.objects.filter(participants=user).values("pk")
+    return sessions.filter(led | Q(pk__in=taking_part))
 
 
 @dataclass(frozen=True)

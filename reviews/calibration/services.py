@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from access import Capability, may, require
+from access.scope import scope_for
 from qa.errors import InvalidInputError
 from qa.models import Recording
 from reviews.calibration.selectors import (
@@ -55,12 +56,14 @@ def calibration_create(
     errors: dict[str, str] = {}
     if not name.strip():
         errors["name"] = _("Give the session a name.")
-    if not is_calibration_lead(lead):
+    if not is_calibration_lead(lead, rubric.workspace_id):
         errors["lead"] = _("%(user)s may not run calibration sessions (the QA leads group may).") % {"user": lead}
     unique = list({user.pk: user for user in participants}.values())
     if len(unique) < 2:
         errors["participants"] = _("A calibration needs at least two participants.")
-    elif not_supervisors := [str(user) for user in unique if not may(user, PARTICIPANT_CAPABILITY)]:
+    elif not_supervisors := [
+        str(user) for user in unique if not scope_for(user).may(PARTICIPANT_CAPABILITY, rubric.workspace_id)
+    ]:
         errors["participants"] = _("Only supervisors can take part; not: %(users)s.") % {
             "users": ", ".join(not_supervisors)
         }
@@ -221,8 +224,9 @@ def value_error(criterion: Criterion, value: int | None, not_applicable: bool) -
 @transaction.atomic
 def calibration_close(*, session: CalibrationSession, user: AbstractBaseUser) -> CalibrationSession:
     """End the scoring: entries freeze, and everyone may now see everyone's values."""
-    require(user, Capability.RUN_CALIBRATION, _("Only a QA lead can close a calibration session."))
-    session = CalibrationSession.objects.select_for_update().get(pk=session.pk)
+    session = CalibrationSession.objects.select_for_update().select_related("rubric").get(pk=session.pk)
+    if not is_calibration_lead(user, session.rubric.workspace_id):
+        raise PermissionDenied(_("Only a QA lead can close a calibration session."))
     if not session.is_open:
         raise SessionStateError(_("The session is already closed."))
     session.status = CalibrationSession.Status.CLOSED
@@ -243,8 +247,9 @@ def agreed_value_set(
     user: AbstractBaseUser,
 ) -> AgreedValue:
     """Record (or correct) what the session agreed for one call and criterion, once it is closed."""
-    require(user, Capability.RUN_CALIBRATION, _("Only a QA lead can record agreed values."))
-    session = CalibrationSession.objects.get(pk=session.pk)
+    session = CalibrationSession.objects.select_related("rubric").get(pk=session.pk)
+    if not is_calibration_lead(user, session.rubric.workspace_id):
+        raise PermissionDenied(_("Only a QA lead can record agreed values."))
     if session.is_open:
         raise SessionStateError(_("Close the session before recording agreed values."))
     call = session.calls.filter(recording_id=recording_id).first()

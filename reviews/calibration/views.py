@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from access import Capability, SIGNED_IN, page_requires
+from access.scope import scope_for
 from qa.errors import InvalidInputError
 from reviews.calibration.forms import ScoringForm, SessionCreateForm
 from reviews.calibration.selectors import (
@@ -54,7 +55,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @lead_page
 @require_http_methods(["GET", "POST"])
 def session_create(request: HttpRequest) -> HttpResponse:
-    form = SessionCreateForm(request.POST or None)
+    form = SessionCreateForm(request.POST or None, scope=scope_for(request.user).where(Capability.RUN_CALIBRATION))
     if request.method == "POST" and form.is_valid():
         try:
             session = calibration_create(

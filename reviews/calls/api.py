@@ -18,6 +18,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from access import NO_KEY, Capability
+from access.scope import scope_for
 from qa.api.schema import BAD_REQUEST
 from reviews.calls.forms import CallFilterForm
 from reviews.calls.selectors import COUNT_LIMIT, call_page, call_search, calls_visible, criterion_choices
@@ -72,8 +73,8 @@ class CallListView(APIView):
         visible = calls_visible(request.user)
         form = CallFilterForm(
             request.query_params,
-            rubrics=rubric_choices(),
-                criteria=criterion_choices(request.query_params.get("rubric", "")),
+            rubrics=rubric_choices(scope=scope_for(request.user)),
+            criteria=criterion_choices(request.query_params.get("rubric", ""), scope=scope_for(request.user)),
         )
         page_number = request.query_params.get("page") or "1"  # sent empty: not given
         if not page_number.isdigit() or int(page_number) < 1:

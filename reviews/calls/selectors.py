@@ -17,11 +17,14 @@ from django.utils.functional import cached_property
 from django.utils.safestring import SafeString
 
 from access import Capability
+from access.models import Role
+from access.scope import Scope, role_permissions, scope_for
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.search import headlines, recordings_matching
 from reviews.models import Assignment, Review
 from reviews.selectors import blind_recordings_for, day_start, has_reason, reasons_text_alias
 from rubrics.models import Criterion, Rubric
+from rubrics.selectors import rubrics_in
 
 NOT_APPLICABLE = "na"  # the criterion value filter's "the judge found it does not apply"
 # The statuses a judged call can be in, as the list filters them.
@@ -50,10 +53,9 @@ class CallFilters:
 
 def calls_visible(user: AbstractBaseUser) -> QuerySet[Recording]:
     """Every judged call `user` may see: the one base every list, search, sample and API answer of
-    this package starts from. The workspaces' scope applies here, and only here: once recordings carry
-    their workspace, `.filter(access.scope.scope_for(user).recordings_q())` (a supervisor's teams, a
-    workspace's calls); until then every judged call, for those who may read recordings (agents may not)."""
-    return Recording.objects.filter(current_run__isnull=False)
+    this package starts from, and the one place it applies the scope (access.scope.scope_for: a
+    supervisor's teams, a lead's workspace)."""
+    return Recording.objects.filter(scope_for(user).recordings_q(), current_run__isnull=False)
 
 
 def call_search(*, recordings: QuerySet[Recording], filters: CallFilters, user: AbstractBaseUser) -> QuerySet[Recording]:
@@ -195,17 +197,19 @@ def call_sample(*, recordings: QuerySet[Recording], size: int, seed: int) -> lis
     return sorted(random.Random(seed).sample(found, min(size, len(found))))
 
 
-def reviewers() -> QuerySet[AbstractBaseUser]:
-    """The active people who may review (access.Capability.REVIEW): those calls can be assigned to."""
-    app_label, codename = str(Capability.REVIEW).split(".")
-    permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
-    return (
-        get_user_model()
-        .objects.filter(is_active=True)
-        .filter(Q(is_superuser=True) | Q(groups__permissions__in=permission) | Q(user_permissions__in=permission))
-        .distinct()
-        .order_by("username")
-    )
+def reviewers(scope: Scope) -> QuerySet[AbstractBaseUser]:
+    """The active people who may review calls of `scope`'s workspaces (a role there carrying
+    access.Capability.REVIEW): those its calls can be assigned to. An unrestricted scope (a superuser's):
+    whoever holds the capability anywhere."""
+    users = get_user_model().objects.filter(is_active=True)
+    if scope.everything:
+        app_label, codename = str(Capability.REVIEW).split(".")
+        permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+        users = users.filter(Q(is_superuser=True) | Q(groups__permissions__in=permission) | Q(user_permissions__in=permission))
+    else:
+        roles = [role for role in Role.values if str(Capability.REVIEW) in role_permissions(role)]
+        users = users.filter(memberships__workspace__in=sorted(scope.workspace_ids), memberships__role__in=roles)
+    return users.distinct().order_by("username")
 
 
 @dataclass(frozen=True)
@@ -231,7 +235,7 @@ class ReviewerThroughput:
         return self.rejected / self.reviews if self.reviews else None
 
 
-def reviewer_throughput(*, date_from: date, date_to: date) -> list[ReviewerThroughput]:
+def reviewer_throughput(*, scope: Scope, date_from: date, date_to: date) -> list[ReviewerThroughput]:
     """Per person who reviewed between the two days (inclusive; keys' reviews left out): reviews, days
     with reviews, rejects, and the median time per review.
 
@@ -241,6 +245,7 @@ def reviewer_throughput(*, date_from: date, date_to: date) -> list[ReviewerThrou
     """
     reviews = (
         Review.objects.filter(
+            scope.recordings_q(workspace="recording__workspace", team="recording__team", agent="recording__agent_id"),
             user__isnull=False,
             created_at__gte=day_start(date_from),
             created_at__lt=day_start(date_to + timedelta(days=1)),
@@ -275,10 +280,10 @@ def reviewer_throughput(*, date_from: date, date_to: date) -> list[ReviewerThrou
     )
 
 
-def criterion_choices(rubric_slug: str = "") -> list[tuple[str, str]]:
-    """(key, "key · title") for the criteria of every published or archived rubric version (of one
-    rubric, with its slug), the latest version's title where versions differ."""
-    criteria = Criterion.objects.exclude(rubric__status=Rubric.Status.DRAFT)
+def criterion_choices(rubric_slug: str = "", *, scope: Scope) -> list[tuple[str, str]]:
+    """(key, "key · title") for the criteria of every published or archived rubric version in `scope` (of
+    one rubric, with its slug), the latest version's title where versions differ."""
+    criteria = Criterion.objects.filter(rubric__in=rubrics_in(scope)).exclude(rubric__status=Rubric.Status.DRAFT)
     if rubric_slug:
         criteria = criteria.filter(rubric__slug=rubric_slug)
     titles: dict[str, str] = {}

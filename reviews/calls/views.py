@@ -13,6 +13,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from access import Capability, may, page_requires
+from access.scope import scope_for
 from qa.errors import InvalidInputError
 from qa.search import search_enabled
 from reviews.calls.forms import AssignForm, CallFilterForm, PeriodForm
@@ -48,13 +49,19 @@ def assign(request: HttpRequest) -> HttpResponse:
     form = _assign_form(request, data=request.POST)
     if not (filter_form.is_valid() and form.is_valid()):
         return _list(request, filter_form, form, status=400)
-    found = call_search(recordings=calls_visible(request.user), filters=filter_form.filters(), user=request.user)
+    # The calls of the workspaces where this lead may assign, to the people who review there.
+    assigning = scope_for(request.user).where(Capability.ASSIGN)
+    visible = calls_visible(request.user).filter(assigning.recordings_q())
+    found = call_search(recordings=visible, filters=filter_form.filters(), user=request.user)
     data = form.cleaned_data
     if data["pick"] == AssignForm.SAMPLE:
         ids = call_sample(recordings=found, size=data["size"], seed=data["seed"])
     else:
         ids = call_ids(recordings=found, ids=data["call"])
-    assignee = reviewers().get(pk=int(data["assignee"]))
+    assignee = reviewers(assigning).filter(pk=int(data["assignee"])).first()
+    if assignee is None:  # the form offered only these; someone else's id posted by hand
+        form.add_error("assignee", _("Choose one of the supervisors listed."))
+        return _list(request, filter_form, form, status=400)
     try:
         result = assignments_create(recording_ids=ids, assignee=assignee, assigned_by=request.user)
     except InvalidInputError as error:
@@ -83,7 +90,7 @@ def throughput(request: HttpRequest) -> HttpResponse:
     form = PeriodForm(request.GET)
     if not form.is_valid():
         return render(request, "calls/reviewers.html", {"form": form, "rows": []}, status=400)
-    rows = reviewer_throughput(date_from=form.cleaned_data["date_from"], date_to=form.cleaned_data["date_to"])
+    rows = reviewer_throughput(scope=scope_for(request.user), date_from=form.cleaned_data["date_from"], date_to=form.cleaned_data["date_to"])
     context = {"form": form, "rows": rows, "sitting_minutes": int(SITTING_GAP.total_seconds() // 60)}
     return render(request, "calls/reviewers.html", context)
 
@@ -91,15 +98,15 @@ def throughput(request: HttpRequest) -> HttpResponse:
 def _filter_form(request: HttpRequest) -> CallFilterForm:
     return CallFilterForm(
         request.GET,
-        rubrics=rubric_choices(),
-        criteria=criterion_choices(request.GET.get("rubric", "")),
+        rubrics=rubric_choices(scope=scope_for(request.user)),
+        criteria=criterion_choices(request.GET.get("rubric", ""), scope=scope_for(request.user)),
     )
 
 
 def _assign_form(request: HttpRequest, data=None) -> AssignForm | None:
     if not may(request.user, Capability.ASSIGN):
         return None
-    assignees = [(user.pk, user.get_username()) for user in reviewers()]
+    assignees = [(user.pk, user.get_username()) for user in reviewers(scope_for(request.user).where(Capability.ASSIGN))]
     # A fresh seed to start from, shown, so a sample can be drawn again.
     return AssignForm(data, assignees=assignees, initial={"seed": secrets.randbelow(1_000_000)})
 

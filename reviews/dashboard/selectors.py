@@ -17,6 +17,7 @@ from django.db.models import Count, F, Min, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from access.scope import EVERYTHING
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from reviews.disputes.models import Dispute
 from reviews.figures.stats import (
@@ -138,6 +139,8 @@ def quality_weeks(filters: ReportFilters) -> tuple[Estimate, list[QualityWeek]]:
 
 def _judged(filters: ReportFilters):  # noqa: ANN202 (a QuerySet of recordings)
     calls = Recording.objects.filter(judged_calls(filters.rubric, filters.date_from, filters.date_to)("")).order_by()
+    if filters.scope is not None:  # the reader's: a supervisor's teams
+        calls = calls.filter(filters.scope.recordings_q())
     if filters.team:
         calls = calls.filter(team=filters.team)
     if filters.agent:
@@ -169,6 +172,7 @@ def backlog(filters: ReportFilters, *, now: datetime | None = None) -> Backlog:
     long its calls have waited since they were judged."""
     now = now or timezone.now()
     queue = queue_recordings(
+        scope=filters.scope or EVERYTHING,
         filters=QueueFilters(
             rubric=filters.rubric.slug,
             team=filters.team,

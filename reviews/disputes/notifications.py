@@ -17,6 +17,7 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext as _
 
 from access import Capability
+from access.models import Role
 from reviews.disputes.selectors import waiting_for
 from reviews.models import Dispute
 
@@ -57,10 +58,13 @@ def _send(subject: str, body: str, recipients: list[str]) -> None:
 def _leads(dispute: Dispute) -> list[AbstractBaseUser]:
     if dispute.assigned_to_id is not None:
         return [dispute.assigned_to]
-    app_label, codename = str(Capability.RESOLVE_DISPUTES).split(".")
-    perm = {"permissions__content_type__app_label": app_label, "permissions__codename": codename}
+    # The QA leads (and admins) of the call's workspace: a lead elsewhere is not told of it.
     return list(
-        get_user_model().objects.filter(is_active=True, **{f"groups__{key}": value for key, value in perm.items()})
+        get_user_model().objects.filter(
+            is_active=True,
+            memberships__workspace_id=dispute.recording.workspace_id,
+            memberships__role__in=[Role.QA_LEAD, Role.ADMIN],
+        )
     )
 
 

@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from access import Capability, may
+from access.scope import scope_for
 from qa.models import Recording
 from reviews.agents.selectors import agent_recordings
 from reviews.models import Acknowledgement, Dispute, DisputedCriterion, Review
@@ -38,11 +39,18 @@ def standing_review_of(recording: Recording) -> Review | None:
     return standing_reviews().filter(recording=recording).select_related("user").first()
 
 
+def leading(user: AbstractBaseUser, path: str = "recording__") -> Q:
+    """The calls (reached through `path`) of the workspaces where `user` resolves disputes (their scope,
+    access.scope, narrowed to where their role carries the capability)."""
+    scope = scope_for(user).where(Capability.RESOLVE_DISPUTES)
+    return scope.recordings_q(workspace=f"{path}workspace", team=f"{path}team", agent=f"{path}agent_id")
+
+
 def disputes_visible_to(user: AbstractBaseUser) -> QuerySet[Dispute]:
-    """A QA lead's every dispute; an agent's own (their calls'); nobody else's."""
+    """A QA lead's every dispute of their workspaces; an agent's own (their calls'); nobody else's."""
     disputes = Dispute.objects.all()
     if may(user, Capability.RESOLVE_DISPUTES):
-        return disputes
+        return disputes.filter(leading(user))
     if may(user, Capability.DISPUTE):
         return disputes.filter(recording__in=agent_recordings(user))
     return disputes.none()
@@ -92,7 +100,7 @@ def waiting_for(user: AbstractBaseUser) -> Waiting | None:
         return Waiting(to_acknowledge + outcomes, "agents:home")
     if may(user, Capability.RESOLVE_DISPUTES):
         count = Dispute.objects.filter(
-            Q(assigned_to=user) | Q(assigned_to__isnull=True), status=Dispute.Status.OPEN
+            Q(assigned_to=user) | Q(assigned_to__isnull=True), leading(user), status=Dispute.Status.OPEN
         ).count()
         return Waiting(count, "disputes:list")
     if may(user, Capability.REVIEW):
@@ -117,6 +125,8 @@ def reviews_followed_by(*, user: AbstractBaseUser, status: str = "", limit: int 
     reviews = standing_reviews().exclude(recording__agent_id="").select_related("recording", "user")
     if not may(user, Capability.RESOLVE_DISPUTES):
         reviews = reviews.filter(user=user)
+    else:
+        reviews = reviews.filter(leading(user))
     overdue_before = timezone.now() - timedelta(days=settings.QA_ACKNOWLEDGE_DAYS)
     has_dispute = Exists(Dispute.objects.filter(review=OuterRef("pk")))
     if status == "acknowledged":

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from access import Capability, require
 from access.models import Membership, Role
+from access.scope import scope_for
 from outbox.services import dispute_opened_emit, dispute_resolved_emit
 from qa.errors import ConflictError, InvalidInputError
 from reviews.agents.selectors import agent_recordings
@@ -184,7 +185,9 @@ def _lead_for(review: Review) -> AbstractBaseUser | None:
         return None
     teams = Membership.objects.filter(user_id=review.user_id).values("teams")
     lead = (
-        Membership.objects.filter(role__in=[Role.QA_LEAD, Role.ADMIN], teams__in=teams)
+        Membership.objects.filter(
+            role__in=[Role.QA_LEAD, Role.ADMIN], teams__in=teams, workspace_id=review.recording.workspace_id
+        )
         .exclude(user_id=review.user_id)
         .select_related("user")
         .order_by("user__username")
@@ -210,7 +213,9 @@ def dispute_resolve(
     `criteria`, then by criterion key) for a criterion left undecided or without a comment.
     """
     require(user, Capability.RESOLVE_DISPUTES, _("Only a QA lead may resolve disputes."))
-    dispute = Dispute.objects.select_for_update().get(pk=dispute.pk)
+    dispute = Dispute.objects.select_for_update().select_related("recording").get(pk=dispute.pk)
+    if not scope_for(user).may(Capability.RESOLVE_DISPUTES, dispute.recording.workspace_id):
+        raise PermissionDenied(_("Only a QA lead of this call's workspace may resolve its dispute."))
     if dispute.status != Dispute.Status.OPEN:
         raise DisputeClosedError(_("This dispute was resolved already."))
     disputed = {

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access import Capability
+from access.scope import scope_for_request
 from qa.api.schema import BAD_REQUEST, NOT_FOUND
 from qa.errors import InvalidInputError
 from qa.models import ApiKey, Judge
@@ -138,7 +139,7 @@ class ExperimentsView(APIView):
 
     @extend_schema(responses=ExperimentSummarySerializer(many=True), summary="List experiments")
     def get(self, request: Request) -> Response:
-        return Response(ExperimentSummarySerializer(experiments_list()[:200], many=True).data)
+        return Response(ExperimentSummarySerializer(experiments_list(scope=scope_for_request(request))[:200], many=True).data)
 
     @extend_schema(
         request=ExperimentInputSerializer,
@@ -186,7 +187,7 @@ class ExperimentDetailView(APIView):
         responses={200: ExperimentSerializer, 404: NOT_FOUND}, summary="An experiment's progress and comparison"
     )
     def get(self, request: Request, pk: int) -> Response:
-        experiment = get_object_or_404(Experiment, pk=pk)
+        experiment = get_object_or_404(experiments_list(scope=scope_for_request(request)), pk=pk)
         return Response(_comparison_body(experiment_comparison(experiment)))
 
 

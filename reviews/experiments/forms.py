@@ -3,10 +3,11 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from access.scope import Scope
 from qa.models import Judge
 from reviews.experiments.selectors import DISPUTED
 from reviews.reports.forms import GROUP_LABELS
-from rubrics.models import Rubric
+from rubrics.selectors import rubrics_in
 
 
 class ExperimentForm(forms.Form):
@@ -29,12 +30,12 @@ class ExperimentForm(forms.Form):
     limit = forms.IntegerField(label=_("Limit"), min_value=1, required=False)
     seed = forms.IntegerField(label=_("Seed"), initial=0)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, scope: Scope, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Rubrics by name (their latest version's), never by slug.
         names: dict[str, str] = {}
         versions: dict[int, list[tuple[str, str]]] = {}
-        for slug, name, version, status in Rubric.objects.order_by("slug", "-version").values_list(
+        for slug, name, version, status in rubrics_in(scope).order_by("slug", "-version").values_list(
             "slug", "name", "version", "status"
         ):
             names.setdefault(slug, name)

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.models import Workspace, default_workspace_id
 from qa.models import ApiKey, Judge, Recording
 from rubrics.models import Criterion, Rubric
 
@@ -25,6 +26,10 @@ class Experiment(models.Model):
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
+    # Its rubric's workspace (a slug family lives in one): the scope filters experiments by it.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.PROTECT, related_name="experiments", editable=False
+    )
     rubric_slug = models.SlugField(_("rubric"), max_length=100)
     group = models.CharField(_("group"), max_length=20, default="all")
     date_from = models.DateField(_("since"), null=True, blank=True)
@@ -47,6 +52,11 @@ class Experiment(models.Model):
 
     def __str__(self) -> str:
         return f"experiment {self.pk} on {self.rubric_slug}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.workspace_id is None:  # experiment_create sets its rubric's; a test or a shell may not
+            self.workspace_id = default_workspace_id()
+        super().save(*args, **kwargs)
 
     @property
     def is_active(self) -> bool:

@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet, Sum, Value
 from django.db.models.expressions import RawSQL
 
+from access.scope import Scope
 from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
 from reviews.disputes.selectors import upheld_dispute_recordings
@@ -98,8 +99,9 @@ def experiment_criterion_titles(experiment: Experiment) -> dict[str, str]:
     return titles
 
 
-def experiments_list() -> QuerySet[Experiment]:
-    return Experiment.objects.prefetch_related("arms__rubric", "arms__judge")
+def experiments_list(*, scope: Scope) -> QuerySet[Experiment]:
+    """The experiments of the workspaces in `scope`; every read of experiments starts here."""
+    return Experiment.objects.filter(scope.workspaces_q()).prefetch_related("arms__rubric", "arms__judge")
 
 
 # --- The comparison -------------------------------------------------------------

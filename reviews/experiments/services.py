@@ -23,6 +23,8 @@ from django.utils.translation import gettext as _
 from kombu.exceptions import OperationalError
 
 from outbox.services import experiment_finished_emit
+from access import Capability
+from access.scope import EVERYTHING, Scope, scope_for, scope_for_workspace
 from qa.errors import InvalidInputError
 from qa.execution import Job, JudgmentKind, job_execute, job_execute_until_done, rubric_for_judging
 from qa.jobs import Result, jobs_due
@@ -34,7 +36,7 @@ from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promoti
 from reviews.experiments.selectors import EXPERIMENT_GROUPS, experiment_recording_ids
 from reviews.reports.selectors import Group
 from rubrics.models import Rubric
-from rubrics.selectors import rubric_latest_published
+from rubrics.selectors import rubric_latest_published, rubrics_in
 from rubrics.services import rubric_publish
 
 logger = logging.getLogger(__name__)
@@ -51,11 +53,11 @@ class ArmSpec:
     stored: bool = False
 
 
-def _arm_rubric(slug: str, version: int | None, field: str) -> Rubric:
+def _arm_rubric(slug: str, version: int | None, field: str, scope: Scope) -> Rubric:
     if version is None:
-        rubric = rubric_latest_published(slug=slug)
+        rubric = rubric_latest_published(slug=slug, scope=scope)
     else:
-        rubric = Rubric.objects.filter(slug=slug, version=version).first()
+        rubric = rubrics_in(scope).filter(slug=slug, version=version).first()
     if rubric is None:
         what = _("a published version") if version is None else _("version %(version)s") % {"version": version}
         raise InvalidInputError({field: _("Rubric %(slug)s has no %(what)s.") % {"slug": slug, "what": what}})
@@ -119,10 +121,15 @@ def experiment_create(
     if date_from and date_to and date_to < date_from:
         raise InvalidInputError({"date_to": _("The end date is before the start date.")})
     specs = [baseline, *candidates]
+    # The rubrics the creator may experiment on: their key's workspace, or where they own rubrics.
+    if api_key is not None:
+        scope = scope_for_workspace(api_key.workspace_id)
+    else:
+        scope = scope_for(user).where(Capability.RUN_EXPERIMENTS) if user is not None else EVERYTHING
     arms = []
     for order, spec in enumerate(specs):
         field = "baseline" if order == 0 else "candidates"
-        rubric = _arm_rubric(rubric_slug, spec.rubric_version, field)
+        rubric = _arm_rubric(rubric_slug, spec.rubric_version, field, scope)
         stored = spec.stored and order == 0
         samples = 1 if spec.stored else _arm_check(spec, field)
         judge = None if spec.stored else spec.judge or Judge.objects.default()
@@ -143,6 +150,7 @@ def experiment_create(
         message = _("No recording of %(slug)s in this set has a final review with values.")
         raise InvalidInputError({"rubric": message % {"slug": rubric_slug}})
     experiment = Experiment.objects.create(
+        workspace_id=arms[0].rubric.workspace_id,  # a slug family lives in one workspace
         rubric_slug=rubric_slug,
         group=group,
         date_from=date_from,

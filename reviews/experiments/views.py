@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from access import Capability, may, page_requires, require
+from access.scope import scope_for
 from qa.errors import InvalidInputError
 from reviews.experiments.forms import ExperimentForm
 from reviews.experiments.models import Arm, Experiment, Promotion
@@ -37,7 +38,7 @@ runner_page = page_requires(Capability.RUN_EXPERIMENTS)
 
 @reader_page
 def index(request: HttpRequest) -> HttpResponse:
-    form = ExperimentForm(request.POST or None)
+    form = ExperimentForm(request.POST or None, scope=scope_for(request.user))
     if request.method == "POST":
         require(request.user, Capability.RUN_EXPERIMENTS)
         if form.is_valid():
@@ -64,7 +65,7 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "experiments/index.html",
-        {"experiments": experiments_list()[:100], "form": form, "can_run": may(request.user, Capability.RUN_EXPERIMENTS)},
+        {"experiments": experiments_list(scope=scope_for(request.user))[:100], "form": form, "can_run": may(request.user, Capability.RUN_EXPERIMENTS)},
     )
 
 
@@ -91,7 +92,7 @@ VERDICT_LABELS = {
 
 @reader_page
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_object_or_404(Experiment, pk=pk)
+    experiment = get_object_or_404(experiments_list(scope=scope_for(request.user)), pk=pk)
     comparison = experiment_comparison(experiment)
     keys = list(dict.fromkeys(row.criterion_key for arm in comparison.arms for row in arm.criteria))
     titles = experiment_criterion_titles(experiment)
@@ -133,7 +134,7 @@ CRITERION_PAGE_SIZE = 50
 
 @reader_page
 def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
-    experiment = get_object_or_404(Experiment, pk=pk)
+    experiment = get_object_or_404(experiments_list(scope=scope_for(request.user)), pk=pk)
     # The set is a frozen list of ids: a page of it is a slice, and only that page's rows are read.
     page = Paginator(sorted(experiment.recording_ids), CRITERION_PAGE_SIZE).get_page(request.GET.get("page"))
     return render(
@@ -153,7 +154,7 @@ def criterion(request: HttpRequest, pk: int, key: str) -> HttpResponse:
 @runner_page
 @require_POST
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    experiment = get_object_or_404(Experiment, pk=pk)
+    experiment = _runnable(request, pk)
     if experiment_cancel(experiment=experiment):
         messages.success(request, _("The experiment was cancelled."))
     return redirect("experiments:detail", pk=pk)
@@ -162,7 +163,7 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @runner_page
 def promote(request: HttpRequest, pk: int, arm_id: int, action: str) -> HttpResponse:
     """GET asks for confirmation; only the confirmed POST changes anything."""
-    experiment = get_object_or_404(Experiment, pk=pk)
+    experiment = _runnable(request, pk)
     arm = get_object_or_404(Arm, pk=arm_id, experiment=experiment)
     if action not in Promotion.Action.values:
         raise PermissionDenied
@@ -179,3 +180,11 @@ def promote(request: HttpRequest, pk: int, arm_id: int, action: str) -> HttpResp
         "experiments/promote.html",
         {"experiment": experiment, "arm": arm, "action": Promotion.Action(action)},
     )
+
+
+def _runnable(request: HttpRequest, pk: int) -> Experiment:
+    """An experiment of the reader's scope that they may run there (a rubric owner of its workspace)."""
+    experiment = get_object_or_404(experiments_list(scope=scope_for(request.user)), pk=pk)
+    if not scope_for(request.user).may(Capability.RUN_EXPERIMENTS, experiment.workspace_id):
+        raise PermissionDenied
+    return experiment

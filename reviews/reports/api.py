@@ -17,6 +17,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from access import Capability
+from access.scope import scope_for_request
 from qa.api.schema import BAD_REQUEST
 from reviews.figures.api import RubricSerializer, query_parameter
 from reviews.reports.forms import ReportFilterForm, VersionsFilterForm
@@ -189,7 +190,7 @@ class ReportAPIView(APIView):
     serializer_class: type[serializers.Serializer]
 
     def get(self, request: Request) -> Response:
-        form = _valid(ReportFilterForm(request.query_params))
+        form = _valid(ReportFilterForm(request.query_params, scope=scope_for_request(request)))
         return Response(self.serializer_class(self.report(form.filters())).data)
 
     def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
@@ -269,5 +270,5 @@ class VersionsReportView(APIView):
     session_permissions = {"GET": Capability.READ_REPORTS}  # and any key
 
     def get(self, request: Request) -> Response:
-        form = _valid(VersionsFilterForm(request.query_params))
+        form = _valid(VersionsFilterForm(request.query_params, scope=scope_for_request(request)))
         return Response(VersionsReportSerializer(versions_report(slug=form.cleaned_data["rubric"])).data)

@@ -6,10 +6,12 @@ from django import forms
 from django.db.models import Case, When
 from django.utils.translation import gettext_lazy as _
 
+from access.scope import Scope
 from reviews.forms import clean_date_range
 from reviews.reports.selectors import EvidenceCell, Group, ReportFilters
 from reviews.selectors import rubric_choices, rubric_version_choices
 from rubrics.models import Criterion, Rubric
+from rubrics.selectors import rubrics_in
 
 GROUP_LABELS = {
     Group.RANDOM_AUDIT: _("Random audit"),
@@ -24,9 +26,10 @@ class VersionsFilterForm(forms.Form):
 
     rubric = forms.ChoiceField(label=_("Rubric"))
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, scope: Scope, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["rubric"].choices = rubric_choices()
+        self.scope = scope
+        self.fields["rubric"].choices = rubric_choices(scope=scope)
 
 
 class ReportFilterForm(forms.Form):
@@ -37,15 +40,17 @@ class ReportFilterForm(forms.Form):
     team = forms.CharField(label=_("Team"), required=False, max_length=100)
     agent = forms.CharField(label=_("Agent id"), required=False, max_length=100)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, scope: Scope, **kwargs) -> None:
+        """`scope`: the reader's (access.scope.scope_for or scope_for_request): its rubrics, its calls."""
         super().__init__(*args, **kwargs)
-        self.fields["rubric"].choices = rubric_choices()
+        self.scope = scope
+        self.fields["rubric"].choices = rubric_choices(scope=scope)
         # The chosen rubric's versions, from a list: a typed number could name one that doesn't exist.
         slugs = dict(self.fields["rubric"].choices)
         slug = self.data.get("rubric")
         if slug not in slugs:  # unknown or garbage (a NUL byte): the rubric field says so, nothing is queried
             slug = next(iter(slugs), "")
-        self.fields["version"].choices = [("", _("the published version")), *rubric_version_choices(slug)]
+        self.fields["version"].choices = [("", _("the published version")), *rubric_version_choices(slug, scope=scope)]
 
     def clean(self) -> dict:
         data = super().clean()
@@ -55,7 +60,7 @@ class ReportFilterForm(forms.Form):
         return data
 
     def _rubric_version(self, slug: str, version: int | None) -> Rubric | None:
-        versions = Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT)
+        versions = rubrics_in(self.scope).filter(slug=slug).exclude(status=Rubric.Status.DRAFT)
         if version is not None:
             found = versions.filter(version=version).first()
             if found is None:
@@ -72,6 +77,7 @@ class ReportFilterForm(forms.Form):
             date_to=data["date_to"],
             team=data["team"],
             agent=data["agent"],
+            scope=self.scope,
         )
 
 

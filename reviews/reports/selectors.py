@@ -62,6 +62,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Abs, TruncWeek
 
+from access.scope import EVERYTHING, Scope
 from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Score, judge_value_exists
 from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Dispute, DisputedCriterion, Review
@@ -99,6 +100,9 @@ class ReportFilters:
     date_to: date | None = None
     team: str = ""
     agent: str = ""
+    # The reader's (access.scope.scope_for): a supervisor's teams. None: every call of the rubric, for
+    # code that reads on no one's behalf (the rubric's admin health, commands); the forms always set it.
+    scope: Scope | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +227,9 @@ def report_run_q(filters: ReportFilters, prefix: str) -> Q:
         q &= Q(**{f"{prefix}recording__team": filters.team})
     if filters.agent:
         q &= Q(**{f"{prefix}recording__agent_id": filters.agent})
+    if filters.scope is not None:
+        path = f"{prefix}recording__"
+        q &= filters.scope.recordings_q(workspace=f"{path}workspace", team=f"{path}team", agent=f"{path}agent_id")
     return q
 
 
@@ -342,9 +349,14 @@ def report_ceiling(filters: ReportFilters, criteria: list[Criterion] | None = No
     )
 
 
-def latest_reviewed_rubric() -> Rubric | None:
-    """The rubric version of the most recent review: where a report opens when nothing is chosen."""
-    review = Review.objects.select_related("run__rubric").order_by("-created_at", "-pk").first()
+def latest_reviewed_rubric(*, scope: Scope) -> Rubric | None:
+    """The rubric version of the most recent review in `scope`: where a report opens when nothing is chosen."""
+    review = (
+        Review.objects.filter(scope.recordings_q(workspace="recording__workspace", team="recording__team", agent="recording__agent_id"))
+        .select_related("run__rubric")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
     return review.run.rubric if review is not None else None
 
 
@@ -596,7 +608,7 @@ def rubric_health(*, slug: str) -> RubricHealth | None:
 
     None when the rubric has no published version yet.
     """
-    current = rubric_latest_published(slug=slug)
+    current = rubric_latest_published(slug=slug, scope=EVERYTHING)  # the admin's rubric, already in scope
     if current is None:
         return None
     previous = current.previous_version()

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy
 from django.views import View
 
 from access import Capability, PageAccessMixin
+from access.scope import Scope, scope_for
 from qa.models import UNVERIFIED_MARK, Score
 from reviews.models import Review
 from reviews.figures.charts import Series, bar_chart, line_chart
@@ -123,7 +124,7 @@ def csv_links(name: str, filters: ReportFilters, **extra: Any) -> dict[str, str]
 def filters_refused(request: HttpRequest, template_name: str, form: forms.Form) -> HttpResponse:
     """The page with its form's errors, or, on an install with no published rubric yet, what comes
     first: an empty rubric field's "This field is required" says nothing to a first visitor."""
-    if not rubric_choices():
+    if not rubric_choices(scope=form.scope):
         return render(request, "reports/no_rubric.html")
     return render(request, template_name, {"form": form}, status=400)
 
@@ -136,7 +137,8 @@ class ReportView(PageAccessMixin, View):
     template_name: str
 
     def get(self, request: HttpRequest) -> HttpResponse:
-        form = self.form_class(self._with_default_rubric(request.GET))
+        scope = scope_for(request.user)
+        form = self.form_class(self._with_default_rubric(request.GET, scope), scope=scope)
         if not form.is_valid():
             return filters_refused(request, self.template_name, form)
         if request.GET.get("format") == "csv":
@@ -144,13 +146,13 @@ class ReportView(PageAccessMixin, View):
         return render(request, self.template_name, {"form": form, **self.context(form)})
 
     @staticmethod
-    def _with_default_rubric(query: QueryDict) -> QueryDict:
+    def _with_default_rubric(query: QueryDict, scope: Scope) -> QueryDict:
         # The first visit has no filters: open on the rubric version with the most recent reviews
         # (else the first rubric), not on a version nobody has reviewed yet.
         if "rubric" in query:
             return query
-        latest = latest_reviewed_rubric()
-        choices = rubric_choices()
+        latest = latest_reviewed_rubric(scope=scope)
+        choices = rubric_choices(scope=scope)
         if latest is None and not choices:
             return query
         query = query.copy()

@@ -18,6 +18,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from access import Capability
+from access.scope import scope_for_request
 from qa.api.schema import BAD_REQUEST
 from reviews.figures.api import RubricSerializer, query_parameter
 from reviews.figures.stats import CorrectionLevel, Estimate
@@ -105,7 +106,7 @@ class ScorecardView(APIView):
     session_permissions = {"GET": Capability.READ_REPORTS}  # and any key
 
     def get(self, request: Request) -> Response:
-        form = ScorecardAPIForm(request.query_params)
+        form = ScorecardAPIForm(request.query_params, scope=scope_for_request(request))
         if not form.is_valid():
             raise ValidationError(
                 {

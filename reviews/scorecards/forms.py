@@ -24,7 +24,9 @@ class ScorecardFilterForm(ReportFilterForm):
 
     def filters(self) -> ReportFilters:
         data = self.cleaned_data
-        return ReportFilters(rubric=data["rubric_version"], date_from=data["since"], date_to=data["until"])
+        return ReportFilters(
+            rubric=data["rubric_version"], date_from=data["since"], date_to=data["until"], scope=self.scope
+        )
 
 
 class ScorecardForm(ScorecardFilterForm):

@@ -166,6 +166,10 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
         agents[team][agent_id][column] = sample
         teams[team][column] += sample
         rubric[column] += sample
+    if filters.scope is not None:  # a supervisor's own teams' rows; the rubric's figures stay whole
+        workspace_id = filters.rubric.workspace_id
+        agents = {team: cells for team, cells in agents.items() if filters.scope.sees_team(workspace_id, team)}
+        teams = defaultdict(lambda: defaultdict(CellSample), {team: teams[team] for team in agents})
 
     def estimates(cell: dict[str, CellSample], pools: Callable[[str], list]) -> list[Estimate]:
         return [scorecard_estimate(cell.get(c.key, CellSample()), pools(c.key)) for c in columns]
@@ -211,6 +215,7 @@ def agent_card(filters: ReportFilters, agent_id: str, *, viewer: AbstractBaseUse
     """
     found = (
         _calls(filters)
+        .filter(filters.scope.recordings_q() if filters.scope is not None else Q())
         .filter(agent_id=agent_id)
         .values("team")
         .annotate(calls=Count("pk"), name=Max("agent_name"))
@@ -221,7 +226,9 @@ def agent_card(filters: ReportFilters, agent_id: str, *, viewer: AbstractBaseUse
         return None
     team = found["team"]
     columns = columns_of(filters.rubric)
-    period = ReportFilters(rubric=filters.rubric, date_from=filters.date_from, date_to=filters.date_to)
+    period = ReportFilters(
+        rubric=filters.rubric, date_from=filters.date_from, date_to=filters.date_to, scope=filters.scope
+    )
     samples = period_samples(period, by_week_around(agent_id, team))
     # Per column: the agent's, the team's and the rubric's samples, each overall and per week.
     whole: defaultdict[tuple[str, str], CellSample] = defaultdict(CellSample)

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from access import Capability, page_requires
+from access.scope import scope_for
 from reviews.figures.charts import Series, line_chart
 from reviews.figures.export import csv_download
 from reviews.reports.selectors import ReportFilters
@@ -195,7 +196,8 @@ def _file_stem(name: str, filters: ReportFilters) -> str:
 
 
 def _form(request: HttpRequest, form_class: type[ScorecardFilterForm]) -> ScorecardFilterForm:
-    return form_class(ReportView._with_default_rubric(request.GET))
+    scope = scope_for(request.user)
+    return form_class(ReportView._with_default_rubric(request.GET, scope), scope=scope)
 
 
 @reader

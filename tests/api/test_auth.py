@@ -12,6 +12,7 @@ from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.test import APIClient
 
+from access.models import default_workspace_id
 from qa.api.throttling import ApiKeyRateThrottle
 from qa.models import ApiKey
 from tests.api.conftest import key_client, new_key
@@ -124,7 +125,7 @@ def test_create_api_key_without_review_rights_and_with_an_expiry(capsys):
 def test_admin_shows_a_new_key_once_and_revokes(admin_client):
     response = admin_client.post(
         reverse("admin:qa_apikey_add"),
-        {"name": "crm", "can_review": "on", "expires_at_0": "", "expires_at_1": ""},
+        {"name": "crm", "workspace": default_workspace_id(), "can_review": "on", "expires_at_0": "", "expires_at_1": ""},
     )
     # Shown once on the answer itself: no redirect, nothing in a cookie, the session or a message.
     assert response.status_code == 200

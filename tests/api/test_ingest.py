@@ -8,6 +8,7 @@ from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from access.models import Membership, Role
 from qa.models import JudgeRun, Recording
 from tests.factories import SAMPLE_TRANSCRIPT, RubricFactory, UserFactory, published_rubric
 from tests.api.conftest import key_client, new_key
@@ -230,6 +231,8 @@ def test_a_session_allowed_to_add_recordings_posts_with_source_web_by_default(
 ):
     user = UserFactory()
     user.user_permissions.add(Permission.objects.get(codename="add_recording", content_type__app_label="qa"))
+    # Posting needs the rubric's workspace too: a member of it (here with a role that has no posting of its own).
+    Membership.objects.create(user=user, workspace=rubric.workspace, role=Role.AGENT, agent_id="nobody")
     client = APIClient()
     client.force_login(user)
     with django_capture_on_commit_callbacks():

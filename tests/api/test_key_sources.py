@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from access.models import default_workspace_id
 from qa.models import ApiKey, JudgeRun, Recording
 from tests.api.conftest import key_client, new_key
 from tests.factories import SAMPLE_TRANSCRIPT, RecordingFactory, published_rubric
@@ -151,7 +152,7 @@ def test_keys_made_before_sources_are_all_sources_keys_and_the_admin_says_so(cli
 
 def test_the_admin_makes_a_key_bound_to_its_source_or_for_all(client, django_user_model, rubric):
     client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw"))
-    form = {"name": "crm-prod", "source": "crm", "expires_at_0": "", "expires_at_1": ""}
+    form = {"name": "crm-prod", "workspace": default_workspace_id(), "source": "crm", "expires_at_0": "", "expires_at_1": ""}
 
     made = client.post("/admin/qa/apikey/add/", form, HTTP_ACCEPT_LANGUAGE="en")
     hub = client.post("/admin/qa/apikey/add/", {**form, "name": "hub", "source": "", "all_sources": "on"})

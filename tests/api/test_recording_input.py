@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from access.scope import EVERYTHING
 from qa.api.exceptions import error_tree
 from qa.api.recording_input import recording_checks, recording_input, rubric_lookup
 from qa.api.serializers import RecordingIngestSerializer
@@ -76,7 +77,7 @@ CASES = {**{name: change for name, (change, _field) in BAD_BODIES.items()}, **EX
 
 
 def _serializer_answer(data):
-    serializer = RecordingIngestSerializer(data=data)
+    serializer = RecordingIngestSerializer(data=data, context={"scope": EVERYTHING})
     if serializer.is_valid():
         return "valid", dict(serializer.validated_data)
     return "invalid", error_tree(serializer.errors, top=True)
@@ -84,7 +85,7 @@ def _serializer_answer(data):
 
 def _input_answer(data):
     try:
-        return "valid", recording_input(data, rubric=rubric_lookup())
+        return "valid", recording_input(data, rubric=rubric_lookup(EVERYTHING))
     except InvalidInputError as error:
         return "invalid", error.errors
 
@@ -105,4 +106,4 @@ def test_a_body_that_is_not_an_object_is_refused_as_the_serializer_does(body):
 
 def test_every_field_of_the_serializer_is_checked():
     """A field added to the serializer (the schema) must be added to recording_input too."""
-    assert list(recording_checks(rubric_lookup())) == list(RecordingIngestSerializer().fields)
+    assert list(recording_checks(rubric_lookup(EVERYTHING))) == list(RecordingIngestSerializer().fields)

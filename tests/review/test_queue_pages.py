@@ -8,6 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from access.scope import EVERYTHING
 from qa.models import Recording
 from reviews import views
 from reviews.selectors import QueueFilters, QueuePosition, queue_page
@@ -83,12 +84,12 @@ def test_a_page_whose_calls_all_left_the_queue_falls_back_to_the_first(sup_clien
 def test_a_deep_page_costs_the_queries_of_the_first(queue_in_order):
     def queries(**position) -> int:
         with CaptureQueriesContext(connection) as captured:
-            queue_page(filters=QueueFilters(), size=3, **position)
+            queue_page(filters=QueueFilters(), scope=EVERYTHING, size=3, **position)
         return len(captured)
 
     deep = QueuePosition(key=0.5, id=queue_in_order[5])
     assert queries() == queries(after=deep) == queries(before=deep) == 2
-    page = queue_page(filters=QueueFilters(), size=3, after=deep)
+    page = queue_page(filters=QueueFilters(), scope=EVERYTHING, size=3, after=deep)
     assert [r.pk for r in page.recordings] == queue_in_order[6:9]
 
 

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from access.models import Workspace
 from qa.api.services import api_key_create
 from qa.errors import InvalidInputError
 from qa.models import ApiKey
@@ -29,6 +30,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--can-run-experiments", action="store_true", help="A rubric owner's key: create and cancel experiments."
         )
+        parser.add_argument("--workspace", default="", help="The workspace it acts in (its slug; default: the default one).")
         parser.add_argument("--expires-at", help="ISO 8601 date and time after which the key is refused.")
 
     def handle(
@@ -40,8 +42,14 @@ class Command(BaseCommand):
         can_review: bool,
         can_run_experiments: bool,
         expires_at: str | None,
+        workspace: str,
         **options,
     ) -> None:
+        found = None
+        if workspace:
+            found = Workspace.objects.filter(slug=workspace).first()
+            if found is None:
+                raise CommandError(f"No workspace {workspace!r} (python manage.py create_workspace {workspace}).")
         if ApiKey.objects.filter(name=name).exists():
             raise CommandError(f"A key named {name!r} already exists; revoke it in the admin or pick another name.")
         expiry = None
@@ -62,6 +70,7 @@ class Command(BaseCommand):
                 can_review=can_review,
                 can_run_experiments=can_run_experiments,
                 expires_at=expiry,
+                workspace=found,
             )
         except InvalidInputError as error:
             raise CommandError(f"--source: {error.errors['source']}") from None
@@ -73,4 +82,4 @@ class Command(BaseCommand):
             + ["post reviews"] * can_review
             + ["run experiments"] * can_run_experiments
         )
-        self.stderr.write(f"Key {api_key.prefix} for {name} ({rights}). Store it now: it cannot be shown again.")
+        self.stderr.write(f"Key {api_key.prefix} for {name} in {api_key.workspace.slug} ({rights}). Store it now: it cannot be shown again.")

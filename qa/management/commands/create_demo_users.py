@@ -5,10 +5,15 @@ import secrets
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 
+from access.models import Membership, Role, Workspace, default_workspace_id
+from access.services import member_add
+
 DEMO_USERS = {
     "supervisor": ["Supervisors"],
     "owner": ["Rubric owners"],
 }
+# Their memberships of the default workspace, which gives them their groups (access.services.member_add).
+DEMO_ROLES = {"supervisor": Role.SUPERVISOR, "owner": Role.RUBRIC_OWNER}
 
 
 class Command(BaseCommand):
@@ -22,4 +27,6 @@ class Command(BaseCommand):
             user.set_password(password)
             user.save()
             user.groups.set(Group.objects.filter(name__in=group_names))
+            Membership.objects.filter(user=user).delete()
+            member_add(user=user, workspace=Workspace.objects.get(pk=default_workspace_id()), role=DEMO_ROLES[username])
             self.stdout.write(f"  {username:<11} password: {password}   ({', '.join(group_names)})")

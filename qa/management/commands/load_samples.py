@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from access.scope import EVERYTHING
 from qa.errors import InvalidInputError
 from qa.services import recording_ingest
 from rubrics.rubric_file import rubric_spec_of, rubric_spec_parse
@@ -31,7 +32,7 @@ class Command(BaseCommand):
     def handle(self, *args, judge: bool, **options) -> None:
         for path in sorted((SAMPLES / "rubrics").glob("*.yaml")):
             spec = rubric_spec_parse(path.read_text(encoding="utf-8"))
-            current = rubric_latest_published(slug=spec.slug)
+            current = rubric_latest_published(slug=spec.slug, scope=EVERYTHING)
             if current is not None and rubric_spec_of(current) == spec:
                 self.stdout.write(f"Rubric {current} is up to date.")
                 continue
@@ -40,7 +41,7 @@ class Command(BaseCommand):
         created = 0
         for path in sorted((SAMPLES / "recordings").glob("*.yaml")):
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
-            rubric = rubric_latest_published(slug=data["rubric"])
+            rubric = rubric_latest_published(slug=data["rubric"], scope=EVERYTHING)
             if rubric is None:
                 raise CommandError(f"{path.name}: no published rubric {data['rubric']!r}.")
             # A call that comes as audio is transcribed (a task, like any upload) before it can be judged.

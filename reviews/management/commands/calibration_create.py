@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from access import Capability
+from access.scope import EVERYTHING
 from qa.errors import InvalidInputError
 from reviews.calibration.selectors import CallSelection
 from reviews.calibration.services import calibration_create
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         parser.add_argument("--due", type=date.fromisoformat, help="due date (YYYY-MM-DD)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        rubric = rubric_latest_published(slug=options["rubric"])
+        rubric = rubric_latest_published(slug=options["rubric"], scope=EVERYTHING)
         if rubric is None:
             raise CommandError(f"No published rubric '{options['rubric']}'.")
         selection = CallSelection(

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from access.models import Workspace
 from rubrics.lint import RubricLintError, rubric_lint
 from rubrics.management.commands.lint_rubric import write_findings
-from rubrics.models import RubricFrozenError
 from rubrics.rubric_file import RubricFileError, rubric_spec_parse
 from rubrics.services import rubric_import
 
@@ -17,11 +18,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--publish", action="store_true", help="Publish the imported version at once.")
+        parser.add_argument(
+            "--workspace", default="", help="The workspace of a new rubric (its slug); default: the default workspace."
+        )
 
-    def handle(self, *args, file: Path, publish: bool, **options) -> None:
+    def handle(self, *args, file: Path, publish: bool, workspace: str, **options) -> None:
+        found = None
+        if workspace:
+            found = Workspace.objects.filter(slug=workspace).first()
+            if found is None:
+                raise CommandError(f"No workspace {workspace!r} (python manage.py create_workspace {workspace}).")
         try:
             spec = rubric_spec_parse(file.read_text(encoding="utf-8"))
-            rubric = rubric_import(spec=spec, publish=publish)
+            rubric = rubric_import(spec=spec, publish=publish, workspace=found)
         except OSError as error:
             raise CommandError(f"{file}: {error.strerror}") from error
         except RubricFileError as error:
@@ -29,11 +38,11 @@ class Command(BaseCommand):
         except RubricLintError as error:
             write_findings(self, error.findings)
             raise CommandError(f"{file}: not imported: lint errors block publishing (see above).") from error
-        except RubricFrozenError as error:
+        except ValidationError as error:  # RubricFrozenError, or a slug of another workspace
             raise CommandError(f"{file}: {' '.join(error.messages)}") from error
         findings = rubric_lint(rubric)
         write_findings(self, findings)
         self.stdout.write(
-            self.style.SUCCESS(f"Imported {rubric} with {len(spec.criteria)} criteria")
+            self.style.SUCCESS(f"Imported {rubric} into {rubric.workspace.slug} with {len(spec.criteria)} criteria")
             + (f", {len(findings)} lint finding(s)." if findings else ".")
         )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from access.scope import EVERYTHING
 from rubrics.lint import Finding, rubric_lint
 from rubrics.selectors import rubric_version_of
 
@@ -17,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--rubric-version", type=int, help="Check this version instead.")
 
     def handle(self, *args, slug: str, rubric_version: int | None, **options) -> None:
-        rubric = rubric_version_of(slug=slug, version=rubric_version)
+        rubric = rubric_version_of(slug=slug, version=rubric_version, scope=EVERYTHING)
         if rubric is None:
             raise CommandError(f"No rubric {slug!r}" + (f" version {rubric_version}" if rubric_version else "") + ".")
         findings = rubric_lint(rubric)

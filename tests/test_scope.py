@@ -1,0 +1,132 @@
+"""One place decides what a person or a key may see (access.scope): no view, API, form or selector reads
+the rows of a workspace (recordings, scores, runs, reviews, rubrics, calibrations, experiments, keys)
+from a model's manager without the scope.
+
+Read from the source: a function that reads `Recording.objects` (or `get_object_or_404(Recording, ...)`,
+and so on for the models below) must also name the scope (`scope`, `recordings_q`, `workspaces_q`,
+`rubrics_in`, the API's `recordings_visible`/`recording_check_visible`, `experiments_list`). Views, API
+views and forms may not do otherwise at all; a selector may only where it is listed below, with the
+reason its rows are already in scope (it reads by the ids, the session or the experiment its caller
+took from a scoped read). A new read without the scope, or a new unlisted selector, fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = ["qa", "reviews", "rubrics", "webhooks"]
+MODELS = {
+    "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
+    "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
+    "ApiKey",
+}  # fmt: skip
+MARKERS = (
+    "scope", "recordings_q", "workspaces_q", "rubrics_in", "recordings_visible", "recording_check_visible",
+    "experiments_list",
+)  # fmt: skip
+ENTRY_MODULES = {"views.py", "api.py", "forms.py", "upload.py", "listening.py"}
+
+# Reads whose rows their caller already scoped; each says how.
+SCOPED_BY_CALLER = {
+    # The request's key is who is asking: found by its own prefix, then it is the scope.
+    ("qa/api/authentication.py", "_key_for"): "the key being authenticated",
+    ("qa/api/services.py", "api_key_create"): "a write",
+    ("qa/api/services.py", "api_key_revoke"): "a write, from the scoped key admin",
+    ("qa/api/services.py", "api_key_touch"): "the authenticated key's own row",
+    # The API's views narrow these with recordings_visible / recording_check_visible.
+    ("qa/selectors.py", "recording_list"): "qa.api.views.RecordingsView narrows it (recordings_visible)",
+    ("qa/selectors.py", "recording_details"): "reviews.api's detail checks it (recording_check_visible)",
+    ("qa/selectors.py", "recording_active_run"): "of a recording already read in scope",
+    # Calibration: a session is read through session_get (its lead's workspace or its participants),
+    # and everything else of the session through it.
+    ("reviews/calibration/selectors.py", "calibration_pool"): "a rubric the lead chose in scope",
+    ("reviews/calibration/selectors.py", "session_get"): "can_view_session: the lead's workspace or a participant",
+    ("reviews/calibration/selectors.py", "session_overview"): "of a session from session_get",
+    ("reviews/calibration/selectors.py", "session_own_progress"): "of a session from session_get",
+    ("reviews/calibration/selectors.py", "scoring_page"): "of a session from session_get",
+    ("reviews/calibration/selectors.py", "session_results"): "of a session from session_get",
+    # Experiments: an experiment comes from experiments_list(scope=...); its rows through it.
+    ("reviews/experiments/selectors.py", "experiment_recording_ids"): "a rubric family, one workspace's",
+    ("reviews/experiments/selectors.py", "experiment_progress"): "of an experiment in scope",
+    ("reviews/experiments/selectors.py", "_comparison_cells"): "of an experiment in scope",
+    ("reviews/experiments/selectors.py", "_usage"): "of an experiment in scope",
+    ("reviews/experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
+    ("reviews/experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
+    # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
+    ("reviews/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
+    ("reviews/reports/selectors.py", "deviation_report"): "report_run_q(filters) applies filters.scope",
+    ("reviews/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
+    ("reviews/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
+    ("reviews/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
+    ("reviews/reports/selectors.py", "previous_reviewed_version"): "a version of a rubric read in scope",
+    ("reviews/reports/selectors.py", "versions_report"): "a slug the form took from the reader's rubrics",
+    ("reviews/reports/selectors.py", "_rejections_by_week"): "a slug the form took from the reader's rubrics",
+    # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
+    ("reviews/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
+    ("reviews/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
+    ("reviews/scorecards/selectors.py", "period_samples"): "the reader's rubric; scorecard() keeps their teams",
+    # The review queue and its shared reads.
+    ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
+    ("reviews/selectors.py", "_queue"): "_queue_filtered and queue_team_choices apply the scope",
+    ("reviews/selectors.py", "latest_reviews"): "its callers filter it (report_run_q, ids in scope)",
+    ("reviews/selectors.py", "review_values"): "of reviews read in scope",
+    ("reviews/selectors.py", "_closed_agreed_values"): "for recording ids read in scope",
+    ("reviews/selectors.py", "human_reference_rows"): "for recording ids read in scope",
+    ("reviews/selectors.py", "_reviews"): "of a recording read in scope",
+}
+
+
+def unscoped_reads(path: Path) -> set[tuple[str, str]]:
+    """(module, function) of each read of a workspace's rows from a manager that does not name the scope."""
+    source = path.read_text()
+    tree = ast.parse(source, filename=str(path))
+    found: set[tuple[str, str]] = set()
+    module = path.relative_to(ROOT).as_posix()
+
+    def reads_a_model(node: ast.AST) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr == "objects":
+            return isinstance(node.value, ast.Name) and node.value.id in MODELS
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_object_or_404":
+            return bool(node.args) and isinstance(node.args[0], ast.Name) and node.args[0].id in MODELS
+        return False
+
+    def visit(node: ast.AST, function: ast.AST | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = child if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else function
+            if reads_a_model(child):
+                body = ast.get_source_segment(source, inner) if inner is not None else ""
+                if not any(marker in body for marker in MARKERS):
+                    found.add((module, inner.name if inner is not None else "<module>"))
+            visit(child, inner)
+
+    visit(tree, None)
+    return found
+
+
+def scanned_modules() -> list[Path]:
+    return [
+        path
+        for app in APPS
+        for path in sorted((ROOT / app).rglob("*.py"))
+        if not {"migrations", "management", "tests"} & set(path.parts)
+        and (path.name in ENTRY_MODULES or path.name == "selectors.py" or "api" in path.parts)
+    ]
+
+
+def test_every_view_api_form_and_selector_reads_through_the_scope():
+    found = set().union(*(unscoped_reads(path) for path in scanned_modules()))
+    assert found - SCOPED_BY_CALLER.keys() == set()
+    # And the list keeps no stale entry: each names a read that is still there.
+    assert SCOPED_BY_CALLER.keys() - found == set()
+
+
+def test_the_scan_catches_a_view_reading_recordings_without_the_scope(tmp_path, monkeypatch):
+    monkeypatch.setattr("tests.test_scope.ROOT", tmp_path)
+    (tmp_path / "views.py").write_text(
+        "def leaky(request, pk):\n    return get_object_or_404(Recording, pk=pk)\n\n"
+        "def fine(request):\n    return Recording.objects.filter(scope_for(request.user).recordings_q())\n\n"
+        "def list_all(request):\n    return Score.objects.all()\n"
+    )
+    assert unscoped_reads(tmp_path / "views.py") == {("views.py", "leaky"), ("views.py", "list_all")}
