@@ -56,7 +56,7 @@ SCOPED_BY_CALLER = {
     ("reviews/experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
     ("reviews/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "deviation_report"): "report_run_q(filters) applies filters.scope",
+    ("reviews/reports/selectors.py", "report_ceiling"): "report_run_q(filters) applies filters.scope",
     ("reviews/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
     ("reviews/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
     ("reviews/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
@@ -75,6 +75,18 @@ SCOPED_BY_CALLER = {
     ("reviews/selectors.py", "_closed_agreed_values"): "for recording ids read in scope",
     ("reviews/selectors.py", "human_reference_rows"): "for recording ids read in scope",
     ("reviews/selectors.py", "_reviews"): "of a recording read in scope",
+    ("reviews/selectors.py", "review_qualities"): "of reviews its caller read in scope",
+    ("reviews/calibration/selectors.py", "calibration_pool_of_earlier_versions"): "earlier versions of a rubric in scope",
+    # Find calls: calls_visible(user) applies the scope; the rest reads by its calls or their ids.
+    ("reviews/calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
+    ("reviews/calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
+    ("reviews/dashboard/selectors.py", "auto_fail_rates"): "the scores of _judged's calls (filters.scope)",
+    # Agents and disputes: agent_recordings(user) is the agent's scope, leading(user) the lead's.
+    ("reviews/disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
+    ("reviews/disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
+    ("reviews/disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
+    # The toast's Undo: review_void refuses anyone but the review's own author.
+    ("reviews/views.py", "undo"): "the reviewer's own review (review_void checks)",
 }
 
 

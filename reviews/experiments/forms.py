@@ -7,6 +7,7 @@ from access.scope import Scope
 from qa.models import Judge
 from reviews.experiments.selectors import DISPUTED
 from reviews.reports.forms import GROUP_LABELS
+from rubrics.models import Rubric
 from rubrics.selectors import rubrics_in
 
 
