@@ -50,7 +50,7 @@ METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
 
 # Each line: "url-name METHOD": the status of each actor, in ACTORS' order.
 MATRIX: dict[str, str] = {
-    "home GET": "-302 A302 L302 O302 S302 G403 X302 K302 Y302",
+    "home GET": "-302 A302 L302 O302 S302 G302 X302 K302 Y302",
     "login GET": "-200 A200 L200 O200 S200 G200 X200 K200 Y200",
     "login POST": "-200 A200 L200 O200 S200 G200 X200 K200 Y200",
     "login PUT": "-200 A200 L200 O200 S200 G200 X200 K200 Y200",
@@ -167,6 +167,38 @@ MATRIX: dict[str, str] = {
     "api:schema GET": "-401 A200 L200 O200 S200 G200 X200 K200 Y200",
     "api:docs GET": "-302 A200 L200 O200 S200 G200 X200 K302 Y302",
     "recording-review-alias POST": "-401 A400 L400 O403 S400 G403 X404 K400 Y404",
+    # Single sign-on (off in the tests' settings: its pages answer 404), the review's Undo, the dashboard,
+    # finding and assigning calls, agents' pages and disputes (added at merge).
+    "oidc_authentication_init GET": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_init POST": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_init PUT": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_init PATCH": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_init DELETE": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_callback GET": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_callback POST": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_callback PUT": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_callback PATCH": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "oidc_authentication_callback DELETE": "-404 A404 L404 O404 S404 G404 X404 K404 Y404",
+    "review-undo POST": "-302 A403 L403 O403 S403 G403 X403 K302 Y302",
+    "dashboard GET": "-302 A200 L200 O200 S200 G403 X200 K302 Y302",
+    "calls:list GET": "-302 A200 L200 O200 S200 G403 X200 K302 Y302",
+    "calls:assign POST": "-302 A400 L400 O403 S403 G403 X400 K302 Y302",
+    "calls:reviewers GET": "-302 A200 L200 O403 S403 G403 X200 K302 Y302",
+    "calls-api:list GET": "-401 A200 L200 O200 S200 G403 X200 K403 Y403",
+    "agents:home GET": "-302 A403 L403 O403 S403 G200 X403 K302 Y302",
+    "agents:scorecard GET": "-302 A403 L403 O403 S403 G200 X403 K302 Y302",
+    "agents:call GET": "-302 A403 L403 O403 S403 G200 X403 K302 Y302",
+    "agents:acknowledge POST": "-302 A403 L403 O403 S403 G404 X403 K302 Y302",
+    "agents:dispute POST": "-302 A403 L403 O403 S403 G404 X403 K302 Y302",
+    "disputes:list GET": "-302 A200 L200 O403 S403 G403 X200 K302 Y302",
+    "disputes:reviews GET": "-302 A200 L200 O403 S200 G403 X200 K302 Y302",
+    "disputes:detail GET": "-302 A404 L404 O403 S403 G403 X404 K302 Y302",
+    "disputes:detail POST": "-302 A404 L404 O403 S403 G403 X404 K302 Y302",
+    "api:dispute-list GET": "-401 A200 L200 O403 S403 G200 X200 K403 Y403",
+    "api:dispute-detail GET": "-401 A404 L404 O404 S404 G404 X404 K403 Y403",
+    "api:dispute-resolve POST": "-401 A404 L404 O403 S403 G403 X404 K403 Y403",
+    "api:review-dispute POST": "-401 A403 L403 O403 S403 G400 X403 K403 Y403",
+    "api:review-acknowledge POST": "-401 A403 L403 O403 S403 G200 X403 K403 Y403",
 }
 
 # URL names left out, each with the reason.

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from access import Capability, page_requires
+from access.scope import scope_for
 from qa.errors import ConflictError, InvalidInputError
 from reviews.agents.selectors import agent_ids, agent_recordings
 from reviews.disputes.forms import AcknowledgeForm, DisputeForm
@@ -101,7 +102,7 @@ def scorecard(request: HttpRequest) -> HttpResponse:
         if latest is not None:
             query = query.copy()
             query["rubric"], query["version"] = latest.rubric.slug, str(latest.rubric.version)
-    form = ScorecardFilterForm(query)
+    form = ScorecardFilterForm(query, scope=scope_for(request.user))
     cards = []
     if form.is_valid():
         filters = form.filters()
