@@ -1,8 +1,9 @@
 """Writes for webhooks: subscriptions, the fan-out of an event to its deliveries, and each attempt.
 
 An event (outbox.Event, written in the transaction of the change it reports) is fanned out after the
-commit into one Delivery per active subscription that lists it; each delivery is one Celery message
-per attempt. An attempt is claimed first (a conditional UPDATE of its attempt count), so a duplicated
+commit, by a drain that a process publishes at most once per QA_WEBHOOK_DRAIN_DELAY (events_dispatch),
+into one Delivery per active subscription that lists it; each delivery is one Celery message per
+attempt. An attempt is claimed first (a conditional UPDATE of its attempt count), so a duplicated
 message or the sweep never sends one attempt twice at once. 2xx is delivered; anything else, a
 timeout included, is retried with exponential backoff until QA_WEBHOOK_RETRY_WINDOW (a day) after
 the first send, then failed. A subscription whose every attempt has failed for QA_WEBHOOK_PAUSE_AFTER
@@ -29,6 +30,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework.renderers import JSONRenderer
@@ -37,7 +39,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from outbox.models import EVENT_NAMES, Event
 from qa.errors import InvalidInputError
 from qa.models import ApiKey
-from qa.queue import task_publish
+from qa.queue import task_publish, tasks_in_process
 from webhooks.hosts import HostNotAllowed, Target, url_target
 from webhooks.models import Attempt, Delivery, Subscription
 from webhooks.payloads import event_data
@@ -230,21 +232,63 @@ def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
 # --- Fan-out --------------------------------------------------------------------------------------
 
 
+# When the drain this process last published will have run (monotonic s); see events_dispatch.
+_drain_covers_until = 0.0
+
+
 def events_dispatch(ids: list[uuid.UUID]) -> None:
-    """The outbox's consumer hook, after the commit: one message fans the events out."""
-    task_publish("webhooks.events_fan_out", [str(pk) for pk in ids])
+    """The outbox's consumer hook, after a commit that wrote events (`ids`, which the drain finds by
+    itself). Publishing a message cost the judging more CPU than writing its events
+    (bench/pipeline/README.md, webhooks), so a process publishes at most one drain per
+    QA_WEBHOOK_DRAIN_DELAY, delayed by that much: it runs after every commit this process makes
+    until a fifth of the delay before it (kept for a worker's clock running ahead), and fans out
+    every event committed by then. A commit after that window publishes the next drain. In-process
+    (no broker) the drain runs within the publish, so every commit publishes its own."""
+    global _drain_covers_until
+    if tasks_in_process():
+        task_publish("webhooks.events_drain")
+        return
+    now = time.monotonic()
+    if now < _drain_covers_until:
+        return  # the drain already published runs after this commit and takes its events
+    delay = settings.QA_WEBHOOK_DRAIN_DELAY
+    task_publish("webhooks.events_drain", countdown=delay)  # raises for a broker that is down: the sweep's
+    _drain_covers_until = now + delay * 0.8
 
 
-def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID]:
+def events_drain(*, created_before: datetime | None = None, batch: int = 200) -> int:
+    """Fan out every event not fanned out yet (created before `created_before`, if given), oldest
+    first, each in its own transaction; how many this call fanned out. An event another drain holds
+    is left to it; one whose fan-out fails is logged and left to the sweep, not in the others' way."""
+    taken = 0
+    after: tuple[datetime, uuid.UUID] | None = None
+    while True:
+        pending = Event.objects.filter(dispatched_at__isnull=True)
+        if created_before is not None:
+            pending = pending.filter(created_at__lt=created_before)
+        if after is not None:  # past the last batch, so that events left behind do not come round again
+            pending = pending.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], pk__gt=after[1]))
+        rows = list(pending.order_by("created_at", "pk").values_list("created_at", "pk")[:batch])
+        for _created, event_id in rows:
+            try:
+                taken += event_fan_out(event_id=event_id) is not None
+            except Exception:
+                logger.exception("Could not fan out event %s; the sweep will try again.", event_id)
+        if len(rows) < batch:
+            return taken
+        after = rows[-1]
+
+
+def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID] | None:
     """One delivery per active subscription listing the event, its body built now; the new deliveries'
-    ids, published after the commit. An event already fanned out (a redelivered message, the sweep)
-    gets none."""
+    ids, published after the commit. None for an event already fanned out or being fanned out
+    elsewhere (two drains at once, the sweep)."""
     with transaction.atomic():
         event = (
             Event.objects.select_for_update(skip_locked=True).filter(pk=event_id, dispatched_at__isnull=True).first()
         )
         if event is None:
-            return []
+            return None
         now = timezone.now()
         subscriptions = [
             subscription
@@ -441,13 +485,11 @@ def webhooks_sweep() -> tuple[int, int]:
     events not fanned out after a minute, and deliveries overdue by one. (events, deliveries)."""
     now = timezone.now()
     late = now - timedelta(seconds=60)
-    events = list(Event.objects.filter(dispatched_at__isnull=True, created_at__lt=late).values_list("pk", flat=True)[:1000])
-    for event_id in events:
-        event_fan_out(event_id=event_id)
+    events = events_drain(created_before=late)
     due = list(
         Delivery.objects.filter(
             status=Delivery.Status.PENDING, next_attempt_at__lt=late, subscription__status=Subscription.Status.ACTIVE
         ).values_list("pk", flat=True)[:1000]
     )
     deliveries_publish(delivery_ids=due)
-    return len(events), len(due)
+    return events, len(due)
