@@ -109,14 +109,23 @@ def review_created_emit(*, review_id: int, recording_id: int) -> list[Event]:
 
 
 def dispute_opened_emit(*, dispute_id: int, recording_id: int) -> list[Event]:
-    """For the disputes feature to call when it lands (nothing opens a dispute yet)."""
+    """A dispute was opened about a recording's judgment or review. For the disputes feature to call,
+    in the transaction that writes the dispute, after the row exists: a rollback then sends nothing.
+    `dispute_id` is the dispute's primary key, `recording_id` the recording disputed.
+
+    What subscribers of `dispute.opened` receive (webhooks.payloads.event_data builds `data`):
+    {"id": <delivery id>, "event": "dispute.opened", "created": <ISO time>, "recording": recording_id,
+    "data": {"id": dispute_id}}; `data` becomes the dispute's API JSON once disputes have a serializer
+    for event_data to call. The events written (none without a subscriber) are returned."""
     return events_emit(
         names=["dispute.opened"], subject_type=Event.Subject.DISPUTE, subject_id=dispute_id, recording_id=recording_id
     )
 
 
 def dispute_resolved_emit(*, dispute_id: int, recording_id: int) -> list[Event]:
-    """For the disputes feature to call when it lands (nothing resolves a dispute yet)."""
+    """A dispute was resolved (upheld or rejected). As dispute_opened_emit: called in the transaction
+    that records the resolution, with the same ids; subscribers of `dispute.resolved` receive the same
+    envelope with "event": "dispute.resolved"."""
     return events_emit(
         names=["dispute.resolved"], subject_type=Event.Subject.DISPUTE, subject_id=dispute_id, recording_id=recording_id
     )

@@ -38,7 +38,10 @@ class _LinksBase:
 
 
 def event_data(*, event: Event) -> dict[str, Any] | None:
-    """The object's JSON, or None when it no longer exists."""
+    """The `data` of an event's deliveries: the object's API JSON (see the module's docstring), or
+    None when it no longer exists (nothing is sent then). A dispute's event carries {"id": <dispute
+    id>} alone until the disputes' API has a serializer to call here; the envelope's `recording`
+    names the recording disputed (outbox.services.dispute_opened_emit)."""
     context = {"request": _LinksBase()}
     try:
         if event.subject_type == Event.Subject.RECORDING:

@@ -162,7 +162,9 @@ else:
     EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # a dead mail server must not hold a web worker
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="veredicto@localhost")
-QA_PASSWORD_RESET = bool(EMAIL_URL or EMAIL_HOST)
+# Whether Django can send mail at all; password resets and a paused webhook's notice need it.
+QA_MAIL = bool(EMAIL_URL or EMAIL_HOST)
+QA_PASSWORD_RESET = QA_MAIL
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"  # reviews.views.home: each role to its first page

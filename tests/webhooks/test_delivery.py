@@ -195,7 +195,8 @@ def test_backoff_doubles_and_gives_up_after_the_window(receiver, settings, djang
     assert delivery_attempt(delivery_id=delivery.pk).outcome == "skipped" and len(receiver.requests) == 3
 
 
-def test_a_subscription_failing_for_a_day_is_paused_and_its_owner_told(receiver, django_capture_on_commit_callbacks):
+def test_a_subscription_failing_for_a_day_is_paused_and_its_owner_told(receiver, settings, django_capture_on_commit_callbacks):
+    settings.QA_MAIL = True  # as EMAIL_URL sets it; the test's mail goes to django.core.mail.outbox
     subscription, _secret = subscription_create(
         url=receiver.url, events=["recording.judged"], contact_email="crm-team@example.com"
     )
@@ -327,10 +328,11 @@ def test_the_dispute_events_are_ready_for_disputes_to_emit(receiver, django_capt
 
 
 def test_without_a_contact_the_owner_is_told_and_the_admin_lists_the_pause(
-    receiver, client, django_capture_on_commit_callbacks
+    receiver, client, settings, django_capture_on_commit_callbacks
 ):
     from tests.factories import UserFactory
 
+    settings.QA_MAIL = True
     owner = UserFactory(email="ana@example.com", is_staff=True, is_superuser=True)
     subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"], owner=owner)
     Subscription.objects.filter(pk=subscription.pk).update(failing_since=timezone.now() - timedelta(days=2))
@@ -342,3 +344,51 @@ def test_without_a_contact_the_owner_is_told_and_the_admin_lists_the_pause(
     client.force_login(owner)
     listing = client.get("/admin/webhooks/subscription/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "paused" in listing and "Every delivery attempt failed since" in listing
+
+
+def test_without_a_mail_server_the_pause_is_in_the_admin_alone(receiver, client, settings, caplog, django_capture_on_commit_callbacks):
+    from tests.factories import UserFactory
+
+    settings.QA_MAIL = False  # no EMAIL_URL nor EMAIL_HOST
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    owner = UserFactory(email="ana@example.com", is_staff=True, is_superuser=True)
+    subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"], owner=owner)
+    Subscription.objects.filter(pk=subscription.pk).update(failing_since=timezone.now() - timedelta(days=2))
+    receiver.script(Answer(503))
+    with caplog.at_level("INFO", logger="webhooks.services"):
+        emitted(django_capture_on_commit_callbacks)
+
+    subscription.refresh_from_db()
+    assert subscription.status == Subscription.Status.PAUSED
+    assert "No mail server (EMAIL_URL) to tell ana@example.com" in caplog.text
+    assert "Could not e-mail" not in caplog.text  # nothing tried to reach a mail server
+    client.force_login(owner)
+    listing = client.get("/admin/webhooks/subscription/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "paused" in listing and "Every delivery attempt failed since" in listing
+
+
+def test_a_dispute_events_payload_in_isolation(receiver, django_capture_on_commit_callbacks):
+    """What the disputes feature gets from its two emitters, apart from any delivery: nothing written
+    without a subscriber; with one, the events with the dispute's and the recording's ids, whose
+    `data` is the dispute's id until disputes have an API."""
+    from outbox.services import dispute_opened_emit, dispute_resolved_emit
+    from webhooks.payloads import event_data
+    from webhooks.services import delivery_body
+
+    recording = judged_recording()
+    assert dispute_opened_emit(dispute_id=11, recording_id=recording.pk) == []
+    subscription_create(url=receiver.url, events=["dispute.resolved"])
+    assert dispute_opened_emit(dispute_id=11, recording_id=recording.pk) == []  # not subscribed to
+    with django_capture_on_commit_callbacks():  # not fanned out: the payload alone
+        [event] = dispute_resolved_emit(dispute_id=11, recording_id=recording.pk)
+    event = Event.objects.get(pk=event.pk)
+    assert (event.name, event.subject_type, event.subject_id, event.recording_id) == (
+        "dispute.resolved", "dispute", 11, recording.pk,
+    )  # fmt: skip
+    assert event_data(event=event) == {"id": 11}
+    body = json.loads(delivery_body(delivery_id=event.pk, event=event, data=event_data(event=event)))
+    assert body == {
+        "id": str(event.pk), "event": "dispute.resolved", "created": body["created"], "recording": recording.pk,
+        "data": {"id": 11},
+    }  # fmt: skip
+    assert body["created"].startswith(event.created_at.isoformat()[:19])
