@@ -20,18 +20,18 @@ from functools import wraps
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_required
-from django.contrib.auth.mixins import LoginRequiredMixin
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 
+# This package is also the `access` app (workspaces, access.models): it is imported while the app
+# registry loads, so nothing here may import django.contrib.auth's models or views at module level.
 if TYPE_CHECKING:  # DRF imports the default permission class while loading rest_framework.views
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
     from django.http import HttpRequest, HttpResponse
     from rest_framework.request import Request
     from rest_framework.views import APIView
 
-User = AbstractBaseUser | AnonymousUser
+    User = AbstractBaseUser | AnonymousUser
 
 
 class Capability(StrEnum):
@@ -89,6 +89,8 @@ def page_requires(capability: Capability | str) -> Callable[[Callable[..., HttpR
     signed-in users who may not get a 403. The wrapper says what it requires (`access_capability`),
     which the access test reads."""
 
+    from django.contrib.auth.decorators import login_required
+
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @login_required
         @wraps(view)
@@ -102,14 +104,16 @@ def page_requires(capability: Capability | str) -> Callable[[Callable[..., HttpR
     return decorate
 
 
-class PageAccessMixin(LoginRequiredMixin):
+class PageAccessMixin:
     """`page_requires` for a class-based view: set `access_capability`."""
 
     access_capability: ClassVar[Capability | str]
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not request.user.is_authenticated:
-            return self.handle_no_permission()
+            from django.contrib.auth.views import redirect_to_login
+
+            return redirect_to_login(request.get_full_path())
         require(request.user, self.access_capability)
         return super().dispatch(request, *args, **kwargs)
 

@@ -10,6 +10,8 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import reverse
 
+from access.models import Workspace
+from access.services import member_add
 from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.models import RedactionPolicy
 from reviews.models import Review
@@ -42,6 +44,9 @@ def _api_key() -> ApiKey:
 # One way to make an instance of every model the admin shows. A new
 # ModelAdmin without an entry here fails the smoke test until it has one.
 INSTANCES: dict[type[Model], Callable[[], Model]] = {
+    Workspace: lambda: member_add(
+        user=UserFactory(), workspace=Workspace.objects.create(slug="acme", name="ACME"), role="supervisor", teams=["north"]
+    ).workspace,
     Rubric: lambda: CriterionExceptionFactory().criterion.rubric,
     Recording: judged_recording,
     JudgeRun: lambda: judged_recording().current_run,

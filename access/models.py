@@ -1,0 +1,95 @@
+"""Workspaces, their teams, and who belongs to them with which role (healthchecks' Project and Member).
+
+A workspace is a client or a program: it owns rubrics, and through them recordings, judges,
+calibrations and experiments. A person belongs to workspaces through `Membership` rows, one per
+workspace, each with a role; a supervisor's membership may name teams. What a person may then see is
+decided in one place, `access.scope.scope_for`.
+"""
+
+from django.conf import settings
+from django.core.validators import validate_slug
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+# Existing data and users go here on migration; a first install has it too, so a small operation
+# never has to think about workspaces.
+DEFAULT_WORKSPACE = "default"
+
+
+class Workspace(models.Model):
+    slug = models.SlugField(_("slug"), max_length=100, unique=True, validators=[validate_slug])
+    name = models.CharField(_("name"), max_length=200)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name = _("workspace")
+        verbose_name_plural = _("workspaces")
+
+    def __str__(self) -> str:
+        return self.name or self.slug
+
+
+class Team(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(_("name"), max_length=100)
+
+    class Meta:
+        ordering = ["workspace", "name"]
+        verbose_name = _("team")
+        verbose_name_plural = _("teams")
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="access_team_unique_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    # Ordered from most to least: a QA lead also reviews, an admin does everything in the workspace.
+    ADMIN = "admin", _("Admin")
+    QA_LEAD = "qa_lead", _("QA lead")
+    RUBRIC_OWNER = "rubric_owner", _("Rubric owner")
+    SUPERVISOR = "supervisor", _("Supervisor")
+    AGENT = "agent", _("Agent")
+
+
+# The Django groups that give each role its capabilities (access.Capability names their permissions;
+# reviews' migrations grant the groups theirs). A role's capabilities are the union of its groups'.
+ROLE_GROUPS: dict[str, tuple[str, ...]] = {
+    Role.ADMIN: ("Supervisors", "QA leads", "Rubric owners"),
+    Role.QA_LEAD: ("Supervisors", "QA leads"),
+    Role.RUBRIC_OWNER: ("Rubric owners",),
+    Role.SUPERVISOR: ("Supervisors",),
+    Role.AGENT: ("Agents",),
+}
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(_("role"), max_length=20, choices=Role.choices)
+    teams = models.ManyToManyField(
+        Team,
+        blank=True,
+        related_name="members",
+        verbose_name=_("teams"),
+        help_text=_("A supervisor's teams: they see only these teams' calls. None: every team of the workspace."),
+    )
+    agent_id = models.CharField(
+        _("agent id"),
+        max_length=100,
+        blank=True,
+        help_text=_("For an agent: the agent id their calls carry; they see only those calls."),
+    )
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "user"]
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
+        constraints = [
+            models.UniqueConstraint(fields=["user", "workspace"], name="access_membership_one_per_workspace"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.workspace} · {self.get_role_display()}"
