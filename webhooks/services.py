@@ -36,6 +36,7 @@ from django.utils.translation import gettext as _
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
+from access.models import DEFAULT_WORKSPACE, Workspace
 from outbox.models import EVENT_NAMES, Event
 from qa.errors import InvalidInputError
 from qa.models import ApiKey
@@ -121,14 +122,19 @@ def subscription_create(
     owner: AbstractBaseUser | None = None,
     api_key: ApiKey | None = None,
     contact_email: str = "",
+    workspace: Workspace | None = None,
 ) -> tuple[Subscription, str]:
-    """A new active subscription and its secret (generated unless given), which is shown this once.
+    """A new active subscription of `workspace` (default: the default workspace), which receives that
+    workspace's events alone, and its secret (generated unless given), which is shown this once.
     Raises InvalidInputError, naming each bad field, before anything is written."""
     errors = _subscription_errors(url=url, events=events, secret=secret)
     if errors:
         raise InvalidInputError(errors)
     secret = secret or f"whsec_{secrets.token_urlsafe(32)}"
+    if workspace is None:  # access 0002 makes it; a test database may not have it yet
+        workspace, _created = Workspace.objects.get_or_create(slug=DEFAULT_WORKSPACE, defaults={"name": "Default"})
     subscription = Subscription.objects.create(
+        workspace=workspace,
         url=url,
         events=list(dict.fromkeys(events)),
         secret=secret,
@@ -292,9 +298,11 @@ def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID] | None:
         if event is None:
             return None
         now = timezone.now()
+        # Its workspace's subscriptions alone (an event that names none is the default workspace's).
+        in_workspace = Q(workspace_id=event.workspace_id) if event.workspace_id else Q(workspace__slug=DEFAULT_WORKSPACE)
         subscriptions = [
             subscription
-            for subscription in Subscription.objects.filter(status=Subscription.Status.ACTIVE)
+            for subscription in Subscription.objects.filter(in_workspace, status=Subscription.Status.ACTIVE)
             if event.name in subscription.events
         ]
         deliveries = []

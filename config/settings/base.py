@@ -382,7 +382,7 @@ QA_WEBHOOK_PAUSE_AFTER = env.float("QA_WEBHOOK_PAUSE_AFTER", default=24 * 3600.0
 QA_WEBHOOK_SUBSCRIPTIONS_TTL = env.float("QA_WEBHOOK_SUBSCRIPTIONS_TTL", default=1.0)
 # How long events wait for the drain that fans them out (s): a process publishes one drain per this
 # long at most, rather than a message per commit that writes events (webhooks.services.events_dispatch).
-QA_WEBHOOK_DRAIN_DELAY = env.float("QA_WEBHOOK_DRAIN_DELAY", default=0.5)
+QA_WEBHOOK_DRAIN_DELAY = env.float("QA_WEBHOOK_DRAIN_DELAY", default=1.0)
 # Where the app is reached from outside, for the links in a webhook's body; empty: links are paths.
 QA_PUBLIC_URL = env("QA_PUBLIC_URL", default="")
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": 60.0}
