@@ -17,7 +17,12 @@ from outbox.models import EVENT_NAMES
 from qa.api.admin import shown_once
 from webhooks.hosts import HostNotAllowed, url_target
 from webhooks.models import Attempt, Delivery, Subscription
-from webhooks.selectors import deliveries_visible, subscriptions_visible, workspaces_to_subscribe
+from webhooks.selectors import (
+    deliveries_visible,
+    subscriptions_visible,
+    workspace_to_subscribe,
+    workspaces_to_subscribe,
+)
 from webhooks.services import delivery_redeliver, subscription_create, subscription_delete, subscription_update
 
 
@@ -62,6 +67,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
         form = super().get_form(request, obj, **kwargs)
         if "workspace" in form.base_fields:  # a new subscription: in one of the person's workspaces
             form.base_fields["workspace"].queryset = workspaces_to_subscribe(user=request.user)
+            form.base_fields["workspace"].initial = workspace_to_subscribe(user=request.user, slug=None)
         return form
 
     def get_readonly_fields(self, request: HttpRequest, obj: Subscription | None = None) -> list[str]:

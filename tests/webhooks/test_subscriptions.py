@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from access.models import DEFAULT_WORKSPACE, Workspace
 from outbox.services import events_emit
 from tests.api.conftest import key_client, new_key
 from tests.factories import UserFactory, judged_recording
@@ -96,7 +97,8 @@ def test_the_admin_shows_the_secret_once_and_logs_every_attempt(client, django_c
     client.force_login(staff)
     page = client.post(
         "/admin/webhooks/subscription/add/",
-        {"url": "http://127.0.0.1:9/in", "events": ["recording.judged"], "description": "CRM", "contact_email": ""},
+        {"workspace": Workspace.objects.get(slug=DEFAULT_WORKSPACE).pk, "url": "http://127.0.0.1:9/in",
+         "events": ["recording.judged"], "description": "CRM", "contact_email": ""},
         HTTP_ACCEPT_LANGUAGE="en",
     )
     subscription = Subscription.objects.get()
