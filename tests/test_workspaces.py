@@ -94,7 +94,8 @@ def test_existing_people_become_members_of_the_default_workspace_with_the_role_t
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     try:
-        Workspace.objects.all().delete()
+        # The model as it was then: today's would also ask for the rubrics that hang on a workspace.
+        executor.loader.project_state(before).apps.get_model("access", "Workspace").objects.all().delete()
         groups = {name: Group.objects.get_or_create(name=name)[0] for name in ("Supervisors", "QA leads", "Rubric owners")}
         people = {
             "sup": ["Supervisors"], "lead": ["QA leads", "Supervisors"], "owner": ["Rubric owners"],

@@ -36,7 +36,7 @@ from django.utils.translation import gettext as _
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
-from access.models import DEFAULT_WORKSPACE, Workspace
+from access.models import DEFAULT_WORKSPACE, Workspace, default_workspace_id
 from outbox.models import EVENT_NAMES, Event
 from qa.errors import InvalidInputError
 from qa.models import ApiKey
@@ -131,10 +131,8 @@ def subscription_create(
     if errors:
         raise InvalidInputError(errors)
     secret = secret or f"whsec_{secrets.token_urlsafe(32)}"
-    if workspace is None:  # access 0002 makes it; a test database may not have it yet
-        workspace, _created = Workspace.objects.get_or_create(slug=DEFAULT_WORKSPACE, defaults={"name": "Default"})
     subscription = Subscription.objects.create(
-        workspace=workspace,
+        workspace_id=workspace.pk if workspace else default_workspace_id(),
         url=url,
         events=list(dict.fromkeys(events)),
         secret=secret,

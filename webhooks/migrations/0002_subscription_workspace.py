@@ -4,6 +4,8 @@ go to the default workspace, where everything that existed went (access 0002).""
 import django.db.models.deletion
 from django.db import migrations, models
 
+import access.models
+
 DEFAULT_WORKSPACE = "default"
 
 
@@ -32,8 +34,8 @@ class Migration(migrations.Migration):
             model_name="subscription",
             name="workspace",
             field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE, related_name="webhook_subscriptions",
-                to="access.workspace", verbose_name="workspace",
+                default=access.models.default_workspace_id, on_delete=django.db.models.deletion.CASCADE,
+                related_name="webhook_subscriptions", to="access.workspace", verbose_name="workspace",
             ),
         ),
     ]
