@@ -1,8 +1,8 @@
 """Writes for webhooks: subscriptions, the fan-out of an event to its deliveries, and each attempt.
 
 An event (outbox.Event, written in the transaction of the change it reports) is fanned out after the
-commit, by a drain that a process publishes at most once per QA_WEBHOOK_DRAIN_DELAY (events_dispatch),
-into one Delivery per active subscription that lists it; each delivery is one Celery message per
+commit, by Celery beat's drain every QA_WEBHOOK_DRAIN_EVERY (a second; events_dispatch), into one
+Delivery per active subscription of its workspace that lists it; each delivery is one Celery message per
 attempt. An attempt is claimed first (a conditional UPDATE of its attempt count), so a duplicated
 message or the sweep never sends one attempt twice at once. 2xx is delivered; anything else, a
 timeout included, is retried with exponential backoff until QA_WEBHOOK_RETRY_WINDOW (a day) after
@@ -238,28 +238,14 @@ def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
 # --- Fan-out --------------------------------------------------------------------------------------
 
 
-# When the drain this process last published will have run (monotonic s); see events_dispatch.
-_drain_covers_until = 0.0
-
-
 def events_dispatch(ids: list[uuid.UUID]) -> None:
     """The outbox's consumer hook, after a commit that wrote events (`ids`, which the drain finds by
-    itself). Publishing a message cost the judging more CPU than writing its events
-    (bench/pipeline/README.md, webhooks), so a process publishes at most one drain per
-    QA_WEBHOOK_DRAIN_DELAY, delayed by that much: it runs after every commit this process makes
-    until a fifth of the delay before it (kept for a worker's clock running ahead), and fans out
-    every event committed by then. A commit after that window publishes the next drain. In-process
-    (no broker) the drain runs within the publish, so every commit publishes its own."""
-    global _drain_covers_until
+    itself). With a broker it does nothing: Celery beat's drain (webhooks-drain, every
+    QA_WEBHOOK_DRAIN_EVERY) takes every event committed since the last one, because publishing a
+    message from the judging cost it more CPU than writing its events (bench/pipeline/README.md,
+    webhooks). In-process (no broker, no beat) the drain runs now, within the publish."""
     if tasks_in_process():
         task_publish("webhooks.events_drain")
-        return
-    now = time.monotonic()
-    if now < _drain_covers_until:
-        return  # the drain already published runs after this commit and takes its events
-    delay = settings.QA_WEBHOOK_DRAIN_DELAY
-    task_publish("webhooks.events_drain", countdown=delay)  # raises for a broker that is down: the sweep's
-    _drain_covers_until = now + delay * 0.8
 
 
 def events_drain(*, created_before: datetime | None = None, batch: int = 200) -> int:

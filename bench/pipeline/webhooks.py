@@ -7,8 +7,7 @@ difference is the mean of the cycles' own, with its 95% interval. The modes:
 - off: webhooks installed, no active subscription (each process reads the subscribed events once a
   second, QA_WEBHOOK_SUBSCRIPTIONS_TTL);
 - on: an active subscription to recording.judged and recording.routed (each judgment also writes its
-  events; after the commit, the process publishes a drain message to Redis unless the one it published
-  less than QA_WEBHOOK_DRAIN_DELAY ago will take them).
+  events, which Celery beat's drain takes later: the judging publishes nothing).
 
 The fan-out and delivery happen in other tasks, not in the judging; their CPU per event delivered to a
 loopback receiver (another process) is measured after, in this process. See README.md beside this file.
@@ -107,7 +106,7 @@ def main() -> None:
                     outcomes[execution.judge_run_execute(run_id=run_id).outcome.value] += 1
                 spent[mode] = (time.process_time() - started) * 1000 / len(chunk)
             cycles.append(spent)
-        drains = app.control.purge()  # what the judging published (no worker takes it here): its drains
+        published = app.control.purge()  # what the judging published (no worker takes it here): nothing
         events = Event.objects.count()
 
         # The other side: fan-out and delivery, in-process (eager), to the receiver.
@@ -123,7 +122,7 @@ def main() -> None:
         for child in children:
             child.terminate()
         app.conf.task_always_eager = False
-        app.control.purge()  # the drain messages the judging published, for no worker
+        app.control.purge()  # anything the judging published, for no worker
     print(f"judgments: {dict(outcomes)}; events written with the subscription on: {events}")
     judged = len(cycles) * args.block
     for mode in MODES:
@@ -131,7 +130,7 @@ def main() -> None:
     for other in ("off", "absent"):
         print(f"subscription on - {other}:{' ' * (7 - len(other))}{difference([c['on'] - c[other] for c in cycles])}")
     print(f"off - absent:             {difference([c['off'] - c['absent'] for c in cycles])}")
-    print(f"drain messages the judging published: {drains} for {events} events of {judged} judgments")
+    print(f"messages the judging published: {published} for {events} events")
     print(f"fan-out and delivery: {delivery_cpu * 1000 / max(len(pending), 1):.2f} ms CPU per event "
           f"({delivered} of {len(pending)} delivered), in the worker, not the judging")  # fmt: skip
 

@@ -380,11 +380,17 @@ QA_WEBHOOK_RETRY_WINDOW = env.float("QA_WEBHOOK_RETRY_WINDOW", default=24 * 3600
 QA_WEBHOOK_PAUSE_AFTER = env.float("QA_WEBHOOK_PAUSE_AFTER", default=24 * 3600.0)
 # How long a process keeps the list of subscribed events it asks before each emit (s).
 QA_WEBHOOK_SUBSCRIPTIONS_TTL = env.float("QA_WEBHOOK_SUBSCRIPTIONS_TTL", default=1.0)
-# How long events wait for the drain that fans them out (s): a process publishes one drain per this
-# long at most, rather than a message per commit that writes events (webhooks.services.events_dispatch).
-QA_WEBHOOK_DRAIN_DELAY = env.float("QA_WEBHOOK_DRAIN_DELAY", default=1.0)
+# How often Celery beat's drain fans out the events committed since the last (s): the judging only
+# writes its events and publishes nothing (webhooks.services.events_dispatch). A drain not started
+# within a few periods (workers down) expires rather than piling up behind the next ones.
+QA_WEBHOOK_DRAIN_EVERY = env.float("QA_WEBHOOK_DRAIN_EVERY", default=1.0)
 # Where the app is reached from outside, for the links in a webhook's body; empty: links are paths.
 QA_PUBLIC_URL = env("QA_PUBLIC_URL", default="")
+CELERY_BEAT_SCHEDULE["webhooks-drain"] = {
+    "task": "webhooks.events_drain",
+    "schedule": QA_WEBHOOK_DRAIN_EVERY,
+    "options": {"expires": max(5 * QA_WEBHOOK_DRAIN_EVERY, 5.0)},
+}
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": 60.0}
 # --- end webhooks ---
 
