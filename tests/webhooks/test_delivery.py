@@ -392,3 +392,32 @@ def test_a_dispute_events_payload_in_isolation(receiver, django_capture_on_commi
         "data": {"id": 11},
     }  # fmt: skip
     assert body["created"].startswith(event.created_at.isoformat()[:19])
+
+
+def test_the_readmes_receiver_handles_a_redelivered_event_once(settings, django_capture_on_commit_callbacks):
+    import threading
+    from http.server import HTTPServer
+
+    from tests.webhooks.conftest import readme_receiver
+
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    handled: list[dict] = []
+    secret = "whsec_the-receivers-own-secret-0123456789"  # what VEREDICTO_WEBHOOK_SECRET gives it
+    server = HTTPServer(("127.0.0.1", 0), readme_receiver(secret=secret, handle=handled.append))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/veredicto"
+        subscription, _secret = subscription_create(url=url, events=["recording.judged"], secret=secret)
+        delivery = emitted(django_capture_on_commit_callbacks)
+        with django_capture_on_commit_callbacks(execute=True):
+            delivery_redeliver(delivery=delivery)
+        # Signed with another secret: refused, so retried.
+        Subscription.objects.filter(pk=subscription.pk).update(secret="another-secret-of-enough-length")
+        forged = emitted(django_capture_on_commit_callbacks)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert [event["id"] for event in handled] == [str(delivery.pk)]  # once, though sent twice
+    assert list(delivery.attempt_log.values_list("response_code", flat=True)) == [200, 200]
+    assert list(forged.attempt_log.values_list("outcome", "response_code")) == [("retry", 401)]
