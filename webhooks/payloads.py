@@ -2,8 +2,8 @@
 serializers (GET /api/recordings/{id}/ for a recording, the review as POST .../review/ answers it,
 GET /api/experiments/{id}/ for an experiment).
 
-Built when the event is fanned out, just after the change committed, not inside the judging's
-transaction: serializing a recording with its scores costs milliseconds of CPU that the judging
+Built when the event is fanned out (by the drain, within about a second of the commit), not inside
+the judging's transaction: serializing a recording with its scores costs milliseconds of CPU that the judging
 would otherwise pay for every subscribed judgment (bench/pipeline/README.md). Every attempt and
 redelivery then sends those same bytes.
 """
