@@ -45,6 +45,9 @@ class Capability(StrEnum):
     EDIT_RUBRICS = "rubrics.change_rubric"  # Rubric owners
     READ_REPORTS = "qa.view_score"  # Supervisors and rubric owners: reports and scorecards
     RUN_CALIBRATION = "reviews.run_calibration"  # QA leads
+    # Agents: their own calls, scorecard and reviews; acknowledging and disputing those reviews.
+    DISPUTE = "reviews.add_dispute"
+    RESOLVE_DISPUTES = "reviews.resolve_dispute"  # QA leads
     READ_EXPERIMENTS = "experiments.view_experiment"
     RUN_EXPERIMENTS = "experiments.add_experiment"  # Rubric owners
     # Webhook subscriptions and their deliveries: for whoever an operator grants them (no role has them).

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from access.models import Membership, Team, Workspace
+from access.models import Membership, SsoIdentity, Team, Workspace
 from access.services import user_groups_sync
 
 
@@ -28,3 +28,14 @@ class WorkspaceAdmin(admin.ModelAdmin):
         for membership_form in (f for formset in formsets for f in formset.forms):
             if getattr(membership_form.instance, "user_id", None):
                 user_groups_sync(user=membership_form.instance.user)
+
+
+@admin.register(SsoIdentity)
+class SsoIdentityAdmin(admin.ModelAdmin):
+    """Who signs in through the identity provider, as which (issuer, subject). Deleting a row unlinks the
+    person: their next single sign-on creates a new user. A provider that reissued someone's subject is
+    followed by editing it here."""
+
+    list_display = ["user", "issuer", "subject", "created_at"]
+    search_fields = ["user__username", "user__email", "subject"]
+    autocomplete_fields = ["user"]

@@ -95,6 +95,24 @@ class Membership(models.Model):
         return f"{self.user} · {self.workspace} · {self.get_role_display()}"
 
 
+class SsoIdentity(models.Model):
+    """A person as their identity provider knows them: single sign-on logs in by (issuer, subject), the
+    one pair OpenID Connect promises never to reassign, never by an e-mail address or username."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sso_identities")
+    issuer = models.CharField(_("issuer"), max_length=255)
+    subject = models.CharField(_("subject"), max_length=255)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("single sign-on identity")
+        verbose_name_plural = _("single sign-on identities")
+        constraints = [models.UniqueConstraint(fields=["issuer", "subject"], name="access_sso_identity_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.subject} @ {self.issuer}"
+
+
 def default_workspace_id() -> int:
     """The default workspace's id: what a rubric, key or experiment made without naming one belongs to
     (a first install's only workspace; created here if a test database or a script lacks it)."""

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from access.models import ROLE_GROUPS, Membership, Role, Team, Workspace
+from access.models import ROLE_GROUPS, Membership, Role, SsoIdentity, Team, Workspace
+
+if TYPE_CHECKING:
+    from access.sso_claims import SsoClaims
 
 
 @transaction.atomic
@@ -66,3 +71,32 @@ def user_groups_sync(*, user: AbstractBaseUser) -> None:
         groups[name] = Group.objects.create(name=name)
     user.groups.remove(*[group for name, group in groups.items() if name not in wanted])
     user.groups.add(*[groups[name] for name in wanted])
+
+
+@transaction.atomic
+def sso_user_sync(*, issuer: str, claims: SsoClaims, user: AbstractBaseUser | None = None) -> AbstractBaseUser:
+    """The person single sign-on logs in: `user` (found by their identity) brought up to date, or a new user
+    linked to (issuer, subject). Their name, e-mail address and their membership of the claims' workspace
+    follow the claims at every login (its teams too where the provider sends them); memberships of other
+    workspaces, given in Veredicto, stay."""
+    if user is None:
+        user = get_user_model().objects.create_user(_free_username(claims.username), email=claims.email)
+        SsoIdentity.objects.create(user=user, issuer=issuer, subject=claims.subject)
+    user.email, user.first_name, user.last_name = claims.email, claims.first_name[:150], claims.last_name[:150]
+    user.save(update_fields=["email", "first_name", "last_name"])
+    teams = claims.teams
+    if teams is None:  # teams are given in Veredicto, not by the provider: a login leaves them as they are
+        teams = list(Team.objects.filter(workspace=claims.workspace, members__user=user).values_list("name", flat=True))
+    member_add(user=user, workspace=claims.workspace, role=claims.role, teams=teams, agent_id=claims.agent_id)
+    return user
+
+
+def _free_username(wanted: str) -> str:
+    """`wanted`, or `wanted-2`, `wanted-3`...: a local account keeps its name, the newcomer gets another."""
+    users = get_user_model().objects
+    base = wanted[:140]
+    candidate, number = base, 1
+    while users.filter(username=candidate).exists():
+        number += 1
+        candidate = f"{base}-{number}"
+    return candidate

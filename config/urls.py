@@ -8,6 +8,7 @@ from access import API_DOCS, ApiAccess
 import config.accounts
 import qa.api.urls
 import reviews.api.urls
+import reviews.disputes.api_urls
 import reviews.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
 import rubrics.api
 import webhooks.api.urls
@@ -37,6 +38,7 @@ api_urlpatterns = [
     *rubrics.api.urlpatterns,
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
+    *reviews.disputes.api_urls.urlpatterns,
     *webhooks.api.urls.urlpatterns,
     path("schema/", ApiSchemaView.as_view(), name="schema"),
     # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN; the split view
@@ -54,8 +56,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include(config.accounts.urlpatterns)),  # login, and password reset only with e-mail
     path("accounts/", include("django.contrib.auth.urls")),
+    path("oidc/", include(config.accounts.sso_urlpatterns)),  # single sign-on, when configured
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),
+    path("dashboard/", include("reviews.dashboard.urls")),
     path("reports/", include("reviews.reports.urls")),
     path("calibrations/", include("reviews.calibration.urls")),
     path("api/reports/", include("reviews.reports.api_urls")),
@@ -63,6 +67,8 @@ urlpatterns = [
     path("api/scorecards/", include("reviews.scorecards.api_urls")),
     path("api/calibrations/", include("reviews.calibration.api_urls")),
     path("experiments/", include("reviews.experiments.urls")),
+    path("me/", include("reviews.agents.urls")),
+    path("disputes/", include("reviews.disputes.urls")),
     path("api/experiments/", include("reviews.experiments.api_urls")),
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).

@@ -28,6 +28,8 @@ from rubrics.models import Criterion, Rubric
 # without one, so those come last. Indexed as an expression (with the status and id) so a page
 # after any position is one index range however deep it is (reviews.selectors.queue_page).
 QUEUE_ORDER_KEY = Coalesce("lowest_confidence", Value(2.0), output_field=FloatField())
+# The queue sorted by the judge's quality score, lowest first; calls without one (0..100) after the rest.
+QUALITY_ORDER_KEY = Coalesce("quality_score", Value(101.0), output_field=FloatField())
 
 
 def audio_folder(moment: datetime) -> str:
@@ -80,6 +82,8 @@ class Recording(models.Model):
         UNSTABLE = "unstable", _("Unstable")
         # The transcript holds instruction-like text addressed to a model (qa.injection).
         POSSIBLE_INJECTION = "possible_injection", _("Possible injection")
+        # A critical criterion's verified value fails the call (rubrics.quality), unless the rubric says not to route it.
+        AUTO_FAIL = "auto_fail", _("Auto-fail")
 
     external_id = models.CharField(_("external id"), max_length=200)
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
@@ -133,6 +137,10 @@ class Recording(models.Model):
     # fast with tens of thousands of calls queued (bench/review/README.md).
     lowest_confidence = models.FloatField(_("lowest confidence"), null=True, blank=True)
     review_reasons = models.JSONField(_("review reasons"), default=list, blank=True)
+    # current_run's quality score by the judge's values that exist (rubrics.quality), set with the routing:
+    # the queue sorts by it. Null: no score (a value that does not exist, and no auto-fail zeroes the call).
+    quality_score = models.FloatField(_("quality score"), null=True, blank=True)
+    auto_failed = models.BooleanField(_("auto-failed"), default=False, db_default=False)
     # current_run's value per criterion key (null: the judge's N/A), set with it: the scorecards sum
     # these 100,000 rows rather than group 1.2 million scores (bench/scorecards/README.md).
     current_values = models.JSONField(_("current values"), null=True, blank=True)
@@ -154,6 +162,7 @@ class Recording(models.Model):
             models.Index(fields=["status", "created_at"]),
             models.Index(fields=["needs_review", "status"]),
             models.Index(F("status"), QUEUE_ORDER_KEY, F("id"), name="qa_recording_queue_key"),
+            models.Index(F("status"), QUALITY_ORDER_KEY, F("id"), name="qa_recording_quality_key"),
             models.Index(fields=["rubric", "occurred_at"]),
             # The few calls the rollup must read again, among a rubric's hundred thousand.
             models.Index(fields=["rubric"], condition=Q(rollup_stale=True), name="qa_recording_rollup_stale"),

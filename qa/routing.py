@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from qa.injection import injection_suspected
 from qa.models import JudgeRun, Recording, Score, values_by_key
+from qa.quality import judge_quality
 from rubrics.models import Rubric
 
 Reason = Recording.ReviewReason
@@ -132,6 +133,9 @@ def review_reasons(
     # A judge's own samples disagreeing is doubt the confidence may not show.
     if any(score.unstable for score in scores):
         reasons.append(Reason.UNSTABLE.value)
+    if rubric.route_auto_fail and judge_quality(rubric=rubric, scores=scores).auto_failed:
+        # A critical criterion failed the call by a value that exists: a breach a supervisor confirms.
+        reasons.append(Reason.AUTO_FAIL.value)
     if warm_up:
         reasons.append(Reason.WARM_UP.value)
     if not recording.speakers_known:
@@ -150,11 +154,14 @@ def routing_fields(
     *, recording: Recording, rubric: Rubric, scores: Sequence[Score], warm_up: bool = False
 ) -> dict[str, object]:
     """The recording's fields that follow the scores of its current run, ready for an UPDATE:
-    how it is routed, and the values the scorecards sum (`Recording.current_values`, marked for
+    how it is routed, its quality score, and the values the scorecards sum (`Recording.current_values`, marked for
     their weekly rollup)."""
     reasons = review_reasons(recording=recording, rubric=rubric, scores=scores, warm_up=warm_up)
     status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
+    quality = judge_quality(rubric=rubric, scores=scores)
     return {
+        "quality_score": quality.score,
+        "auto_failed": quality.auto_failed,
         "needs_review": bool(reasons),
         "review_reasons": reasons,
         "status": status,

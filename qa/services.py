@@ -22,8 +22,12 @@ from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
 from qa.judging import judge_run_publish
 from qa.models import Judge, JudgeRun, Recording, Score, Transcription, audio_folder, has_control_characters
+from qa.quality import judge_value
 from qa.queue import task_publish
 from rubrics.models import Rubric
+from rubrics.quality import QualityPolicy, quality_score
+from rubrics.quality import Value as QualityValue
+from rubrics.selectors import rubric_quality_policy
 
 logger = logging.getLogger(__name__)
 
@@ -588,3 +592,26 @@ def recordings_current_values_store(*, recordings: QuerySet[Recording], batch_si
         )
         stored += len(batch)
     return stored
+
+
+def recordings_quality_store(*, recordings: QuerySet[Recording], batch_size: int = 2000) -> int:
+    """Set `quality_score` and `auto_failed` from each judged recording's current run, as the routing sets them
+    (`qa.quality`), for recordings judged before the fields existed (their migration). Returns how many."""
+    rows = list(recordings.filter(current_run__isnull=False).values_list("pk", "current_run_id", "current_run__rubric_id"))
+    policies: dict[int, QualityPolicy] = {}
+    for start in range(0, len(rows), batch_size):
+        batch = rows[start : start + batch_size]
+        values: dict[int, dict[str, QualityValue]] = {run_id: {} for _pk, run_id, _rubric in batch}
+        scores = Score.objects.filter(run_id__in=list(values)).values_list("run_id", "criterion__key", "value", "evidence_verified")
+        for run_id, key, value, verified in scores:
+            found = judge_value(value=value, evidence_verified=verified)
+            if found is not None:
+                values[run_id][key] = found
+        updates = []
+        for pk, run_id, rubric_id in batch:
+            if rubric_id not in policies:
+                policies[rubric_id] = rubric_quality_policy(Rubric.objects.get(pk=rubric_id))
+            quality = quality_score(policies[rubric_id], values[run_id])
+            updates.append(Recording(pk=pk, quality_score=quality.score, auto_failed=quality.auto_failed))
+        Recording.objects.bulk_update(updates, ["quality_score", "auto_failed"], batch_size=UPDATE_BATCH)
+    return len(rows)

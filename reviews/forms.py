@@ -12,11 +12,12 @@ from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording
 from reviews.models import Review
-from reviews.selectors import CriterionView, QueueFilters
+from reviews.selectors import QUALITY_SORT, CriterionView, QueueFilters
 from reviews.services import CriterionAdjustment
+from rubrics.quality import NOT_APPLICABLE as QUALITY_NOT_APPLICABLE
 
 
-NOT_APPLICABLE = "na"  # the value button meaning "does not apply"
+NOT_APPLICABLE = "na"  # the value button meaning "does not apply" (static/review/quality.js reads it too)
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,18 @@ class ReviewForm(forms.Form):
             for number, view in enumerate(self.criteria, start=1)
         ]
 
+    def chosen_values(self) -> dict[str, int | object]:
+        """The value chosen per criterion key, as the quality score reads them (rubrics.quality): a number,
+        or N/A; none chosen yet, absent. What the page's live score starts from (static/review/quality.js)."""
+        values: dict[str, int | object] = {}
+        for view in self.criteria:
+            choice = self[_field(view.criterion.key, "value")].value()
+            if choice == NOT_APPLICABLE:
+                values[view.criterion.key] = QUALITY_NOT_APPLICABLE
+            elif choice not in (None, "") and str(choice).lstrip("-").isdigit():
+                values[view.criterion.key] = int(choice)
+        return values
+
     def adjustments(self) -> list[CriterionAdjustment]:
         adjustments = []
         for view in self.criteria:
@@ -218,6 +231,11 @@ class QueueFilterForm(forms.Form):
     )
     date_from = forms.DateField(label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    sort = forms.ChoiceField(
+        label=_("Order"),
+        required=False,
+        choices=[("", _("Lowest confidence first")), (QUALITY_SORT, _("Lowest quality score first"))],
+    )
 
     def __init__(self, *args: Any, rubrics: list[tuple[str, str]], teams: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

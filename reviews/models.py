@@ -9,9 +9,18 @@ from qa.models import ApiKey, JudgeRun, Recording
 from rubrics.models import Criterion
 
 
+class StandingReviews(models.Manager):
+    """Reviews that count: every one not undone (`ReviewVoid`). The default manager, so `Review.objects`
+    and `recording.reviews` (the page, the service, the human reference, the reports) never read an
+    undone review; `Review.log` keeps them all."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().filter(void__isnull=True)
+
+
 class Review(models.Model):
     """A supervisor's decision on a judged recording. Append-only: a later
-    review supersedes an earlier one for reporting, and all are kept."""
+    review supersedes an earlier one for reporting, an undone one is voided (`ReviewVoid`), and all are kept."""
 
     # Labels name the outcome ("Approved"), as lists and reports show it; the page's buttons say the verb.
     class Decision(models.TextChoices):
@@ -53,9 +62,20 @@ class Review(models.Model):
     # without a number left out), set when it is made: the scorecards read these rather than join the
     # scores and criterion entries of every audited call (bench/scorecards/README.md).
     human_values = models.JSONField(_("human values"), null=True, blank=True)
+    # A QA lead's resolution of an agent's dispute (reviews.disputes): final, it supersedes the review disputed.
+    from_dispute = models.BooleanField(
+        _("from a dispute"),
+        default=False,
+        db_default=False,
+        help_text=_("A QA lead's resolution of an agent's dispute of the review before it."),
+    )
+
+    objects = StandingReviews()
+    log = models.Manager()  # undone ones too: the admin's full record
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        base_manager_name = "log"
         verbose_name = _("review")
         verbose_name_plural = _("reviews")
         indexes = [models.Index(fields=["recording", "-created_at"])]
@@ -67,6 +87,22 @@ class Review(models.Model):
     def is_final(self) -> bool:
         """Approve and reject are a human's judgement; "needs another review" only passes the call on."""
         return self.decision != self.Decision.NEEDS_REVIEW
+
+
+class ReviewVoid(models.Model):
+    """A review its supervisor undid within seconds of submitting it (the page's Undo): appended, never an
+    edit, so the review stays stored and stands for nothing (`StandingReviews`)."""
+
+    review = models.OneToOneField(Review, on_delete=models.CASCADE, related_name="void")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("undone review")
+        verbose_name_plural = _("undone reviews")
+
+    def __str__(self) -> str:
+        return f"Review {self.review_id} undone by {self.user_id}"
 
 
 class CriterionReview(models.Model):
@@ -118,9 +154,10 @@ from reviews.calibration.models import (  # noqa: E402
     CalibrationSession,
     CalibrationValue,
 )
+from reviews.disputes.models import Acknowledgement, Dispute, DisputedCriterion  # noqa: E402
 from reviews.scorecards.models import ScorecardWeek  # noqa: E402
 
 __all__ = [
-    "AgreedValue", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue", "CriterionReview",
-    "Review", "ReviewClaim", "ScorecardWeek",
+    "Acknowledgement", "AgreedValue", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue",
+    "CriterionReview", "Dispute", "DisputedCriterion", "Review", "ReviewClaim", "ScorecardWeek",
 ]  # fmt: skip

@@ -31,11 +31,14 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from access import Capability, may
-from qa.models import JUDGE_VALUE_EXISTS, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
+from qa.models import JUDGE_VALUE_EXISTS, QUALITY_ORDER_KEY, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
 from reviews.models import AgreedValue, CalibrationSession, CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
+from rubrics.quality import NOT_APPLICABLE, Quality, quality_score
+from rubrics.quality import Value as QualityValue
+from rubrics.selectors import rubric_quality_policy
 
 Reason = Recording.ReviewReason
 FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
@@ -49,6 +52,16 @@ class QueueFilters:
     reason: str = ""
     date_from: date | None = None
     date_to: date | None = None
+    sort: str = ""  # "": lowest confidence first; QUALITY_SORT: lowest quality score first
+
+
+QUALITY_SORT = "quality"
+
+
+def queue_order_key(filters: QueueFilters):  # noqa: ANN201 (a query expression)
+    """The queue's sort key: the lowest confidence, or with `sort=quality` the judge's quality score (both
+    with an index, qa.models)."""
+    return QUALITY_ORDER_KEY if filters.sort == QUALITY_SORT else QUEUE_ORDER_KEY
 
 
 def is_blind_audit(recording: Recording) -> bool:
@@ -97,7 +110,7 @@ def queue_recordings(*, filters: QueueFilters, user: AbstractBaseUser | None = N
     return (
         recordings.select_related("rubric", "claim__user")
         .defer("transcript", "turns")
-        .annotate(queue_key=QUEUE_ORDER_KEY)
+        .annotate(queue_key=queue_order_key(filters))
         .order_by("queue_key", "id")
     )
 
@@ -201,7 +214,9 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
     if after is not None:
         # Its own position, also once it has left the queue (just reviewed): the next is the one after it.
         key = (
-            Recording.objects.filter(pk=after.pk).annotate(queue_key=QUEUE_ORDER_KEY).values_list("queue_key", flat=True)
+            Recording.objects.filter(pk=after.pk)
+            .annotate(queue_key=queue_order_key(filters))
+            .values_list("queue_key", flat=True)
         ).first()
         recordings = recordings.exclude(pk=after.pk)
         if key is not None:
@@ -449,7 +464,9 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
     First the agreed value of a closed calibration session (the latest session
     to close, where several agreed on the same call). Else the latest final
     review (approve or reject; "needs review" is not final), read by
-    `review_values`. A criterion with neither (a reject that gave no value)
+    `review_values`. A QA lead's resolution of an agent's upheld dispute is a
+    final review (`Review.from_dispute`) made after the review disputed, so it
+    is the latest and supersedes it; a rejected dispute writes no review. A criterion with neither (a reject that gave no value)
     has no reference and is absent, as are recordings without either.
     """
     recording_ids = list(recording_ids)
@@ -575,3 +592,29 @@ def _reviews() -> QuerySet[Review]:
     return Review.objects.select_related("api_key").prefetch_related(
         Prefetch("criteria", queryset=CriterionReview.objects.select_related("criterion"))
     )
+
+
+def review_qualities(*, reviews: Iterable[Review], rubric: Rubric) -> dict[int, Quality]:
+    """The call's quality score by what each review says (`review_values`: the supervisor's values, N/A, and
+    the judge's values they approved), by review id, in one query: reviews of runs judged with `rubric`."""
+    ids = [review.pk for review in reviews]
+    values: dict[int, dict[str, QualityValue]] = {pk: {} for pk in ids}
+    for row in review_values(reviews=Review.objects.filter(pk__in=ids)):
+        if row["not_applicable"]:
+            values[row["review_id"]][row["key"]] = NOT_APPLICABLE
+        elif row["human"] is not None:
+            values[row["review_id"]][row["key"]] = row["human"]
+    policy = rubric_quality_policy(rubric)
+    return {pk: quality_score(policy, values[pk]) for pk in ids}
+
+
+def review_quality(*, review: Review, rubric: Rubric | None = None) -> Quality:
+    """`review_qualities` of one review, on the rubric version its run was judged with (`rubric` when the
+    caller has it at hand)."""
+    rubric = rubric if rubric is not None and rubric.pk == review.run.rubric_id else review.run.rubric
+    return review_qualities(reviews=[review], rubric=rubric)[review.pk]
+
+
+def latest_final_review(*, recording_id: int) -> Review | None:
+    """The recording's latest approve or reject: the one its human values come from."""
+    return _latest_final_reviews([recording_id]).select_related("run__rubric").first()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
@@ -17,11 +18,15 @@ from qa.errors import ConflictError, InvalidInputError
 from qa.models import ApiKey, Recording
 from qa.services import UPDATE_BATCH
 from reviews.claims import claim_holder
-from reviews.models import CriterionReview, Review, ReviewClaim
+from reviews.models import CriterionReview, Review, ReviewClaim, ReviewVoid
 from reviews.selectors import recording_is_blind_for, review_values
 from rubrics.models import Criterion
 
 REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)
+# How long the page offers Undo after a submit; the service allows a few seconds more, for the round trip
+# of a click made as the toast closes.
+UNDO_SECONDS = 10
+UNDO_GRACE_SECONDS = 5
 
 
 class RecordingNotJudgedError(ConflictError):
@@ -68,6 +73,7 @@ def review_create(
     blind: bool = False,
     reject_reason: str = "",
     replace_final: bool = False,
+    from_dispute: bool = False,
 ) -> Review:
     """Record a supervisor's decision on the recording's current judgment.
 
@@ -79,6 +85,8 @@ def review_create(
     Raises InvalidInputError (keyed by field, with one entry per bad criterion)
     before anything is written, so a rejected review leaves no trace.
     `user` and `api_key` both None: a trusted caller of the code (a command).
+    `from_dispute`: a QA lead's resolution of an agent's dispute (reviews.disputes.services.dispute_resolve),
+    final like any approve or reject, so the human reference reads it in place of the review disputed.
     """
     if (user is not None or api_key is not None) and not may_review(user=user, api_key=api_key):
         raise PermissionDenied(_("You may not review calls."))
@@ -163,6 +171,7 @@ def review_create(
         adjusted_mean=adjusted_mean,
         comment=comment,
         blind=blind,
+        from_dispute=from_dispute,
     )
     CriterionReview.objects.bulk_create(
         CriterionReview(
@@ -183,6 +192,37 @@ def review_create(
     ReviewClaim.objects.filter(recording=recording).delete()
     review_created_emit(review_id=review.pk, recording_id=recording.pk)
     return review
+
+
+class UndoExpiredError(ConflictError):
+    """Too late to undo, or not the latest review of its call: a later decision already builds on it."""
+
+
+@transaction.atomic
+def review_void(*, review: Review, user: AbstractBaseUser) -> Recording:
+    """Undo `user`'s own review within UNDO_SECONDS of submitting it: the page stores a submit at once and
+    offers Undo in a toast, so no submit waits. Appends a ReviewVoid (the review stays stored and stands
+    for nothing: the earlier review, if any, counts again) and puts the call back where the review found it.
+    A blind audit has no undo: its submit revealed the model's values, so its redo would not be blind."""
+    recording = Recording.objects.select_for_update().get(pk=review.recording_id)
+    review = Review.objects.filter(pk=review.pk).first()
+    if review is None or review.user_id != user.pk:
+        raise PermissionDenied(_("Only the supervisor who gave a review can undo it."))
+    if review.blind:
+        raise UndoExpiredError(_("A blind audit cannot be undone: the model's values were shown after it."))
+    if timezone.now() - review.created_at > timedelta(seconds=UNDO_SECONDS + UNDO_GRACE_SECONDS):
+        raise UndoExpiredError(_("Too late to undo this review; start a new review of the call instead."))
+    if recording.reviews.values_list("pk", flat=True).first() != review.pk:
+        raise UndoExpiredError(_("This call was reviewed again since; that review stands."))
+    ReviewVoid.objects.create(review=review, user=user)
+    standing = recording.reviews.first()
+    if standing is not None:  # as review_create left it after that review
+        recording.status = Recording.Status.REVIEWED if standing.is_final else Recording.Status.IN_REVIEW
+    else:
+        recording.status = Recording.Status.IN_REVIEW if recording.needs_review else Recording.Status.JUDGED
+    recording.rollup_stale = True  # its human values changed back: the scorecards read its week again
+    recording.save(update_fields=["status", "rollup_stale", "updated_at"])
+    return recording
 
 
 def _check_claim(*, recording: Recording, user: AbstractBaseUser | None) -> None:
@@ -226,14 +266,16 @@ def _unverified_without_own_value(
 def reviews_human_values_store(*, reviews: QuerySet[Review], batch_size: int = 2000) -> int:
     """Set `human_values` on `reviews` from what each says (`review_values`: the human reference's rule).
     review_create calls it; its migration and the benchmarks, for reviews stored without. Returns how many."""
+    # Review.log: every review given, undone or not, and a query its migration (0007, before there were
+    # undone reviews) can run.
     ids = sorted(reviews.values_list("pk", flat=True))
     for start in range(0, len(ids), batch_size):
         batch = ids[start : start + batch_size]
         values: dict[int, dict[str, int]] = {review_id: {} for review_id in batch}
-        for row in review_values(reviews=Review.objects.filter(pk__in=batch)):
+        for row in review_values(reviews=Review.log.filter(pk__in=batch)):
             if row["human"] is not None:
                 values[row["review_id"]][row["key"]] = row["human"]
-        Review.objects.bulk_update(
+        Review.log.bulk_update(
             [Review(pk=pk, human_values=values[pk]) for pk in batch], ["human_values"], batch_size=UPDATE_BATCH
         )
     return len(ids)

@@ -26,22 +26,29 @@ from reviews.selectors import (
     review_page,
     rubric_choices,
 )
-from reviews.services import review_create
+from reviews.services import UNDO_SECONDS, review_create, review_void
+from rubrics.quality import quality_score
+from rubrics.selectors import rubric_quality_policy
 
 QUEUE_PAGE_SIZE = 50
 # Where the supervisor goes after a review: the next call in the queue, or back to the queue.
 AFTER_SUBMIT_SESSION_KEY = "review_after_submit"
+# The review just submitted, which the next page offers to undo (templatetags/review_tags.py: undo_toast).
+UNDO_SESSION_KEY = "review_undo"
 
 
 @page_requires(SIGNED_IN)
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """Where `/` and a login land: the queue for those who review, else the first page this user may
-    open, so a rubric owner is not greeted by the queue's 403."""
+    """Where `/` and a login land: the dashboard for those who read reports (QA leads, supervisors), the queue
+    for those who only review, else the first page this user may open, so a rubric owner is not greeted by
+    a 403."""
+    if may(request.user, Capability.READ_REPORTS):
+        return redirect("dashboard")
     if may(request.user, Capability.REVIEW):
         return redirect("review-queue")
-    if may(request.user, Capability.READ_REPORTS):
-        return redirect("reports:deviation")
+    if may(request.user, Capability.DISPUTE):  # an agent: their own calls
+        return redirect("agents:home")
     if request.user.is_staff:
         return redirect("admin:index")
     raise PermissionDenied
@@ -109,8 +116,22 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "locked": locked,
         "read_only": read_only,
         "starting_new": starting_new,
+        **_quality_context(page, form),
     }
     return render(request, "review/detail.html", context)
+
+
+def _quality_context(page: ReviewPage, form: ReviewForm) -> dict:
+    """The call's quality score by the values chosen so far, and the policy the page's script recomputes
+    it with as they change (static/review/quality.js): the same arithmetic (rubrics.quality)."""
+    policy = rubric_quality_policy(page.run.rubric)
+    titles = {view.criterion.key: view.criterion.title for view in page.criteria}
+    quality = quality_score(policy, form.chosen_values())
+    return {
+        "quality": quality,
+        "quality_titles": [titles.get(key, key) for key in quality.auto_fail_criteria],
+        "quality_policy": {"policy": policy.as_dict(), "titles": titles},
+    }
 
 
 @supervisor_required
@@ -162,6 +183,21 @@ def _submit(request: HttpRequest, page: ReviewPage, form: ReviewForm, *, replace
     return None
 
 
+@supervisor_required
+@require_POST
+def undo(request: HttpRequest, pk: int) -> HttpResponse:
+    """The toast's Undo: void the review just submitted and go back to its call, claimed again."""
+    review = get_object_or_404(Review, pk=pk)
+    request.session.pop(UNDO_SESSION_KEY, None)
+    try:
+        recording = review_void(review=review, user=request.user)
+    except ConflictError as error:
+        messages.error(request, str(error))
+        return _to_queue(request)
+    messages.info(request, _("Review undone: %(recording)s is as it was before it.") % {"recording": recording.external_id})
+    return _keeping_filters(request, reverse("review-detail", args=[recording.pk]))
+
+
 def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> HttpResponse:
     if page.blind:
         # Back to the same page, now revealed: the reviewer compares their values with the model's.
@@ -169,6 +205,8 @@ def _after_submit(request: HttpRequest, page: ReviewPage, review: Review) -> Htt
         return _keeping_filters(request, reverse("review-detail", args=[page.recording.pk]))
     saved = {"decision": review.get_decision_display(), "recording": page.recording.external_id}
     messages.success(request, _("Review saved: %(decision)s, %(recording)s.") % saved)
+    # Stored already; the next page offers Undo for UNDO_SECONDS instead of the submit waiting for it.
+    request.session[UNDO_SESSION_KEY] = {"review": review.pk, "until": review.created_at.timestamp() + UNDO_SECONDS}
     if request.session.get(AFTER_SUBMIT_SESSION_KEY) == "queue":
         return _to_queue(request)
     following = queue_next(after=page.recording, filters=_filter_form(request).filters(), user=request.user)

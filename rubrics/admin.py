@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from rubrics.lint import Finding, RubricLintError, rubric_lint
-from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError
+from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError, Section
 from rubrics.selectors import rubric_diff
 from rubrics.services import rubric_new_version, rubric_publish
 
@@ -53,14 +53,28 @@ class CriterionExceptionInline(DraftOnlyMixin, nested_admin.NestedTabularInline)
     fields = ["text", "outcome", "order"]
 
 
+class SectionInline(DraftOnlyMixin, nested_admin.NestedTabularInline):
+    model = Section
+    extra = 0
+    fields = ["key", "title", "weight", "order"]
+
+
 class CriterionInline(DraftOnlyMixin, nested_admin.NestedStackedInline):
     model = Criterion
     extra = 0
     fields = [
         ("key", "title"), "description", ("subject", "evidence_guidance"), ("scale_min", "scale_max", "weight", "order"),
-        "replaces",
+        ("section", "critical", "fail_at"), "replaces",
     ]  # fmt: skip
     inlines = [CriterionExceptionInline]  # rubric_admin.js folds each criterion to one line
+
+    def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
+        if db_field.name == "section":
+            # Only this rubric's sections (none while it is being added).
+            match = request.resolver_match
+            rubric_id = match.kwargs.get("object_id") if match is not None else None
+            kwargs["queryset"] = Section.objects.filter(rubric_id=rubric_id if str(rubric_id).isdigit() else None)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
 class RubricForm(forms.ModelForm):
@@ -83,9 +97,10 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
         ("language", "version"),
         "description",
         ("review_confidence_threshold", "audit_rate", "warm_up_judgments"),
+        ("auto_fail", "not_applicable", "route_auto_fail"),
         ("status", "published_at", "created_at"),
     ]
-    inlines = [CriterionInline]
+    inlines = [SectionInline, CriterionInline]
 
     class Media:
         css = {"all": ["rubric_admin.css"]}
@@ -173,12 +188,18 @@ class RubricAdmin(DraftOnlyMixin, nested_admin.NestedModelAdmin):
                 "rubric": rubric,
                 "diff": diff,
                 "changed": [(change, [_field_label(name) for name in change.fields]) for change in diff.changed],
+                "settings": [(setting, _setting_label(setting.name)) for setting in diff.settings],
                 "title": _("Publish %(rubric)s?") % {"rubric": rubric}
                 if context["action"] == "publish"
                 else _("Create a new draft version of %(rubric)s?") % {"rubric": rubric},
                 **context,
             },
         )
+
+
+def _setting_label(name: str) -> str:
+    """A rubric setting's translated name, for the diff."""
+    return str(Rubric._meta.get_field(name).verbose_name)
 
 
 def _field_label(name: str) -> str:

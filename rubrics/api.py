@@ -20,7 +20,7 @@ from rest_framework.response import Response
 
 from access import Capability
 from rubrics.lint import Severity, rubric_lint
-from rubrics.models import Criterion, CriterionException, Rubric
+from rubrics.models import Criterion, CriterionException, Rubric, Section
 from rubrics.selectors import rubric_detail, rubric_list_current, rubric_version_of
 
 INT32_MAX = 2**31 - 1  # the version column's bound: a larger number must be a 400, not a database error
@@ -49,13 +49,20 @@ class CriterionExceptionSerializer(serializers.ModelSerializer):
 
 class CriterionSerializer(serializers.ModelSerializer):
     exceptions = CriterionExceptionSerializer(many=True)
+    section = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)
 
     class Meta:
         model = Criterion
         fields = [
             "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "subject",
-            "exceptions",
+            "section", "critical", "fail_at", "exceptions",
         ]  # fmt: skip
+
+
+class SectionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Section
+        fields = ["key", "title", "weight"]
 
 
 class RubricSummarySerializer(serializers.ModelSerializer):
@@ -71,11 +78,15 @@ class RubricVersionSerializer(serializers.ModelSerializer):
 
 
 class RubricDetailSerializer(RubricSummarySerializer):
+    sections = SectionSerializer(many=True)
     criteria = CriterionSerializer(many=True)
     versions = RubricVersionSerializer(source="all_versions", many=True)
 
     class Meta(RubricSummarySerializer.Meta):
-        fields = [*RubricSummarySerializer.Meta.fields, "description", "criteria", "versions"]
+        fields = [
+            *RubricSummarySerializer.Meta.fields, "description", "auto_fail", "not_applicable", "route_auto_fail",
+            "sections", "criteria", "versions",
+        ]  # fmt: skip
 
 
 @extend_schema(tags=["rubrics"])

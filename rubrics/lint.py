@@ -172,10 +172,15 @@ VAGUE_WORDS = (
 )  # fmt: skip
 
 
+GREETINGS = ("good morning", "good afternoon", "good evening", "good day", "good night")
+
+
 def vague_wording(criterion: Criterion) -> Iterator[Finding]:
     words = _words(criterion.description)
-    # "as well as" is a second behaviour, not praise.
+    # "as well as" is a second behaviour, not praise; "good morning" is a greeting a quote can show.
     text = " ".join(words).replace("as well as", "")
+    for greeting in GREETINGS:
+        text = text.replace(greeting, "")
     found = [word for word in VAGUE_WORDS if _phrase_in(word, text.split())]
     if found:
         yield Finding(
@@ -313,7 +318,51 @@ def weight(criterion: Criterion) -> Iterator[Finding]:
         )
 
 
+def critical_unambiguous(criterion: Criterion) -> Iterator[Finding]:
+    """A critical criterion fails the whole call: its exceptions and what to quote must leave no doubt."""
+    if not criterion.critical:
+        return
+    missing = []
+    if not list(criterion.exceptions.all()):
+        missing.append(_("no exceptions"))
+    if not criterion.evidence_guidance.strip():
+        missing.append(_("no evidence guidance"))
+    if missing:
+        yield Finding(
+            Severity.WARNING,
+            "critical-ambiguous",
+            _(
+                "A critical criterion fails the whole call, but it has %(missing)s: write out when it does not "
+                "apply and what to quote, so that an auto-fail is never a judgment call."
+            )
+            % {"missing": _(" and ").join(missing)},
+            criterion.key,
+        )
+
+
 # --- the rubric as a whole ----------------------------------------------------
+
+
+def section_weights(rubric: Rubric, criteria: list[Criterion]) -> Iterator[Finding]:
+    """A section whose weight, or whose criteria's weights, are all 0 counts in no call's quality score."""
+    for section in rubric.sections.all():
+        inside = [criterion for criterion in criteria if criterion.section_id == section.pk]
+        if section.weight == 0 or not any(criterion.weight > 0 for criterion in inside):
+            yield Finding(
+                Severity.WARNING,
+                "section-zero-weight",
+                _("The section “%(title)s” weighs 0 in the quality score (its weight, or all its criteria's, is 0).")
+                % {"title": section.title},
+            )
+    if rubric.sections.exists():
+        for criterion in criteria:
+            if criterion.section_id is None:
+                yield Finding(
+                    Severity.WARNING,
+                    "no-section",
+                    _("The rubric has sections but this criterion is in none: it counts as a section of its own."),
+                    criterion.key,
+                )
 
 
 def near_duplicates(criteria: list[Criterion]) -> Iterator[Finding]:
@@ -349,6 +398,7 @@ CRITERION_RULES: tuple[Callable[[Criterion], Iterable[Finding]], ...] = (
     evidence_guidance,
     scale,
     weight,
+    critical_unambiguous,
 )
 
 
@@ -358,5 +408,6 @@ def rubric_lint(rubric: Rubric) -> list[Finding]:
     findings = [finding for criterion in criteria for rule in CRITERION_RULES for finding in rule(criterion)]
     findings += near_duplicates(criteria)
     findings += replaces_known(criteria, rubric.previous_version())
+    findings += section_weights(rubric, criteria)
     order = {criterion.key: position for position, criterion in enumerate(criteria)}
     return sorted(findings, key=lambda finding: (order.get(finding.criterion, -1), not finding.is_error))

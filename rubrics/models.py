@@ -47,6 +47,38 @@ class Rubric(models.Model):
             "The first judgments of this version, of a new prompt version or of a new judge model all go to review."
         ),
     )
+    # The quality score's policy (rubrics.quality): what a critical criterion's failure does to the call,
+    # and whether a criterion that does not apply counts as met or leaves the weights.
+    class AutoFail(models.TextChoices):
+        ZERO = "zero", _("Zero the call's score")
+        FLAG = "flag", _("Flag the call and keep the computed score")
+
+    class NotApplicableRule(models.TextChoices):
+        EXCLUDE = "exclude", _("Leave it out of the weights")
+        MET = "met", _("Count it as met")
+
+    auto_fail = models.CharField(
+        _("auto-fail"),
+        max_length=10,
+        choices=AutoFail.choices,
+        default=AutoFail.ZERO,
+        db_default=AutoFail.ZERO,
+        help_text=_("What a critical criterion at or below its fail value does to the call's quality score."),
+    )
+    not_applicable = models.CharField(
+        _("not applicable criteria"),
+        max_length=10,
+        choices=NotApplicableRule.choices,
+        default=NotApplicableRule.EXCLUDE,
+        db_default=NotApplicableRule.EXCLUDE,
+        help_text=_("How a criterion that does not apply to the call counts in its quality score."),
+    )
+    route_auto_fail = models.BooleanField(
+        _("review auto-failed calls"),
+        default=True,
+        db_default=True,
+        help_text=_("Judged calls whose critical criterion fails go to the review queue."),
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     published_at = models.DateTimeField(_("published at"), null=True, blank=True)
 
@@ -105,6 +137,37 @@ class Rubric(models.Model):
         return super().delete(*args, **kwargs)
 
 
+class Section(models.Model):
+    """A part of a rubric: its criteria's weighted mean counts in the call's quality score with the section's
+    weight (rubrics.quality). Frozen with its rubric, as criteria are."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="sections")
+    key = models.SlugField(_("key"), max_length=64, help_text=_("Stable identifier, unique in its rubric."))
+    title = models.CharField(_("title"), max_length=200)
+    weight = models.FloatField(_("weight"), default=1.0, validators=[MinValueValidator(0.0)])
+    order = models.PositiveIntegerField(_("order"), default=0)
+
+    class Meta:
+        ordering = ["order", "id"]
+        verbose_name = _("section")
+        verbose_name_plural = _("sections")
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "key"], name="section_key_unique_in_rubric"),
+            models.CheckConstraint(condition=Q(weight__gte=0), name="section_weight_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.title}"
+
+    def save(self, *args, **kwargs) -> None:
+        self.rubric.ensure_editable()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        self.rubric.ensure_editable()
+        return super().delete(*args, **kwargs)
+
+
 class Criterion(models.Model):
     class Subject(models.TextChoices):
         """Whose behaviour the criterion judges: a quote must include words of a turn of that speaker
@@ -123,6 +186,27 @@ class Criterion(models.Model):
     scale_max = models.SmallIntegerField(_("scale maximum"), default=5)
     weight = models.FloatField(_("weight"), default=1.0, validators=[MinValueValidator(0.0)])
     order = models.PositiveIntegerField(_("order"), default=0)
+    section = models.ForeignKey(
+        Section,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="criteria",
+        verbose_name=_("section"),
+        help_text=_("The part of the rubric it counts in; none: the rubric has no sections."),
+    )
+    critical = models.BooleanField(
+        _("critical"),
+        default=False,
+        db_default=False,
+        help_text=_("A value at or below its fail value fails the whole call (the rubric's auto-fail)."),
+    )
+    fail_at = models.SmallIntegerField(
+        _("fails at"),
+        null=True,
+        blank=True,
+        help_text=_("For a critical criterion: the value at or below which the call fails."),
+    )
     subject = models.CharField(
         _("whose behaviour"),
         max_length=10,
@@ -151,6 +235,9 @@ class Criterion(models.Model):
             models.UniqueConstraint(fields=["rubric", "key"], name="criterion_key_unique_in_rubric"),
             models.CheckConstraint(condition=Q(scale_min__lt=models.F("scale_max")), name="criterion_scale_ordered"),
             models.CheckConstraint(condition=Q(weight__gte=0), name="criterion_weight_non_negative"),
+            models.CheckConstraint(
+                condition=Q(critical=False) | Q(fail_at__isnull=False), name="criterion_critical_fails_at_a_value"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -159,6 +246,15 @@ class Criterion(models.Model):
     def clean(self) -> None:
         if self.scale_min is not None and self.scale_max is not None and self.scale_min >= self.scale_max:
             raise ValidationError({"scale_max": _("The scale maximum must be greater than the minimum.")})
+        if self.critical and self.fail_at is None:
+            raise ValidationError({"fail_at": _("A critical criterion needs the value at or below which the call fails.")})
+        if self.fail_at is not None and None not in (self.scale_min, self.scale_max):
+            if not self.scale_min <= self.fail_at < self.scale_max:
+                raise ValidationError(
+                    {"fail_at": _("The fail value must be on the scale and below its maximum.")}
+                )
+        if self.section_id is not None and self.rubric_id is not None and self.section.rubric_id != self.rubric_id:
+            raise ValidationError({"section": _("The section must be one of this rubric's.")})
 
     def in_scale(self, value: float) -> bool:
         return self.scale_min <= value <= self.scale_max

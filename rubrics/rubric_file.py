@@ -14,12 +14,13 @@ from rubrics.models import Criterion, CriterionException, Rubric
 
 RUBRIC_FIELDS = {
     "slug", "name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments",
-    "criteria",
+    "sections", "auto_fail", "not_applicable", "route_auto_fail", "criteria",
 }
 CRITERION_FIELDS = {
     "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "subject",
-    "exceptions",
+    "section", "critical", "fail_at", "exceptions",
 }
+SECTION_FIELDS = {"key", "title", "weight"}
 EXCEPTION_FIELDS = {"when", "outcome"}
 
 
@@ -46,7 +47,17 @@ class CriterionSpec:
     weight: float = 1.0
     replaces: str = ""
     subject: str = Criterion.Subject.ANY.value
+    section: str = ""  # a section's key; empty when the rubric has no sections
+    critical: bool = False
+    fail_at: int | None = None
     exceptions: list[ExceptionSpec] = field(default_factory=list)
+
+
+@dataclass
+class SectionSpec:
+    key: str
+    title: str
+    weight: float = 1.0
 
 
 @dataclass
@@ -58,6 +69,10 @@ class RubricSpec:
     review_confidence_threshold: float = 0.75
     audit_rate: float = 0.20
     warm_up_judgments: int = 50
+    sections: list[SectionSpec] = field(default_factory=list)
+    auto_fail: str = Rubric.AutoFail.ZERO.value
+    not_applicable: str = Rubric.NotApplicableRule.EXCLUDE.value
+    route_auto_fail: bool = True
     criteria: list[CriterionSpec] = field(default_factory=list)
 
 
@@ -81,6 +96,21 @@ def rubric_spec_parse(text: str) -> RubricSpec:
     )
     if spec.warm_up_judgments < 0:
         raise RubricFileError("'warm_up_judgments' must not be negative", fields["warm_up_judgments"][1])
+    spec.auto_fail = _choice(fields, "auto_fail", "the rubric", Rubric.AutoFail.values, spec.auto_fail)
+    spec.not_applicable = _choice(
+        fields, "not_applicable", "the rubric", Rubric.NotApplicableRule.values, spec.not_applicable
+    )
+    spec.route_auto_fail = _boolean(fields, "route_auto_fail", "the rubric", default=True)
+    if "sections" in fields:
+        sections_node = fields["sections"][1]
+        if not isinstance(sections_node, yaml.SequenceNode):
+            raise RubricFileError("'sections' must be a list", sections_node)
+        for node in sections_node.value:
+            section = _section(node)
+            if any(other.key == section.key for other in spec.sections):
+                raise RubricFileError(f"duplicate section key '{section.key}'", node)
+            spec.sections.append(section)
+    section_keys = {section.key for section in spec.sections}
     if "criteria" not in fields:
         raise RubricFileError("the rubric has no 'criteria'", root)
     criteria_node = fields["criteria"][1]
@@ -94,8 +124,29 @@ def rubric_spec_parse(text: str) -> RubricSpec:
                 f"duplicate criterion key '{criterion.key}' (first at line {seen[criterion.key]})", node
             )
         seen[criterion.key] = node.start_mark.line + 1
+        if criterion.section and criterion.section not in section_keys:
+            known = ", ".join(sorted(section_keys)) or "none"
+            raise RubricFileError(
+                f"criterion '{criterion.key}': unknown section '{criterion.section}' (sections: {known})", node
+            )
+        if section_keys and not criterion.section:
+            raise RubricFileError(
+                f"criterion '{criterion.key}': the rubric has sections, so 'section' is required", node
+            )
         spec.criteria.append(criterion)
     return spec
+
+
+def _section(node: yaml.Node) -> SectionSpec:
+    fields = _mapping(node, "a section", SECTION_FIELDS)
+    key = _text(fields, "key", "a section")
+    where = f"section '{key}'"
+    if key != slugify(key):
+        raise RubricFileError(f"{where}: 'key' must be a slug", fields["key"][0])
+    section = SectionSpec(key=key, title=_text(fields, "title", where), weight=_number(fields, "weight", where, default=1.0))
+    if section.weight < 0:
+        raise RubricFileError(f"{where}: 'weight' must not be negative", fields["weight"][0])
+    return section
 
 
 def _criterion(node: yaml.Node) -> CriterionSpec:
@@ -114,7 +165,15 @@ def _criterion(node: yaml.Node) -> CriterionSpec:
         weight=_number(fields, "weight", where, default=1.0),
         replaces=_text(fields, "replaces", where, default=""),
         subject=_text(fields, "subject", where, default=Criterion.Subject.ANY.value),
+        section=_text(fields, "section", where, default=""),
+        critical=_boolean(fields, "critical", where, default=False),
     )
+    if "fail_at" in fields:
+        criterion.fail_at = _integer(fields, "fail_at", where, default=0)
+    if criterion.critical and criterion.fail_at is None:
+        raise RubricFileError(f"{where}: a critical criterion needs 'fail_at' (the value at or below which the call fails)", fields["critical"][1])
+    if criterion.fail_at is not None and not criterion.critical:
+        raise RubricFileError(f"{where}: 'fail_at' is only for a critical criterion ('critical: true')", fields["fail_at"][0])
     if criterion.subject not in Criterion.Subject.values:
         choices = ", ".join(Criterion.Subject.values)
         raise RubricFileError(f"{where}: unknown subject '{criterion.subject}' (use one of: {choices})", fields["subject"][1])
@@ -125,6 +184,12 @@ def _criterion(node: yaml.Node) -> CriterionSpec:
     if criterion.scale_min >= criterion.scale_max:
         anchor = fields.get("scale_min", fields.get("scale_max", (node,)))[0]  # type: ignore[arg-type]
         raise RubricFileError(f"{where}: scale_min ({criterion.scale_min}) must be below scale_max ({criterion.scale_max})", anchor)
+    if criterion.fail_at is not None and not criterion.scale_min <= criterion.fail_at < criterion.scale_max:
+        raise RubricFileError(
+            f"{where}: 'fail_at' ({criterion.fail_at}) must be on the scale and below its maximum"
+            f" ({criterion.scale_min} to {criterion.scale_max - 1})",
+            fields["fail_at"][1],
+        )
     if "exceptions" in fields:
         exceptions_node = fields["exceptions"][1]
         if not isinstance(exceptions_node, yaml.SequenceNode):
@@ -202,6 +267,22 @@ def _integer(fields: Fields, name: str, where: str, default: int) -> int:
     return value
 
 
+def _boolean(fields: Fields, name: str, where: str, default: bool) -> bool:
+    node, value = _scalar(fields, name, where, default)
+    if node is not None and not isinstance(value, bool):
+        raise RubricFileError(f"{where}: '{name}' must be true or false", node)
+    return value
+
+
+def _choice(fields: Fields, name: str, where: str, choices: list[str], default: str) -> str:
+    value = _text(fields, name, where, default=default)
+    if value not in choices:
+        raise RubricFileError(
+            f"{where}: unknown {name} '{value}' (use one of: {', '.join(choices)})", fields[name][1]
+        )
+    return value
+
+
 def _unit(fields: Fields, name: str, default: float) -> float:
     value = _number(fields, name, "the rubric", default)
     if not 0 <= value <= 1:
@@ -219,6 +300,10 @@ def rubric_spec_of(rubric: Rubric) -> RubricSpec:
         review_confidence_threshold=rubric.review_confidence_threshold,
         audit_rate=rubric.audit_rate,
         warm_up_judgments=rubric.warm_up_judgments,
+        sections=[SectionSpec(key=s.key, title=s.title, weight=s.weight) for s in rubric.sections.all()],
+        auto_fail=rubric.auto_fail,
+        not_applicable=rubric.not_applicable,
+        route_auto_fail=rubric.route_auto_fail,
         criteria=[
             CriterionSpec(
                 key=criterion.key,
@@ -230,9 +315,12 @@ def rubric_spec_of(rubric: Rubric) -> RubricSpec:
                 weight=criterion.weight,
                 replaces=criterion.replaces,
                 subject=criterion.subject,
+                section=criterion.section.key if criterion.section is not None else "",
+                critical=criterion.critical,
+                fail_at=criterion.fail_at if criterion.critical else None,
                 exceptions=[ExceptionSpec(when=e.text, outcome=e.outcome) for e in criterion.exceptions.all()],
             )
-            for criterion in rubric.criteria.prefetch_related("exceptions")
+            for criterion in rubric.criteria.select_related("section").prefetch_related("exceptions")
         ],
     )
 
@@ -242,7 +330,14 @@ def rubric_spec_dump(spec: RubricSpec) -> str:
     data = dataclasses.asdict(spec)
     if not spec.description:
         del data["description"]
+    # The quality policy's defaults are left out, so a file written before it existed reads and writes the same.
+    for name, default in (("sections", []), ("auto_fail", "zero"), ("not_applicable", "exclude"), ("route_auto_fail", True)):
+        if data[name] == default:
+            del data[name]
     for criterion in data["criteria"]:
+        for name, default in (("section", ""), ("critical", False), ("fail_at", None)):
+            if criterion[name] == default:
+                del criterion[name]
         # Empty optional texts are left out: the parser refuses an empty value it is given.
         for name in ("evidence_guidance", "replaces"):
             if not criterion[name]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from rubrics.models import Criterion, Rubric
+from rubrics.quality import QualityPolicy, quality_policy
 from rubrics.rubric_file import CriterionSpec, rubric_spec_of
 
 
@@ -31,7 +32,7 @@ def rubric_detail(*, slug: str, version: int | None = None) -> Rubric:
     Raises Rubric.DoesNotExist.
     """
     rubrics = Rubric.objects.filter(slug=slug).prefetch_related(
-        Prefetch("criteria", queryset=Criterion.objects.prefetch_related("exceptions"))
+        "sections", Prefetch("criteria", queryset=Criterion.objects.select_related("section").prefetch_related("exceptions"))
     )
     if version is None:
         rubric = rubrics.filter(status=Rubric.Status.PUBLISHED).order_by("-version").first()
@@ -61,23 +62,44 @@ class CriterionChange:
 
 
 @dataclass(frozen=True)
+class SettingChange:
+    """A rubric-wide setting the version changes (its audit rate, warm-up, review threshold...)."""
+
+    name: str  # as the YAML writes it
+    before: object
+    after: object
+
+
+# The rubric's own settings a diff compares, beside its criteria (the slug never changes between versions).
+DIFF_SETTINGS = ("name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments")
+
+
+@dataclass(frozen=True)
 class RubricDiff:
-    """What a version changes against the one it follows, criterion by criterion key."""
+    """What a version changes against the one it follows: its settings, and criterion by criterion key."""
 
     previous: Rubric | None
     added: list[CriterionSpec]
     removed: list[CriterionSpec]
     changed: list[CriterionChange]
+    settings: list[SettingChange] = dataclasses.field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
-        return not (self.added or self.removed or self.changed)
+        return not (self.added or self.removed or self.changed or self.settings)
 
 
 def rubric_diff(*, rubric: Rubric) -> RubricDiff:
     previous = rubric.previous_version()
-    before = {c.key: c for c in rubric_spec_of(previous).criteria} if previous is not None else {}
-    after = {c.key: c for c in rubric_spec_of(rubric).criteria}
+    before_spec = rubric_spec_of(previous) if previous is not None else None
+    after_spec = rubric_spec_of(rubric)
+    before = {c.key: c for c in before_spec.criteria} if before_spec is not None else {}
+    after = {c.key: c for c in after_spec.criteria}
+    settings = [
+        SettingChange(name, getattr(before_spec, name), getattr(after_spec, name))
+        for name in DIFF_SETTINGS
+        if before_spec is not None and getattr(before_spec, name) != getattr(after_spec, name)
+    ]
     changed = []
     for key in after.keys() & before.keys():
         old, new = dataclasses.asdict(before[key]), dataclasses.asdict(after[key])
@@ -89,4 +111,32 @@ def rubric_diff(*, rubric: Rubric) -> RubricDiff:
         added=[after[key] for key in order if key not in before],
         removed=[spec for key, spec in before.items() if key not in after],
         changed=sorted(changed, key=lambda change: order.index(change.key)),
+        settings=settings,
     )
+
+
+def criterion_title(*, slug: str, key: str) -> str | None:
+    """The title a rubric's latest version gives criterion `key` (what a page calls it), None if no version has it."""
+    return (
+        Criterion.objects.filter(rubric__slug=slug, key=key)
+        .order_by("-rubric__version")
+        .values_list("title", flat=True)
+        .first()
+    )
+
+
+# A version that is no longer a draft never changes (Rubric.save), so its policy is read once per process:
+# the judging routes every call by it without a query more.
+# Keyed with the creation time too, so a test database that reuses an id never finds another rubric's.
+_frozen_policies: dict[tuple, QualityPolicy] = {}
+
+
+def rubric_quality_policy(rubric: Rubric) -> QualityPolicy:
+    """The quality score's policy of a rubric version (rubrics.quality): its sections, criteria and rules."""
+    key = (rubric.pk, rubric.created_at)
+    if key in _frozen_policies:
+        return _frozen_policies[key]
+    policy = quality_policy(rubric)
+    if not rubric.is_draft:
+        _frozen_policies[key] = policy
+    return policy

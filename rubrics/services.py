@@ -6,7 +6,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from rubrics.lint import RubricLintError, rubric_lint
-from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError
+from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError, Section
 from rubrics.rubric_file import RubricSpec, rubric_spec_of
 
 
@@ -61,7 +61,14 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
         review_confidence_threshold=spec.review_confidence_threshold,
         audit_rate=spec.audit_rate,
         warm_up_judgments=spec.warm_up_judgments,
+        auto_fail=spec.auto_fail,
+        not_applicable=spec.not_applicable,
+        route_auto_fail=spec.route_auto_fail,
     )
+    sections = {
+        item.key: Section.objects.create(rubric=rubric, key=item.key, title=item.title, weight=item.weight, order=order)
+        for order, item in enumerate(spec.sections, start=1)
+    }
     for order, item in enumerate(spec.criteria, start=1):
         criterion = Criterion.objects.create(
             rubric=rubric,
@@ -74,6 +81,9 @@ def rubric_import(*, spec: RubricSpec, publish: bool = False) -> Rubric:
             weight=item.weight,
             replaces=item.replaces,
             subject=item.subject,
+            section=sections.get(item.section),
+            critical=item.critical,
+            fail_at=item.fail_at,
             order=order,
         )
         CriterionException.objects.bulk_create(

@@ -1,18 +1,19 @@
-// Review page and queue: keyboard shortcuts, one-key scoring, the held submit with undo, transcript search,
-// and the transcript/scoring switch on narrow screens. No framework, no build step, no inline script.
+// Review page and queue: keyboard shortcuts, one-key scoring in compact rows, the undo toast after a submit,
+// transcript search, and the transcript/scoring switch on narrow screens. No framework, no build step, no
+// inline script. The player (review/player.js) plays a quote when this script asks (`p`).
 (() => {
   "use strict";
 
-  const UNDO_SECONDS = 5;
   const SHORTCUTS_KEY = "veredicto.shortcuts";
   const criteria = Array.from(document.querySelectorAll(".criterion"));
-  const reviewForm = document.getElementById("review-form");
+  // The review page's form, or the calibration page's: the same scoring component (templates/review/_criterion.html).
+  const reviewForm = document.querySelector("form.criteria");
   const nextForm = document.getElementById("next-form");
   const toggle = document.getElementById("shortcuts-toggle");
   // Locked (another supervisor) or read-only (a final review exists): no key may change anything here.
   const formActive = Boolean(reviewForm) && reviewForm.dataset.active === "true";
   let current = -1;
-  let pending = null; // the held keyboard submit: {timer, tick}
+  if (reviewForm) reviewForm.classList.add("compact");
 
   // WCAG 2.1.4: single-key shortcuts can be turned off; the choice is remembered in this browser.
   const shortcutsOn = () => localStorage.getItem(SHORTCUTS_KEY) !== "off";
@@ -36,10 +37,32 @@
 
   const radios = (panel) => Array.from(panel.querySelectorAll(".rating input[type=radio]"));
 
+  // What sits over the bottom of the window: the decision bar, where it is sticky (not on a phone).
+  function coveredBelow() {
+    const bar = document.getElementById("decision-bar");
+    if (!bar || getComputedStyle(bar).position !== "sticky") return 0;
+    return bar.getBoundingClientRect().height;
+  }
+
+  // Scroll just enough that `element` is inside the window and clear of the sticky decision bar.
+  function reveal(element) {
+    const box = element.getBoundingClientRect();
+    const bottom = window.innerHeight - coveredBelow() - 8;
+    if (box.bottom > bottom) window.scrollBy(0, Math.min(box.bottom - bottom, box.top - 8));
+    else if (box.top < 8) window.scrollBy(0, box.top - 8);
+  }
+
   function focusValue(panel) {
     const options = radios(panel);
     const target = options.find((radio) => radio.checked) || options[0];
     if (target && !target.disabled) target.focus({ preventScroll: true });
+    reveal(panel.querySelector(".criterion-row") || panel);
+  }
+
+  function setOpen(panel, open) {
+    panel.classList.toggle("open", open);
+    const button = panel.querySelector(".more-toggle");
+    if (button) button.setAttribute("aria-expanded", String(open));
   }
 
   function showTranscriptMarks(key, scroll) {
@@ -54,7 +77,6 @@
     current = Math.max(0, Math.min(criteria.length - 1, index));
     const panel = criteria[current];
     criteria.forEach((other, position) => other.classList.toggle("active", position === current));
-    panel.scrollIntoView({ block: "nearest" });
     showTranscriptMarks(panel.dataset.key, true);
     if (focus) focusValue(panel);
   }
@@ -65,8 +87,11 @@
     const comment = panel.querySelector("textarea");
     const model = panel.dataset.model;
     const needsComment = model !== "" && chosen && chosen.value !== model && comment && !comment.value.trim();
-    if (needsComment) comment.focus();
-    else if (viaKey && current < criteria.length - 1) select(current + 1);
+    if (needsComment) {
+      setOpen(panel, true);
+      comment.focus({ preventScroll: true });
+      reveal(comment);
+    } else if (viaKey && current < criteria.length - 1) select(current + 1);
   }
 
   function choose(key) {
@@ -80,46 +105,44 @@
     return true;
   }
 
-  // The keyboard submit is held for a few seconds with an Undo: a stray key costs nothing.
-  const undoBar = document.getElementById("undo-bar");
-  const undoText = document.getElementById("undo-text");
-  const undoButton = document.getElementById("undo");
-
-  function cancelPending() {
-    if (!pending) return;
-    clearInterval(pending.timer);
-    pending = null;
-    undoBar.hidden = true;
+  // A key submits at once: the review is stored, and the next page's toast offers Undo (reviews.views.undo).
+  // The form's buttons say their own key (data-shortcut): approve and reject here, save on a calibration.
+  // Once: a second key before the next page loads would post the review again (refused as a second final one).
+  let submitted = false;
+  function submitWith(key) {
+    const button = formActive && reviewForm.querySelector(`button[data-shortcut="${key}"]`);
+    if (!button) return false;
+    if (!submitted) reviewForm.requestSubmit(button);
+    submitted = true;
+    return true;
   }
 
-  function decide(decision) {
-    if (!formActive || pending) return;
-    const button = reviewForm.querySelector(`button[name="decision"][value="${decision}"]`);
-    if (!button) return;
-    let left = UNDO_SECONDS;
-    const label = button.textContent.trim().replace(/\s+\S$/, ""); // without its key hint
-    const render = () => {
-      undoText.textContent = undoBar.dataset.message.replace("{decision}", label).replace("{seconds}", left);
-    };
-    undoBar.hidden = false;
-    render();
-    undoButton.focus();
-    pending = {
-      timer: setInterval(() => {
-        left -= 1;
-        if (left > 0) return render();
-        cancelPending();
-        reviewForm.requestSubmit(button);
-      }, 1000),
-    };
+  const toast = document.getElementById("undo-toast");
+  if (toast) setTimeout(() => (toast.hidden = true), Number(toast.dataset.seconds) * 1000);
+  const undo = () => toast && !toast.hidden && toast.querySelector("button").click();
+
+  // `p` plays the current criterion's quote; the player listens (it is absent on a call without audio).
+  function playQuote() {
+    const panel = criteria[current] || criteria[0];
+    if (panel) document.dispatchEvent(new CustomEvent("veredicto:play-quote", { detail: panel.dataset.key }));
   }
-  if (undoButton) undoButton.addEventListener("click", cancelPending);
+
+  function toggleOpen() {
+    const panel = criteria[current];
+    if (!panel) return;
+    setOpen(panel, !panel.classList.contains("open"));
+    focusValue(panel);
+  }
 
   criteria.forEach((panel, index) => {
     panel.addEventListener("click", (event) => {
       if (!isTyping(event.target)) select(index, { focus: false });
     });
     radios(panel).forEach((radio) => radio.addEventListener("change", () => afterValue(panel, false)));
+    // Open where the server said so (an error, a comment already written); else one row.
+    setOpen(panel, panel.classList.contains("open"));
+    const more = panel.querySelector(".more-toggle");
+    if (more) more.addEventListener("click", () => setOpen(panel, !panel.classList.contains("open")));
     const comment = panel.querySelector("textarea");
     if (comment) {
       comment.addEventListener("keydown", (event) => {
@@ -203,18 +226,14 @@
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
-    if (event.key === "Escape" && pending) {
-      event.preventDefault();
-      cancelPending();
-      return;
-    }
     if (!shortcutsOn()) return;
     const actions = {
       j: () => select(current + 1),
       k: () => select(current - 1),
-      a: () => decide("approve"),
-      r: () => decide("reject"),
       n: () => nextForm && nextForm.requestSubmit(),
+      u: undo,
+      p: playQuote,
+      e: toggleOpen,
       "/": () => search && search.focus(),
     };
     let handled = false;
@@ -223,6 +242,8 @@
       handled = true;
     } else if (formActive && (/^[0-9]$/.test(event.key) || event.key === "x")) {
       handled = choose(event.key);
+    } else if (/^[a-z]$/.test(event.key)) {
+      handled = submitWith(event.key);
     }
     if (handled) event.preventDefault();
   });

@@ -76,6 +76,13 @@ def test_the_walk_sees_pages_and_api_views():
     assert {"review/<int:pk>/", "api/recordings/<int:pk>/review/", "calibrations/", "reports/deviation/"} <= routes
 
 
+def test_the_single_sign_on_pages_are_public_as_the_login_is():
+    """Anyone may start a login at the identity provider and come back from it (both answer 404 until
+    single sign-on is configured: tests/test_sso.py)."""
+    routes = dict(patterns())
+    assert [routes[route].access_capability for route in ("oidc/authenticate/", "oidc/callback/")] == [None, None]
+
+
 def test_a_view_checking_access_by_hand_is_caught():
     def by_hand(request):
         return None

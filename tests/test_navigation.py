@@ -22,7 +22,7 @@ def log_in(username: str, password: str = "pass-word-123") -> tuple[Client, obje
     return client, response
 
 
-@pytest.mark.parametrize(("username", "landing"), [("supervisor", "/review/"), ("owner", "/reports/deviation/")])
+@pytest.mark.parametrize(("username", "landing"), [("supervisor", "/dashboard/"), ("owner", "/dashboard/")])
 def test_the_demo_logins_land_where_the_readme_says_and_every_link_of_the_bar_opens(username, landing):
     published_rubric()  # the reports and scorecards open on a rubric
     printed = StringIO()

@@ -1,6 +1,6 @@
 """An event's `data`: the same JSON the API gives for the object it is about, built by the API's own
 serializers (GET /api/recordings/{id}/ for a recording, the review as POST .../review/ answers it,
-GET /api/experiments/{id}/ for an experiment).
+GET /api/experiments/{id}/ for an experiment, GET /api/disputes/{id}/ for a dispute).
 
 Built when the event is fanned out (by the drain, within about a second of the commit), not inside
 the judging's transaction: serializing a recording with its scores costs milliseconds of CPU that the judging
@@ -18,10 +18,12 @@ from django.http import QueryDict
 
 from outbox.models import Event
 from reviews.api.serializers import RecordingWithReviewsSerializer, ReviewSerializer
+from reviews.disputes.api import DisputeSerializer
+from reviews.disputes.selectors import with_criteria
 from reviews.experiments.api import ExperimentSerializer
 from reviews.experiments.models import Experiment
 from reviews.experiments.selectors import experiment_comparison
-from reviews.models import Review
+from reviews.models import Dispute, Review
 from reviews.selectors import recording_detail_with_reviews, review_detail
 
 
@@ -51,7 +53,11 @@ def event_data(*, event: Event) -> dict[str, Any] | None:
         if event.subject_type == Event.Subject.EXPERIMENT:
             experiment = Experiment.objects.get(pk=event.subject_id)
             return dict(ExperimentSerializer(experiment_comparison(experiment), context=context).data)
-    except (Review.DoesNotExist, Experiment.DoesNotExist, RecordingWithReviewsSerializer.Meta.model.DoesNotExist):
+        if event.subject_type == Event.Subject.DISPUTE:
+            return dict(DisputeSerializer(with_criteria(Dispute.objects.all()).get(pk=event.subject_id)).data)
+    except (
+        Review.DoesNotExist, Experiment.DoesNotExist, Dispute.DoesNotExist,
+        RecordingWithReviewsSerializer.Meta.model.DoesNotExist,
+    ):  # fmt: skip
         return None
-    # Disputes do not exist yet: their events carry the ids alone until the disputes' API serves them.
     return {"id": event.subject_id}

@@ -113,6 +113,8 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # The top bar's count of what waits for the reader (reviews to acknowledge, disputes).
+                "reviews.disputes.notifications.top_bar",
             ],
         },
     },
@@ -147,6 +149,15 @@ STORAGES = {
 # How long opening a call in the review queue keeps it for one supervisor.
 QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
 
+# Agents and their reviews (reviews.disputes): how many days after a final review its agent may dispute
+# it; how many days a QA lead has to resolve a dispute; after how many days an unacknowledged review is
+# overdue; and who a dispute goes to: "qa_leads" (any QA lead) or "reviewer_lead" (a QA lead sharing a
+# team with the reviewer; any QA lead where none does).
+QA_DISPUTE_DAYS = env.int("QA_DISPUTE_DAYS", default=7)
+QA_DISPUTE_RESOLVE_DAYS = env.int("QA_DISPUTE_RESOLVE_DAYS", default=5)
+QA_ACKNOWLEDGE_DAYS = env.int("QA_ACKNOWLEDGE_DAYS", default=3)
+QA_DISPUTE_ROUTING = env("QA_DISPUTE_ROUTING", default="qa_leads")
+
 # E-mail, for password resets: EMAIL_URL (django-environ's form: smtp://user:password@host:25,
 # smtp+tls://...:587, smtp+ssl://...:465), or EMAIL_HOST with EMAIL_PORT, EMAIL_HOST_USER,
 # EMAIL_HOST_PASSWORD, EMAIL_USE_TLS, EMAIL_USE_SSL. With neither, no password reset is offered
@@ -170,6 +181,49 @@ QA_PASSWORD_RESET = QA_MAIL
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"  # reviews.views.home: each role to its first page
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Single sign-on (section owned by SSO; README "Single sign-on") ---
+# OpenID Connect, Authorization Code flow with PKCE (mozilla-django-oidc), beside the password login.
+# Off unless the client and the provider's endpoints are all set; some but not all is an error.
+OIDC_RP_CLIENT_ID = env("OIDC_RP_CLIENT_ID", default="")
+OIDC_RP_CLIENT_SECRET = env("OIDC_RP_CLIENT_SECRET", default="")
+OIDC_OP_ISSUER = env("OIDC_OP_ISSUER", default="")  # ID tokens from any other issuer are refused
+OIDC_OP_AUTHORIZATION_ENDPOINT = env("OIDC_OP_AUTHORIZATION_ENDPOINT", default="")
+OIDC_OP_TOKEN_ENDPOINT = env("OIDC_OP_TOKEN_ENDPOINT", default="")
+OIDC_OP_USER_ENDPOINT = env("OIDC_OP_USER_ENDPOINT", default="")
+OIDC_OP_JWKS_ENDPOINT = env("OIDC_OP_JWKS_ENDPOINT", default="")
+_SSO_SETTINGS = {
+    name: globals()[name]
+    for name in ("OIDC_RP_CLIENT_ID", "OIDC_RP_CLIENT_SECRET", "OIDC_OP_ISSUER", "OIDC_OP_AUTHORIZATION_ENDPOINT",
+                 "OIDC_OP_TOKEN_ENDPOINT", "OIDC_OP_USER_ENDPOINT", "OIDC_OP_JWKS_ENDPOINT")
+}  # fmt: skip
+QA_SSO = all(_SSO_SETTINGS.values())
+if any(_SSO_SETTINGS.values()) and not QA_SSO:
+    raise ImproperlyConfigured(
+        "Single sign-on needs all of "
+        + ", ".join(_SSO_SETTINGS)
+        + "; missing: "
+        + ", ".join(name for name, value in _SSO_SETTINGS.items() if not value)
+    )
+# ID tokens signed with the provider's key (checked against its JWKS), not with the shared client secret.
+OIDC_RP_SIGN_ALGO = env("OIDC_RP_SIGN_ALGO", default="RS256")
+OIDC_RP_SCOPES = env("OIDC_RP_SCOPES", default="openid email profile")
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = env.float("OIDC_TIMEOUT", default=10.0)  # a slow provider must not hold a web worker
+# The login page's button: "Sign in with <QA_OIDC_PROVIDER_NAME>" (empty: "Sign in with single sign-on").
+QA_OIDC_PROVIDER_NAME = env("QA_OIDC_PROVIDER_NAME", default="")
+# The claims (in the ID token or the userinfo answer) that say a person's workspace (its slug), role
+# (admin, qa_lead, rubric_owner, supervisor, agent), an agent's agent id and, when named, teams (a list
+# of team names). Read at every login (access.sso).
+QA_OIDC_WORKSPACE_CLAIM = env("QA_OIDC_WORKSPACE_CLAIM", default="veredicto_workspace")
+QA_OIDC_ROLE_CLAIM = env("QA_OIDC_ROLE_CLAIM", default="veredicto_role")
+QA_OIDC_AGENT_ID_CLAIM = env("QA_OIDC_AGENT_ID_CLAIM", default="veredicto_agent_id")
+QA_OIDC_TEAMS_CLAIM = env("QA_OIDC_TEAMS_CLAIM", default="")
+if QA_SSO:
+    AUTHENTICATION_BACKENDS = [*AUTHENTICATION_BACKENDS, "access.sso.SsoBackend"]
+    # Passwords are typed and throttled at the provider: a refused callback is no guess to lock out on.
+    AXES_WHITELIST_CALLABLE = "access.sso.sso_callback"
+# --- end single sign-on ---
 
 # A request body above this size is refused with 413 before it is read (config.body_limit; the views
 # taking an audio file allow QA_AUDIO_MAX_BYTES instead). A batch of 500 recordings of 6 KB is about

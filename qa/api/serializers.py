@@ -19,6 +19,7 @@ from rest_framework.reverse import reverse
 from qa.api.recording_input import AGENT_INVALID, BATCH_MAX, INT32_MAX, rubric_published
 from qa.api.schema import ErrorSerializer
 from qa.models import JudgeRun, Recording, Score
+from qa.quality import judge_quality
 from qa.selectors import RecordingFilters, recording_turns, score_fragments
 from qa.services import Turn
 from rubrics.models import Rubric
@@ -311,6 +312,20 @@ class ScoreSerializer(serializers.ModelSerializer):
         ]
 
 
+class QualitySerializer(serializers.Serializer):
+    """A rubrics.quality.Quality."""
+
+    quality_score = serializers.FloatField(
+        source="score",
+        allow_null=True,
+        help_text=_("0–100; null when a criterion has no value (an unverified quote) and no auto-fail zeroes the call."),
+    )
+    auto_failed = serializers.BooleanField(help_text=_("A critical criterion is at or below its fail value."))
+    auto_fail_criteria = serializers.ListField(
+        child=serializers.CharField(), help_text=_("The keys of the critical criteria that failed the call.")
+    )
+
+
 class RecordingDetailSerializer(RecordingSerializer):
     """A recording with its judgment; the reviews layer serves it with the reviews added."""
 
@@ -323,6 +338,9 @@ class RecordingDetailSerializer(RecordingSerializer):
         )
     )
     turns = serializers.SerializerMethodField(help_text=_("The transcript's turns, with their times where known."))
+    judgment = serializers.SerializerMethodField(
+        help_text=_("The call's quality score by the judge's values that exist; null when not judged or hidden.")
+    )
 
     class Meta(RecordingSerializer.Meta):
         fields = [
@@ -333,6 +351,7 @@ class RecordingDetailSerializer(RecordingSerializer):
             "failure_reason",
             "latest_run",
             "scores",
+            "judgment",
             "judgment_hidden",
             "review_reasons",
         ]
@@ -353,6 +372,14 @@ class RecordingDetailSerializer(RecordingSerializer):
         scores = list(recording.current_run.scores.all())
         fragments = score_fragments(recording=recording, scores=scores)
         return ScoreSerializer(scores, many=True, context={"fragments": fragments}).data
+
+    @extend_schema_field(QualitySerializer(allow_null=True))
+    def get_judgment(self, recording: Recording) -> dict | None:
+        if recording.current_run is None or self.context.get("judgment_hidden"):
+            return None
+        run = recording.current_run
+        rubric = recording.rubric if recording.rubric_id == run.rubric_id else run.rubric
+        return QualitySerializer(judge_quality(rubric=rubric, scores=run.scores.all())).data
 
     @extend_schema_field(TurnSerializer(many=True))
     def get_turns(self, recording: Recording) -> list[dict]:

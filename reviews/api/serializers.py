@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
-from drf_spectacular.utils import extend_schema_serializer
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from qa.api.serializers import RecordingDetailSerializer, StringField
+from qa.api.serializers import QualitySerializer, RecordingDetailSerializer, StringField
+from qa.models import Recording
 from reviews.models import CriterionReview, Review
+from reviews.selectors import review_quality
 from reviews.services import CriterionAdjustment
 
 # --- Input -------------------------------------------------------------------
@@ -109,13 +111,38 @@ class ReviewSerializer(serializers.ModelSerializer):
 
 # The same component as before the layers were split: clients generated from the schema keep their type.
 @extend_schema_serializer(component_name="RecordingDetail")
+class FinalReviewQualitySerializer(QualitySerializer):
+    """The call's quality score by the latest final review's values."""
+
+    review = serializers.IntegerField(help_text=_("The review's id."))
+    decision = serializers.CharField()
+
+
 class RecordingWithReviewsSerializer(RecordingDetailSerializer):
     """A recording with its judgment and its reviews: GET /api/recordings/{id}/."""
 
     reviews = ReviewSerializer(many=True)
+    latest_final_review = serializers.SerializerMethodField(
+        help_text=_("The quality score by the latest approve or reject; null when there is none or it is hidden.")
+    )
 
     class Meta(RecordingDetailSerializer.Meta):
-        fields = [*RecordingDetailSerializer.Meta.fields, "reviews"]
+        fields = [*RecordingDetailSerializer.Meta.fields, "reviews", "latest_final_review"]
+
+    @extend_schema_field(FinalReviewQualitySerializer(allow_null=True))
+    def get_latest_final_review(self, recording: Recording) -> dict | None:
+        if self.context.get("judgment_hidden"):
+            return None
+        # The reviews come newest first: the first final one is the latest.
+        review = next((review for review in recording.reviews.all() if review.is_final), None)
+        if review is None:
+            return None
+        quality = review_quality(review=review, rubric=recording.rubric)
+        return {
+            "review": review.pk,
+            "decision": review.decision,
+            **QualitySerializer(quality).data,
+        }
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         data = super().to_representation(instance)

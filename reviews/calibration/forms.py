@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -13,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from reviews.calibration.selectors import CallSelection
 from reviews.calibration.services import PARTICIPANT_CAPABILITY, CalibrationAnswer
+from reviews.forms import NOT_APPLICABLE
 from reviews.selectors import rubric_choices
 from rubrics.models import Criterion
 from rubrics.selectors import rubric_latest_published
@@ -92,10 +94,20 @@ class SessionCreateForm(forms.Form):
         return CallSelection(**filters)
 
 
-class ScoringForm(forms.Form):
-    """A participant's value per criterion (or "does not apply" where the rubric allows it) and a comment."""
+@dataclass(frozen=True)
+class ScoringRow:
+    """One criterion as the scoring component (templates/review/_criterion.html) shows it."""
 
-    comment = forms.CharField(label=_("Comment"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    number: int
+    criterion: Criterion
+    value: forms.BoundField
+
+
+class ScoringForm(forms.Form):
+    """A participant's value per criterion (or N/A where the rubric allows it) and a comment: the review
+    page's value buttons (one per point of the scale, N/A last), so its keys work here too."""
+
+    comment = forms.CharField(label=_("Comment"), required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args: Any, criteria: list[Criterion], own: dict, own_comment: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -103,54 +115,33 @@ class ScoringForm(forms.Form):
         self.fields["comment"].initial = own_comment
         for criterion in criteria:
             given = own.get(criterion.key)
-            self.fields[f"{criterion.key}-value"] = forms.IntegerField(
-                label=_("Your value"),
-                min_value=criterion.scale_min,
-                max_value=criterion.scale_max,
-                required=False,
-                initial=given.value if given else None,
-            )
+            scale = [(str(value), str(value)) for value in range(criterion.scale_min, criterion.scale_max + 1)]
             if criterion.allows_not_applicable():
-                self.fields[f"{criterion.key}-not_applicable"] = forms.BooleanField(
-                    label=_("Does not apply"), required=False, initial=bool(given and given.not_applicable)
-                )
-
-    def rows(self) -> list[tuple[Criterion, forms.BoundField, forms.BoundField | None]]:
-        return [(criterion, self[f"{criterion.key}-value"], self._box(criterion)) for criterion in self.criteria]
-
-    def _box(self, criterion: Criterion) -> forms.BoundField | None:
-        name = f"{criterion.key}-not_applicable"
-        return self[name] if name in self.fields else None
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        for criterion in self.criteria:
-            value, ticked = data.get(f"{criterion.key}-value"), data.get(f"{criterion.key}-not_applicable")
-            if self.has_error(f"{criterion.key}-value"):
-                continue
-            if value is None and not ticked:
-                message = (
-                    _("Enter your value, or tick “Does not apply”.") if self._box(criterion) else _("Enter your value.")
-                )
-                self.add_error(f"{criterion.key}-value", message)
-            elif value is not None and ticked:
-                self.add_error(f"{criterion.key}-value", _("Either a value or “Does not apply”, not both."))
-        return data
-
-    def answers(self) -> list[CalibrationAnswer]:
-        return [
-            CalibrationAnswer(
-                criterion.key,
-                self.cleaned_data[f"{criterion.key}-value"],
-                bool(self.cleaned_data.get(f"{criterion.key}-not_applicable")),
+                scale.append((NOT_APPLICABLE, _("N/A")))
+            initial = None
+            if given is not None:
+                initial = NOT_APPLICABLE if given.not_applicable else str(given.value)
+            self.fields[f"{criterion.key}-value"] = forms.ChoiceField(
+                label=criterion.title,
+                choices=scale,
+                widget=forms.RadioSelect,
+                required=True,
+                initial=initial,
+                error_messages={
+                    "required": _("Choose your value, or N/A.") if criterion.allows_not_applicable() else _("Choose your value."),
+                },
             )
-            for criterion in self.criteria
+
+    def rows(self) -> list[ScoringRow]:
+        return [
+            ScoringRow(number, criterion, self[f"{criterion.key}-value"])
+            for number, criterion in enumerate(self.criteria, start=1)
         ]
 
-
-class AgreedValueForm(forms.Form):
-    recording = forms.IntegerField(widget=forms.HiddenInput)
-    criterion_key = forms.CharField(widget=forms.HiddenInput)
-    value = forms.IntegerField(label=_("Agreed value"), required=False)
-    not_applicable = forms.BooleanField(label=_("Does not apply"), required=False)
-    note = forms.CharField(label=_("Note"), required=False, max_length=2000)
+    def answers(self) -> list[CalibrationAnswer]:
+        answers = []
+        for criterion in self.criteria:
+            choice = self.cleaned_data[f"{criterion.key}-value"]
+            ticked = choice == NOT_APPLICABLE
+            answers.append(CalibrationAnswer(criterion.key, None if ticked else int(choice), ticked))
+        return answers

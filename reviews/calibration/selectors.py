@@ -89,6 +89,13 @@ def calibration_pool(rubric: Rubric, selection: CallSelection | None = None) -> 
     return recordings
 
 
+def calibration_pool_of_earlier_versions(rubric: Rubric, selection: CallSelection | None = None) -> int:
+    """How many calls matching the selection were judged with an earlier version of the rubric: why a new
+    version's pool can be empty."""
+    earlier = Rubric.objects.filter(slug=rubric.slug, version__lt=rubric.version)
+    return sum(calibration_pool(version, selection).count() for version in earlier)
+
+
 def session_get(*, pk: int, user: AbstractBaseUser) -> CalibrationSession:
     """The session, 404 for someone who neither leads calibrations nor takes part in it."""
     session = get_object_or_404(CalibrationSession.objects.select_related("rubric", "lead"), pk=pk)
@@ -167,6 +174,13 @@ class ScoringPage:
     position: int  # 1-based place of the call in the session
     total: int
     next_call: CalibrationCall | None
+
+    # What the review page's player (templates/review/_player.html) reads: the call, and blind, so no quote plays.
+    blind = True
+
+    @property
+    def recording(self) -> Recording:
+        return self.call.recording
 
 
 def scoring_page(*, session: CalibrationSession, recording_id: int, user: AbstractBaseUser) -> ScoringPage:

@@ -16,7 +16,12 @@ from django.utils.translation import gettext as _
 from access import Capability, may, require
 from qa.errors import InvalidInputError
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection, calibration_pool, is_calibration_lead
+from reviews.calibration.selectors import (
+    CallSelection,
+    calibration_pool,
+    calibration_pool_of_earlier_versions,
+    is_calibration_lead,
+)
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from rubrics.models import Criterion, Rubric
 
@@ -95,25 +100,42 @@ def _choose_calls(rubric: Rubric, selection: CallSelection) -> tuple[list[int], 
             if selection.sample < 1:
                 return [], _("The sample needs at least one call.")
             if selection.sample > len(available):
-                return [], _("Only %(count)s judged calls match; a sample of %(sample)s is not possible.") % {
+                message = _("Only %(count)s judged calls match; a sample of %(sample)s is not possible.") % {
                     "count": len(available),
                     "sample": selection.sample,
                 }
+                return [], " ".join([message, *_why_so_few(rubric, selection)])
             # Sorted ids and a seeded generator: the same seed draws the same calls again.
             chosen = sorted(random.Random(selection.seed).sample(available, selection.sample))
         else:
             chosen = available
     if not chosen:
-        return [], _("No judged calls of %(rubric)s v%(version)s match.") % {
-            "rubric": rubric.slug,
+        message = _("No judged calls of %(rubric)s v%(version)s match.") % {
+            "rubric": rubric.name,
             "version": rubric.version,
         }
+        return [], " ".join([message, *_why_so_few(rubric, selection)])
     if len(chosen) > MAX_CALLS:
         return [], _("%(count)s calls match; a session takes at most %(max)s: narrow the filters or draw a sample.") % {
             "count": len(chosen),
             "max": MAX_CALLS,
         }
     return chosen, ""
+
+
+def _why_so_few(rubric: Rubric, selection: CallSelection) -> list[str]:
+    """Why the pool is small, where the reason is a newer version: a session scores the published version's
+    criteria, so only calls judged with that version count; calls judged with earlier ones wait for a re-judge."""
+    earlier = calibration_pool_of_earlier_versions(rubric, selection)
+    if not earlier:
+        return []
+    return [
+        _(
+            "Only calls judged with v%(version)s, the published version, can be calibrated on it; %(earlier)s "
+            "matching calls were judged with earlier versions (re-judge them, or wait for new calls)."
+        )
+        % {"version": rubric.version, "earlier": earlier}
+    ]
 
 
 @transaction.atomic
@@ -244,3 +266,51 @@ def agreed_value_set(
     # The call's human reference changed: the scorecards' rollup reads its week again.
     Recording.objects.filter(pk=recording_id).update(rollup_stale=True)
     return agreed
+
+
+@dataclass(frozen=True)
+class AgreedEntry:
+    """One row of the results page's agreed-values form."""
+
+    recording_id: int
+    criterion_key: str
+    value: int | None
+    not_applicable: bool
+    note: str
+
+
+@transaction.atomic
+def agreed_values_set(
+    *, session: CalibrationSession, entries: Sequence[AgreedEntry], user: AbstractBaseUser
+) -> int:
+    """Record the agreed values of the whole results page at once (one form, not a Save per row): a blank row
+    is no agreement yet and an unchanged one is left as it is (its `agreed_by` stays). All or nothing: any
+    bad row raises InvalidInputError keyed "<recording>-<criterion>", and none is stored. Returns how many changed."""
+    stored = {
+        (agreed.call.recording_id, agreed.criterion.key): (agreed.value, agreed.not_applicable, agreed.note)
+        for agreed in AgreedValue.objects.filter(call__session=session).select_related("call", "criterion")
+    }
+    errors: dict[str, str] = {}
+    changed = 0
+    for entry in entries:
+        given = (entry.value, entry.not_applicable, entry.note.strip())
+        blank = entry.value is None and not entry.not_applicable and not given[2]
+        if blank or stored.get((entry.recording_id, entry.criterion_key)) == given:
+            continue
+        try:
+            agreed_value_set(
+                session=session,
+                recording_id=entry.recording_id,
+                criterion_key=entry.criterion_key,
+                value=entry.value,
+                not_applicable=entry.not_applicable,
+                note=entry.note,
+                user=user,
+            )
+        except InvalidInputError as error:
+            errors[f"{entry.recording_id}-{entry.criterion_key}"] = " ".join(str(m) for m in error.errors.values())
+        else:
+            changed += 1
+    if errors:
+        raise InvalidInputError(errors)
+    return changed

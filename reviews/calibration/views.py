@@ -7,15 +7,14 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from access import Capability, SIGNED_IN, page_requires
 from qa.errors import InvalidInputError
-from reviews.calibration.forms import AgreedValueForm, ScoringForm, SessionCreateForm
+from reviews.calibration.forms import ScoringForm, SessionCreateForm
 from reviews.calibration.selectors import (
     CriterionResults,
     is_calibration_lead,
@@ -26,14 +25,16 @@ from reviews.calibration.selectors import (
     sessions_for,
 )
 from reviews.calibration.services import (
+    AgreedEntry,
     SessionStateError,
-    agreed_value_set,
+    agreed_values_set,
     calibration_close,
     calibration_create,
     calibration_entry_save,
 )
 from reviews.figures.export import csv_download
 from reviews.figures.formatting import number, percent
+from reviews.figures.stats import MIN_N
 
 # Anyone signed in reaches the pages; each session is shown to its lead and participants only (session_get).
 signed_in_page = page_requires(SIGNED_IN)
@@ -97,6 +98,7 @@ def session_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "criteria": [_criterion_display(result, results.participants) for result in results.criteria],
         "comments": comments,
         "is_lead": is_calibration_lead(request.user),
+        "min_n": MIN_N,
     }
     return render(request, "calibration/session.html", context)
 
@@ -113,7 +115,7 @@ def _criterion_display(result: CriterionResults, participants: list) -> dict[str
         ("judge-mae", _("Judge vs agreed: MAE"), number(result.judge_vs_agreed_mae)),
     ]
     bias = [(participant.get_username(), _signed(agreement.bias.get(participant.pk))) for participant in participants]
-    return {"result": result, "figures": figures, "bias": bias}
+    return {"result": result, "figures": figures, "bias": bias, "too_few": agreement.n_units < MIN_N}
 
 
 def _signed(value: float | None) -> str:
@@ -193,30 +195,46 @@ def call_score(request: HttpRequest, pk: int, recording_id: int) -> HttpResponse
 @lead_page
 @require_POST
 def agree(request: HttpRequest, pk: int) -> HttpResponse:
+    """The results page's one agreed-values form: every row, saved together (agreed_values_set)."""
     session = session_get(pk=pk, user=request.user)
-    form = AgreedValueForm(request.POST)
-    if not form.is_valid():
-        messages.error(request, _("The agreed value was not saved: %(errors)s") % {"errors": form.errors.as_text()})
+    entries, bad = _agreed_entries(request.POST)
+    if bad:
+        messages.error(request, _("The agreed values were not saved: %(errors)s") % {"errors": " ".join(bad)})
         return redirect("calibration-detail", pk=pk)
-    data = form.cleaned_data
     try:
-        agreed_value_set(
-            session=session,
-            recording_id=data["recording"],
-            criterion_key=data["criterion_key"],
-            value=data["value"],
-            not_applicable=data["not_applicable"],
-            note=data["note"],
-            user=request.user,
-        )
+        changed = agreed_values_set(session=session, entries=entries, user=request.user)
     except InvalidInputError as error:
-        messages.error(request, " ".join(_flat(error.errors)))
+        problems = " ".join(f"{row}: {message}" for row, message in error.errors.items())
+        messages.error(request, _("The agreed values were not saved: %(errors)s") % {"errors": problems})
     except SessionStateError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, _("Agreed value saved."))
-    anchor = f"#call-{data['criterion_key']}-{data['recording']}"
-    return redirect(reverse("calibration-detail", args=[pk]) + anchor)
+        messages.success(request, _("Agreed values saved: %(n)s changed.") % {"n": changed})
+    return redirect("calibration-detail", pk=pk)
+
+
+def _agreed_entries(data: QueryDict) -> tuple[list[AgreedEntry], list[str]]:
+    """The form's rows, named agreed:<recording id>:<criterion key>:value|na|note; and what was not a number."""
+    entries, bad = [], []
+    for name in data:
+        parts = name.split(":")
+        if len(parts) != 4 or parts[0] != "agreed" or parts[3] != "value" or not parts[1].isdigit():
+            continue
+        prefix = name[: -len("value")]
+        raw = data[name].strip()
+        if raw and not raw.lstrip("-").isdigit():
+            bad.append(_("%(row)s: the agreed value must be a whole number.") % {"row": f"{parts[1]}-{parts[2]}"})
+            continue
+        entries.append(
+            AgreedEntry(
+                recording_id=int(parts[1]),
+                criterion_key=parts[2],
+                value=int(raw) if raw else None,
+                not_applicable=f"{prefix}na" in data,
+                note=data.get(f"{prefix}note", ""),
+            )
+        )
+    return entries, bad
 
 
 def _flat(errors: dict[str, Any]) -> list[str]:

@@ -15,7 +15,7 @@ from qa.api.schema import BAD_REQUEST, NOT_FOUND
 from qa.errors import InvalidInputError
 from qa.models import ApiKey, Judge
 from reviews.experiments.models import Experiment
-from reviews.experiments.selectors import Comparison, experiment_comparison, experiments_list
+from reviews.experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison, experiments_list
 from reviews.experiments.services import ArmSpec, experiment_create
 from reviews.reports.selectors import Group
 
@@ -119,7 +119,7 @@ class ExperimentInputSerializer(serializers.Serializer):
     rubric = serializers.SlugField()
     candidates = ArmInputSerializer(many=True)
     baseline = ArmInputSerializer(required=False, help_text="Default: production's scores as stored (no LLM call).")
-    group = serializers.ChoiceField(choices=[member.value for member in Group], default=Group.ALL.value)
+    group = serializers.ChoiceField(choices=EXPERIMENT_GROUPS, default=Group.ALL.value)
     since = serializers.DateField(required=False, allow_null=True)
     until = serializers.DateField(required=False, allow_null=True)
     limit = serializers.IntegerField(required=False, allow_null=True, min_value=1)

@@ -4,6 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Judge
+from reviews.experiments.selectors import DISPUTED
 from reviews.reports.forms import GROUP_LABELS
 from rubrics.models import Rubric
 
@@ -15,7 +16,8 @@ class ExperimentForm(forms.Form):
     ]
 
     rubric = forms.ChoiceField(label=_("Rubric"))
-    candidate_version = forms.IntegerField(label=_("Candidate version"), min_value=1)
+    # A list, not a number to type: each version says whose it is and its state (a draft is the usual candidate).
+    candidate_version = forms.TypedChoiceField(label=_("Candidate version"), coerce=int)
     judge = forms.ModelChoiceField(
         label=_("Candidate judge"), queryset=Judge.objects.all(), required=False, empty_label=_("Production's judge")
     )
@@ -29,6 +31,20 @@ class ExperimentForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        slugs = sorted(set(Rubric.objects.values_list("slug", flat=True)))
-        self.fields["rubric"].choices = [(slug, slug) for slug in slugs]
-        self.fields["group"].choices = [(group.value, label) for group, label in GROUP_LABELS.items()]
+        # Rubrics by name (their latest version's), never by slug.
+        names: dict[str, str] = {}
+        versions: dict[int, list[tuple[str, str]]] = {}
+        for slug, name, version, status in Rubric.objects.order_by("slug", "-version").values_list(
+            "slug", "name", "version", "status"
+        ):
+            names.setdefault(slug, name)
+            versions.setdefault(version, []).append((slug, str(Rubric.Status(status).label)))
+        self.fields["rubric"].choices = sorted(names.items(), key=lambda item: item[1])
+        self.fields["candidate_version"].choices = [
+            (version, f"v{version} · " + ", ".join(f"{names[slug]} ({state})" for slug, state in versions[version]))
+            for version in sorted(versions)
+        ]
+        self.fields["group"].choices = [
+            *((group.value, label) for group, label in GROUP_LABELS.items()),
+            (DISPUTED, _("Upheld disputes")),
+        ]

@@ -83,6 +83,18 @@ class Arm(models.Model):
     def is_baseline(self) -> bool:
         return self.order == 0
 
+    @property
+    def display_name(self) -> str:
+        """The arm's name on the pages, in the reader's language; `label` stays the API's identifier."""
+        if self.stored:
+            return str(_("Production scores as stored"))
+        version = f"v{self.rubric.version}"
+        if self.rubric.is_draft:
+            version = str(_("v%(version)s, draft") % {"version": self.rubric.version})
+        judge = self.judge.name if self.judge else _("the default judge")
+        name = f"{version} · {judge}"
+        return name + " " + str(_("×%(samples)s samples") % {"samples": self.samples}) if self.samples > 1 else name
+
 
 class Item(models.Model):
     """One recording judged by one arm: claimed, retried and finished like a production run."""

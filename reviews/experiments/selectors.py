@@ -18,6 +18,7 @@ from django.db.models.expressions import RawSQL
 
 from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
+from reviews.disputes.selectors import upheld_dispute_recordings
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.reports.selectors import Group
 from reviews.figures.stats import (
@@ -33,6 +34,12 @@ from reviews.figures.stats import (
 from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_reference_rows
 from rubrics.models import Criterion
 
+# Beside the reports' groups: the calls with an upheld dispute, where a QA lead found the agent right and the
+# review wrong, the labels most worth testing a candidate on.
+DISPUTED = "disputed"
+EXPERIMENT_GROUPS = [*(member.value for member in Group), DISPUTED]
+
+
 def _sql(queryset: QuerySet) -> tuple[str, tuple]:
     """A query's SQL and parameters, to use it inside one written out (what the ORM cannot say)."""
     return queryset.query.sql_with_params()
@@ -43,8 +50,12 @@ def experiment_recording_ids(
 ) -> list[int]:
     """The recordings of any version of the rubric that a final review gave human values,
     in the report group and dates; `limit` of them drawn reproducibly by `seed`."""
-    recordings = Recording.objects.filter(rubric__slug=rubric_slug, reviews__decision__in=FINAL_DECISIONS)
-    if group != Group.ALL:
+    recordings = Recording.objects.filter(
+        rubric__slug=rubric_slug, reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True
+    )
+    if group == DISPUTED:
+        recordings = recordings.filter(pk__in=upheld_dispute_recordings().values("pk"))
+    elif group != Group.ALL:
         recordings = recordings.filter(in_review_group(ReviewGroup(group)))
     if date_from:
         recordings = recordings.filter(occurred_at__gte=day_start(date_from))

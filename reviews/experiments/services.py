@@ -31,7 +31,7 @@ from qa.llm_errors import LLMError
 from qa.models import ApiKey, Judge
 from qa.queue import task_publish
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
-from reviews.experiments.selectors import experiment_recording_ids
+from reviews.experiments.selectors import EXPERIMENT_GROUPS, experiment_recording_ids
 from reviews.reports.selectors import Group
 from rubrics.models import Rubric
 from rubrics.selectors import rubric_latest_published
@@ -109,7 +109,7 @@ def experiment_create(
     """Freeze the set, create the arms and queue their items (after commit;
     publish=False leaves them for the caller to run in its own process).
     Refuses, storing nothing, an empty set or an arm that cannot run."""
-    groups = [member.value for member in Group]
+    groups = EXPERIMENT_GROUPS
     if group not in groups:
         raise InvalidInputError({"group": _("Choose one of: %(groups)s.") % {"groups": ", ".join(groups)}})
     if not candidates:

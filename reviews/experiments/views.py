@@ -68,11 +68,11 @@ def index(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _summary(comparison: Comparison, label: str) -> str:
-    """The verdict in a rubric owner's words."""
+def _summary(comparison: Comparison, label: str, name: str) -> str:
+    """The verdict in a rubric owner's words (`label` the arm's identifier, `name` what the page calls it)."""
     counts = comparison.verdict_counts(label)
     parts = [
-        _("%(arm)s is closer to the supervisors on %(n)s criteria") % {"arm": label, "n": counts[Verdict.BETTER]},
+        _("%(arm)s is closer to the supervisors on %(n)s criteria") % {"arm": name, "n": counts[Verdict.BETTER]},
         _("further on %(n)s") % {"n": counts[Verdict.WORSE]},
         _("no detectable difference on %(n)s") % {"n": counts[Verdict.NO_DIFFERENCE]},
     ]
@@ -99,7 +99,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     chart = interval_chart(
         [titles.get(key, key) for key in keys],
         [
-            Series(arm.label, [rows.get(key) and rows[key].mae for key in keys])
+            Series(arm.arm.display_name, [rows.get(key) and rows[key].mae for key in keys])
             for arm, rows in zip(comparison.arms, by_arm, strict=True)
         ],
         [[rows.get(key) and rows[key].mae_ci for key in keys] for rows in by_arm],
@@ -107,7 +107,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         fmt=number,
     )
     candidates = [
-        {"arm": arm, "summary": _summary(comparison, arm.label), "can_publish": arm.arm.rubric.is_draft}
+        {"arm": arm, "summary": _summary(comparison, arm.label, arm.arm.display_name), "can_publish": arm.arm.rubric.is_draft}
         for arm in comparison.arms[1:]
     ]
     return render(
@@ -120,6 +120,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "titles": titles,
             "candidates": candidates,
             "deltas": [(delta, VERDICT_LABELS[delta.verdict]) for delta in comparison.deltas],
+            "names": {arm.label: arm.arm.display_name for arm in comparison.arms},
             "can_run": may(request.user, Capability.RUN_EXPERIMENTS),
             "promotions": experiment.promotions.select_related("arm", "user"),
         },

@@ -37,6 +37,16 @@ def _svg(width: int, height: int, title: str, parts: list[SafeString]) -> SafeSt
     )
 
 
+# A category's name is cut to what its column holds (12 px text, about 6.6 px a character) and shown
+# whole on hover: a long criterion title ran over the axis and the bars.
+LABEL_CHARS = int((LABEL_WIDTH - 10) / 6.6)
+
+
+def _category(text: str, y: int) -> SafeString:
+    shown = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1].rstrip() + "…"
+    return format_html('<text x="0" y="{}" font-size="12"><title>{}</title>{}</text>', y, text, shown)
+
+
 def _legend(series: Sequence[Series]) -> tuple[list[SafeString], int]:
     """The legend's parts and its height: rows of LEGEND_PER_ROW names."""
     parts = [
@@ -69,7 +79,7 @@ def bar_chart(
     parts, legend = _legend(series)
     for row, category in enumerate(categories):
         top = legend + row * row_height
-        parts.append(format_html('<text x="0" y="{}" font-size="12">{}</text>', top + BAR, category))
+        parts.append(_category(category, top + BAR))
         for index, item in enumerate(series):
             value = item.values[row]
             if value is None:
@@ -205,7 +215,7 @@ def interval_chart(
     parts, legend = _legend(series)
     for row, category in enumerate(categories):
         top = legend + row * row_height
-        parts.append(format_html('<text x="0" y="{}" font-size="12">{}</text>', top + BAR, category))
+        parts.append(_category(category, top + BAR))
         for index, item in enumerate(series):
             value, interval = item.values[row], intervals[index][row]
             if value is None:

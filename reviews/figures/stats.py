@@ -175,6 +175,9 @@ def quadratic_weighted_kappa(matrix: Mapping[tuple[int, int], int]) -> float | N
 # Stratifying matters because flagged calls are the ones the judge gets wrong most, and most of them are
 # reviewed: one correction for all calls would apply their error to the plain calls it estimates.
 
+# Below this many pairs (or calls rated by two or more) an agreement figure is shown greyed and marked as too
+# few, on the reports and on a calibration's results alike: QWK 0.00 from one pair says nothing.
+MIN_N = 10
 MIN_AUDITED = 10  # audited calls a correction needs; fewer and the stratum borrows one, else the cell is uncorrected
 POWER_TUNING_FROM = 100  # audited calls from which the correction is power-tuned (PPI++)
 Z_95 = 1.959963984540054

@@ -10,7 +10,7 @@ def human_values_refill(apps, schema_editor):
     from reviews.models import Review
     from reviews.services import reviews_human_values_store
 
-    reviews_human_values_store(reviews=Review.objects.all())
+    reviews_human_values_store(reviews=Review.log.all())  # log: every review, and no join to a later table
     Recording.objects.filter(reviews__isnull=False).update(rollup_stale=True)
 
 

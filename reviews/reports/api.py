@@ -113,9 +113,22 @@ class CriterionCeilingSerializer(serializers.Serializer):
     reading = serializers.CharField(help_text="The comparison in plain words.")
 
 
+class CriterionDisputesSerializer(serializers.Serializer):
+    """A criterion's disputes (reviews.reports.selectors.CriterionDisputes)."""
+
+    criterion_key = serializers.CharField(source="criterion.key")
+    opened = serializers.IntegerField(source="tally.opened", help_text="Disputes of a final review naming the criterion.")
+    decided = serializers.IntegerField(source="tally.decided", help_text="Of those, resolved by a QA lead.")
+    upheld = serializers.IntegerField(source="tally.upheld", help_text="Of those, upheld: a new final review by the lead.")
+    upheld_share = serializers.FloatField(source="tally.upheld_share", allow_null=True, help_text="upheld / decided.")
+
+
 class DeviationReportSerializer(serializers.Serializer):
     rubric = RubricSerializer()
     groups = DeviationGroupsSerializer()
+    disputes = CriterionDisputesSerializer(
+        source="criteria_disputes", many=True, help_text="Agents' disputes per criterion."
+    )
     ceiling = CriterionCeilingSerializer(
         many=True, help_text="Per criterion, how far the judge sits from the supervisors' agreement with each other."
     )

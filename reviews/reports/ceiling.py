@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import CalibrationSession, CalibrationValue, Review
 from reviews.figures.stats import pooled_pair_matrix, quadratic_weighted_kappa
-from reviews.selectors import FINAL_DECISIONS, human_references, review_values
+from reviews.selectors import FINAL_DECISIONS, human_reference_rows, review_values
 from rubrics.models import Criterion, Rubric
 
 
@@ -100,28 +101,34 @@ def deviation_ceiling(
 
 
 def _judge_pairs(recording_ids: QuerySet) -> defaultdict[str, Counter]:
-    """((judge value, reference value), reference source) counted per criterion key."""
+    """((judge value, reference value), reference source) counted per criterion key: the human references
+    (`reviews.selectors.human_reference_rows`, the SQL form of `human_references`) beside the judge's value
+    on the run each reference was given on, counted in the database. Reading the references and the runs'
+    scores into Python took 20 s over a million scores (bench/dashboard/README.md)."""
     agreed = Q(
         calibration_calls__agreed_values__isnull=False,
         calibration_calls__session__status=CalibrationSession.Status.CLOSED,
     )
-    with_reference = (
-        Recording.objects.filter(Q(reviews__decision__in=FINAL_DECISIONS) | agreed, pk__in=recording_ids)
-        .values_list("pk", flat=True)
-        .distinct()
+    with_reference = Recording.objects.filter(
+        Q(reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True) | agreed, pk__in=recording_ids
     )
-    references = human_references(recording_ids=with_reference)
-    judge = {
-        (run_id, key): value
-        for run_id, key, value in Score.objects.filter(
-            run_id__in={reference.run_id for reference in references.values()}
-        ).values_list("run_id", "criterion__key", "value")
-    }
+    references = human_reference_rows(recording_ids=with_reference.values("pk"))
+    references_sql, params = references.query.get_compiler(using=references.db).as_sql()
+    q = connection.ops.quote_name
+    scores, criteria = q(Score._meta.db_table), q(Criterion._meta.db_table)
+    sql = (
+        f"SELECT refs.criterion_key, s.value, refs.human_value, refs.source, COUNT(*)"
+        f" FROM ({references_sql}) refs"
+        f" JOIN {scores} s ON s.run_id = refs.reference_run_id"
+        f" JOIN {criteria} c ON c.id = s.criterion_id AND c.{q('key')} = refs.criterion_key"
+        f" WHERE s.value IS NOT NULL AND refs.human_value IS NOT NULL"
+        f" GROUP BY refs.criterion_key, s.value, refs.human_value, refs.source"
+    )
     pairs: defaultdict[str, Counter] = defaultdict(Counter)
-    for (_recording_id, key), reference in references.items():
-        model = judge.get((reference.run_id, key))
-        if model is not None and reference.value is not None:
-            pairs[key][((model, reference.value), reference.source)] += 1
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for key, model, human, source, count in cursor.fetchall():
+            pairs[key][((model, human), source)] += count
     return pairs
 
 

@@ -44,7 +44,7 @@ Filters
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from enum import StrEnum
 
@@ -64,9 +64,9 @@ from django.db.models.functions import Abs, TruncWeek
 
 from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Score, judge_value_exists
 from qa.routing import ReviewGroup, group_reasons, in_review_group
-from reviews.models import CriterionReview, Review
+from reviews.models import CriterionReview, Dispute, DisputedCriterion, Review
 from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
-from reviews.figures.stats import Agreement, PairCount, Tally, agreement, share
+from reviews.figures.stats import MIN_N, Agreement, PairCount, Tally, agreement, share
 from reviews.selectors import (
     FINAL_DECISIONS,
     HUMAN_VALUE,
@@ -121,10 +121,54 @@ class DeviationGroup:
 
 
 @dataclass(frozen=True)
+class DisputeTally:
+    """Agents' disputes of one criterion: how many it was disputed in, how many a lead decided, how many upheld."""
+
+    opened: int = 0
+    decided: int = 0
+    upheld: int = 0
+
+    @property
+    def upheld_share(self) -> float | None:
+        return share(self.upheld, self.decided)
+
+
+@dataclass(frozen=True)
+class CriterionDisputes:
+    criterion: Criterion
+    tally: DisputeTally
+
+
+@dataclass(frozen=True)
 class DeviationReport:
     rubric: Rubric
     ceiling: list[CriterionCeiling]  # per criterion: supervisors against each other, beside the judge
     groups: dict[Group, DeviationGroup]
+    disputes: dict[int, DisputeTally] = field(default_factory=dict)  # criterion id -> its disputes
+
+    @property
+    def criteria_disputes(self) -> list[CriterionDisputes]:
+        """Each criterion of the version, in order, with its disputes (none: zeros)."""
+        return [
+            CriterionDisputes(row.criterion, self.disputes.get(row.criterion.pk, DisputeTally()))
+            for row in self.groups[Group.ALL].criteria
+        ]
+
+
+def dispute_tallies(filters: ReportFilters) -> dict[int, DisputeTally]:
+    """Per criterion id of the rubric version: the disputes of reviews of its calls (the filters' calls),
+    decided ones and upheld ones. One query."""
+    rows = (
+        DisputedCriterion.objects.filter(report_run_q(filters, "dispute__review__run__"))
+        .values("criterion_id")
+        .annotate(
+            opened=Count("pk"),
+            decided=Count("pk", filter=Q(dispute__status=Dispute.Status.RESOLVED)),
+            upheld=Count("pk", filter=Q(outcome=DisputedCriterion.Outcome.UPHELD)),
+        )
+        .order_by()
+    )
+    return {row["criterion_id"]: DisputeTally(row["opened"], row["decided"], row["upheld"]) for row in rows}
 
 
 @dataclass(frozen=True)
@@ -266,11 +310,7 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     criteria = list(filters.rubric.criteria.all())
     return DeviationReport(
         rubric=filters.rubric,
-        ceiling=deviation_ceiling(
-            rubric=filters.rubric,
-            criteria=criteria,
-            runs=JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
-        ),
+        ceiling=report_ceiling(filters, criteria),
         groups={
             group: DeviationGroup(
                 recordings=final[group],
@@ -288,6 +328,17 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
             )
             for group in Group
         },
+        disputes=dispute_tallies(filters),
+    )
+
+
+def report_ceiling(filters: ReportFilters, criteria: list[Criterion] | None = None) -> list[CriterionCeiling]:
+    """Per criterion, the judge against the supervisors beside the supervisors against each other: the
+    deviation report's ceiling, and the dashboard's criteria furthest from the supervisors."""
+    return deviation_ceiling(
+        rubric=filters.rubric,
+        criteria=criteria if criteria is not None else list(filters.rubric.criteria.all()),
+        runs=JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
     )
 
 
@@ -486,6 +537,12 @@ class CriterionFigures:
     criterion: Criterion
     agreement: Agreement
     evidence: Tally
+    disputes: DisputeTally = DisputeTally()
+
+    @property
+    def upheld_dispute_rate(self) -> float | None:
+        """Upheld disputes per reviewed call: how often an agent showed the review (and so the reference) wrong."""
+        return share(self.disputes.upheld, self.agreement.reviewed)
 
 
 @dataclass(frozen=True)
@@ -494,6 +551,7 @@ class CriterionHealth:
     previous: CriterionFigures | None  # the criterion of the same key, or the one it replaces
     worst_rejection: bool  # in the rubric's worst quarter for rejections
     worst_unverified: bool  # in the rubric's worst quarter for unverified quotes
+    worst_upheld_disputes: bool = False  # in the rubric's worst quarter for upheld disputes
 
 
 @dataclass(frozen=True)
@@ -505,19 +563,32 @@ class RubricHealth:
 
 def _figures(rubric: Rubric) -> dict[str, CriterionFigures]:
     filters = ReportFilters(rubric=rubric)
-    deviation = {row.criterion.pk: row.agreement for row in deviation_report(filters).groups[Group.ALL].criteria}
+    report = deviation_report(filters)
+    deviation = {row.criterion.pk: row.agreement for row in report.groups[Group.ALL].criteria}
     evidence = {row.criterion.pk: row.tally for row in evidence_report(filters).criteria}
     return {
-        criterion.key: CriterionFigures(criterion, deviation[criterion.pk], evidence[criterion.pk])
+        criterion.key: CriterionFigures(
+            criterion, deviation[criterion.pk], evidence[criterion.pk], report.disputes.get(criterion.pk, DisputeTally())
+        )
         for criterion in rubric.criteria.all()
     }
 
 
-def _worst_quarter(rates: dict[str, float | None]) -> set[str]:
-    """The keys of the highest quarter of rates (at least one), leaving out zero and missing rates."""
-    ranked = sorted(((rate, key) for key, rate in rates.items() if rate), reverse=True)
-    cut = -(-len(rates) // 4)  # a quarter of the criteria, rounded up
-    return {key for _rate, key in ranked[:cut]}
+def worst_quarter(rates: dict[str, tuple[float | None, int]]) -> set[str]:
+    """The keys of the highest quarter of rates (at least one), from (rate, how many it counts) per key.
+
+    Only rates from MIN_N or more count (the reports' too-few threshold: 1 reject of 2 reviews is 50% and
+    says nothing), zero and missing rates never, and a rate is flagged only above every rate left out: with
+    identical rates (or a tie across the cut) nothing is worse than the rest, so none of the tied is flagged.
+    """
+    counted = {key: rate for key, (rate, n) in rates.items() if rate is not None and n >= MIN_N}
+    ranked = sorted(((rate, key) for key, rate in counted.items() if rate), reverse=True)
+    cut = -(-len(counted) // 4)  # a quarter of the criteria compared, rounded up
+    left_out = [rate for rate, _key in ranked[cut:]] + [rate for rate in counted.values() if not rate]
+    if not left_out:
+        return set()  # nothing to be worse than
+    bar = max(left_out)
+    return {key for rate, key in ranked[:cut] if rate > bar}
 
 
 def rubric_health(*, slug: str) -> RubricHealth | None:
@@ -531,8 +602,9 @@ def rubric_health(*, slug: str) -> RubricHealth | None:
     previous = current.previous_version()
     now = _figures(current)
     before = _figures(previous) if previous is not None else {}
-    worst_rejection = _worst_quarter({key: f.agreement.rejection_rate for key, f in now.items()})
-    worst_unverified = _worst_quarter({key: f.evidence.rate for key, f in now.items()})
+    worst_rejection = worst_quarter({key: (f.agreement.rejection_rate, f.agreement.reviewed) for key, f in now.items()})
+    worst_unverified = worst_quarter({key: (f.evidence.rate, f.evidence.total) for key, f in now.items()})
+    worst_upheld = worst_quarter({key: (f.upheld_dispute_rate, f.agreement.reviewed) for key, f in now.items()})
     return RubricHealth(
         current=current,
         previous=previous,
@@ -542,6 +614,7 @@ def rubric_health(*, slug: str) -> RubricHealth | None:
                 previous=before.get(key) or before.get(figures.criterion.replaces),
                 worst_rejection=key in worst_rejection,
                 worst_unverified=key in worst_unverified,
+                worst_upheld_disputes=key in worst_upheld,
             )
             for key, figures in now.items()
         ],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, replace
 from datetime import date, timedelta
-from itertools import chain
+from itertools import chain, islice
 from typing import Any
 from urllib.parse import urlencode
 
@@ -38,6 +38,7 @@ from reviews.reports.forms import (
 from reviews.reports.selectors import (
     CriterionDeviation,
     CriterionLine,
+    DisputeTally,
     EvidenceReport,
     Group,
     ReportFilters,
@@ -52,14 +53,12 @@ from reviews.reports.selectors import (
     previous_reviewed_version,
     versions_report,
 )
-from reviews.figures.stats import Agreement, Tally
-from reviews.selectors import blind_recordings_for, rubric_choices
+from reviews.figures.stats import MIN_N, Agreement, Tally  # MIN_N: too few pairs, greyed and left out of the charts
+from reviews.selectors import blind_recordings_for, review_qualities, rubric_choices
 from rubrics.models import Rubric
+from rubrics.selectors import criterion_title
 
 PAGE_SIZE = 50
-# Below this many pairs a figure is shown greyed and marked as too few, and left out of the charts:
-# QWK 0.00 from one pair says nothing.
-MIN_N = 10
 
 
 @dataclass(frozen=True)
@@ -212,6 +211,14 @@ class DeviationView(ReportView):
                     "recordings_url": _url("reports:deviation-recordings", filters, group=group.value),
                 }
                 for group, data in report.groups.items()
+            ],
+            "disputes": [
+                {
+                    "criterion": row.criterion,
+                    "tally": (tally := report.disputes.get(row.criterion.pk, DisputeTally())),
+                    "upheld_share": percent(tally.upheld_share),
+                }
+                for row in report.groups[Group.ALL].criteria
             ],
             "ceiling": [
                 {
@@ -407,13 +414,23 @@ def _paginate(request: HttpRequest, rows: QuerySet) -> tuple[Page, str]:
 
 
 def _scope(form: ReportFilterForm) -> str:
-    """What a drill-down shows, from the filters that were given: "Rubric: care, Criterion: c1"."""
-    given = {name: form.cleaned_data.get(name) for name in form.fields}
-    return ", ".join(
-        str(form.fields[name].label) if value is True else f"{form.fields[name].label}: {value}"
-        for name, value in given.items()
-        if value
-    )
+    """What a drill-down shows, from the filters that were given, as the page names them: "Rubric: Customer
+    care, Group: All calls, Criterion: Greeting" (a choice's label and a criterion's title, never their codes)."""
+    data = form.cleaned_data
+    parts = []
+    for name, field in form.fields.items():
+        value = data.get(name)
+        if not value:
+            continue
+        if value is True:
+            parts.append(str(field.label))
+            continue
+        if name == "criterion" and data.get("rubric"):
+            value = criterion_title(slug=data["rubric"], key=value) or value
+        elif isinstance(field, forms.ChoiceField):
+            value = dict(field.choices).get(value, value)
+        parts.append(f"{field.label}: {value}")
+    return ", ".join(parts)
 
 
 def review_url(recording_id: int) -> str:
@@ -510,17 +527,26 @@ class DeviationRecordingsView(ReportView):
     def csv(self, form: ReportFilterForm) -> HttpResponse:
         filters = form.filters()
         reviews = deviation_recordings(filters, form.cleaned_data["group"])
-        rows = (
-            [
-                review.recording_id, review.recording.external_id, " ".join(review.recording.review_reasons),
-                review.decision, review.reviewer, review.model_mean, review.adjusted_mean, review.difference,
-                self.request.build_absolute_uri(review_url(review.recording_id)),
-            ]
-            for review in reviews.iterator(chunk_size=2000)
-        )  # fmt: skip
+
+        def rows() -> Iterator[list]:
+            # The reviews' quality scores a chunk at a time: one query per 2,000 rows.
+            found = reviews.iterator(chunk_size=2000)
+            while chunk := list(islice(found, 2000)):
+                qualities = review_qualities(reviews=chunk, rubric=filters.rubric)
+                for review in chunk:
+                    quality = qualities[review.pk]
+                    yield [
+                        review.recording_id, review.recording.external_id, " ".join(review.recording.review_reasons),
+                        review.decision, review.reviewer, review.model_mean, review.adjusted_mean, review.difference,
+                        review.recording.quality_score, quality.score, quality.auto_failed,
+                        " ".join(quality.auto_fail_criteria),
+                        self.request.build_absolute_uri(review_url(review.recording_id)),
+                    ]  # fmt: skip
+
         header = ["recording_id", "external_id", "review_reasons", "decision", "reviewer", "model_mean",
-                  "adjusted_mean", "difference", "review_url"]  # fmt: skip
-        return csv_download(self.request, f"{_file_stem('recordings', filters)}.csv", header, rows)
+                  "adjusted_mean", "difference", "judge_quality_score", "quality_score", "auto_failed",
+                  "auto_fail_criteria", "review_url"]  # fmt: skip
+        return csv_download(self.request, f"{_file_stem('recordings', filters)}.csv", header, rows())
 
 
 class VersionsView(ReportView):

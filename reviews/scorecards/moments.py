@@ -19,11 +19,11 @@ Which calls count, per criterion
     pairs (human, judge) need the judge's value to exist. Flagged calls in the audit correct the flagged
     stratum only.
 
-Overall
-    Per call, the weighted mean of its criteria (the criteria's weights) on a 0–100 scale (each value as a
-    share of its criterion's scale), over the criteria that have a value: the judge's from the judge's
-    values, which exists only when none of them is unverified, the human's from the human values. The
-    estimator then runs on those per-call numbers.
+Overall (the quality score)
+    Per call, its quality score (`rubrics.quality`, in SQL by `quality_sql`: sections, weights, N/A and the
+    auto-fail as the rubric says): the judge's from the judge's values that exist (a call with an unverified
+    value has none, unless a verified critical failure zeroes it, and waits as unverified), the human's from
+    the human references. The estimator then runs on those per-call numbers.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ from reviews.models import ScorecardWeek
 from reviews.figures.stats import CellSample, StratumSample
 from reviews.selectors import day_start, human_reference_rows
 from rubrics.models import Criterion, Rubric
+from rubrics.quality import SqlValue, quality_sql
+from rubrics.selectors import rubric_quality_policy
 
 OVERALL = "overall"
 
@@ -238,6 +240,25 @@ def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping) -> Samp
 # From the calls ------------------------------------------------------------------------------------------
 
 
+class StoredNotApplicable(Func):
+    """1 where the JSON object column holds null at `key` (the judge's N/A, as `Recording.current_values`
+    keeps it), else 0 (a number there, or no key: no value)."""
+
+    output_field = IntegerField()
+
+    def __init__(self, column: str, key: str) -> None:
+        self.key = key
+        super().__init__(F(column))
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, tuple]:
+        column, params = compiler.compile(self.source_expressions[0])
+        return f"(CASE WHEN JSON_TYPE({column}, %s) = 'null' THEN 1 ELSE 0 END)", (*params, f'$."{self.key}"')
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, tuple]:
+        column, params = compiler.compile(self.source_expressions[0])
+        return f"(CASE WHEN jsonb_typeof(({column}) -> %s) = 'null' THEN 1 ELSE 0 END)", (*params, self.key)
+
+
 class StoredValue(Func):
     """The integer at `key` in a JSON object column of values per criterion key (NULL where absent or null).
     Not KeyTextTransform: on PostgreSQL it reads a key of digits, which a criterion's slug may be, as an
@@ -274,22 +295,6 @@ def judged_calls(rubric: Rubric, since: date | None = None, until: date | None =
         return judged
 
     return calls
-
-
-def _real(number: float) -> str:
-    return f"CAST({float(number)!r} AS DOUBLE PRECISION)"
-
-
-def _overall(criteria: list[Criterion], columns: list[str]) -> str:
-    """SQL for a call's overall from its per-criterion columns: the weighted mean share (0–100) of each
-    value on its criterion's scale, over the criteria with a value. Constants in double precision: with
-    PostgreSQL's numeric (what a literal 1.0 is), the query cost half as much again."""
-    shares, weights = [], []
-    for criterion, column in zip(criteria, columns, strict=True):
-        per_point = 100.0 * criterion.weight / (criterion.scale_max - criterion.scale_min)
-        shares.append(f"COALESCE(({column} - {criterion.scale_min}) * {_real(per_point)}, {_real(0)})")
-        weights.append(f"CASE WHEN {column} IS NULL THEN {_real(0)} ELSE {_real(criterion.weight)} END")
-    return f"({' + '.join(shares)}) / NULLIF({' + '.join(weights)}, {_real(0)})"
 
 
 def _rows(sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
@@ -409,6 +414,7 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
         routed_flagged=Case(When(in_review_group(ReviewGroup.FLAGGED), then=Value(1)), default=Value(0)),
         routed_audit=Case(When(in_review_group(ReviewGroup.RANDOM_AUDIT), then=Value(1)), default=Value(0)),
         **{f"judge_{name}": StoredValue("current_values", criterion.key) for name, criterion in columns.items()},
+        **{f"judge_na_{name}": StoredNotApplicable("current_values", criterion.key) for name, criterion in columns.items()},
         **_unverified_masks(columns),
     )
     # The human references, one row per reviewed call: a number or N/A per criterion, and the runs judged.
@@ -452,13 +458,25 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
             f"CASE WHEN NOT {unverified} THEN {judge} END AS {q(f'j_{name}')}",
             f"CASE WHEN {unverified} THEN {judge} END AS {q(f'u_{name}')}",
             f"{reference} AS {q(f'h_{name}')}",
+            f"{q(f'judge_na_{name}')} AS {q(f'n_{name}')}",
+            f"CASE WHEN {not_applicable} IS NOT NULL THEN 1 ELSE 0 END AS {q(f'hn_{name}')}",
             f"CASE WHEN {reference} IS NOT NULL OR {not_applicable} IS NOT NULL THEN 1 END AS {q(f'c_{name}')}",
         ]
-    judge_overall = _overall(criteria, [q(f"judge_{name}") for name in columns])
+    policy = rubric_quality_policy(rubric)
+
+    def quality(value: str, not_applicable: str) -> str:
+        return quality_sql(
+            policy,
+            {c.key: SqlValue(q(f"{value}_{name}"), f"{q(f'{not_applicable}_{name}')} = 1") for name, c in columns.items()},
+        )
+
+    judge_quality = quality("j", "n")  # the values that exist: an unverified one is none
     overall = [
-        f"CASE WHEN unverified_any IS NULL THEN {judge_overall} END AS {q(f'j_{OVERALL}')}",
-        f"CASE WHEN unverified_any IS NOT NULL THEN {judge_overall} END AS {q(f'u_{OVERALL}')}",
-        f"{_overall(criteria, [q(f'h_{name}') for name in columns])} AS {q(f'h_{OVERALL}')}",
+        f"{judge_quality} AS {q(f'j_{OVERALL}')}",
+        # Without a score by the values that exist: waiting, scored by the model's numbers to be counted.
+        f"CASE WHEN unverified_any IS NOT NULL AND {judge_quality} IS NULL THEN {quality('judge', 'n')} END"
+        f" AS {q(f'u_{OVERALL}')}",
+        f"{quality('h', 'hn')} AS {q(f'h_{OVERALL}')}",
         f"CASE WHEN reviewed IS NOT NULL THEN 1 END AS {q(f'c_{OVERALL}')}",
     ]
     per_call_sql = _fenced(f"SELECT {', '.join(per_call)} FROM {_fenced(joined)} joined")

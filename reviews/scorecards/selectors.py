@@ -111,7 +111,7 @@ class AgentCard:
 
 def columns_of(rubric: Rubric) -> list[Column]:
     criteria = [Column(c.key, c.title, c.scale_min, c.scale_max) for c in rubric.criteria.all()]
-    return [*criteria, Column(OVERALL, str(_("Overall")), 0, 100)]
+    return [*criteria, Column(OVERALL, str(_("Quality score")), 0, 100)]
 
 
 def _calls(filters: ReportFilters) -> QuerySet[Recording]:

@@ -97,7 +97,9 @@ class CellWords:
                 )
                 for n in (1, 2)
             ),
-            uncorrected=_("uncorrected: fewer than %(min)s audited calls") % {"min": MIN_AUDITED},
+            # One word per cell: the page says once, above the table, what it means (fewer than MIN_AUDITED
+            # audited calls); the whole sentence in every cell made a scorecard thousands of pixels wide.
+            uncorrected=_("uncorrected"),
             all_known=_("every call reviewed: the supervisors' values"),
             power_tuned=_("power-tuned (PPI++)"),
             pooled={
@@ -219,13 +221,16 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "card": card,
+            "columns": _overall_first(card.columns),
             "sorted_by": form.cleaned_data["sort"] or OVERALL,
             "sort_urls": {column.key: f"?{_query(filters, sort=column.key)}" for column in card.columns},
             "rows": [
                 {
                     "row": row,
                     "url": row.agent_id and f"{agent_url}?{_query(filters, agent=row.agent_id)}",
-                    "cells": [cell_view(cell, column, words) for column, cell in zip(card.columns, row.cells, strict=True)],
+                    "cells": _overall_first(
+                        [cell_view(cell, column, words) for column, cell in zip(card.columns, row.cells, strict=True)]
+                    ),
                 }
                 for row in card.rows
             ],
@@ -243,6 +248,11 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
             "csv_url": f"?{_query(filters, sort=form.cleaned_data['sort'], format='csv')}",
         },
     )
+
+
+def _overall_first(items: list) -> list:
+    """The page shows the overall column first, beside the names, in view on any screen (the CSV keeps it last)."""
+    return [items[-1], *items[:-1]] if items else items
 
 
 def _trend(criterion: AgentCriterion, agent_label: str, team_label: str) -> str:

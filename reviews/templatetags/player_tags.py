@@ -1,4 +1,4 @@
-"""What the review page's audio player needs: the audio's address, the turns' times, and each
+"""What the review and calibration pages' audio player needs: the audio's address, the turns' times, and each
 verified quote's time span."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ def player_data(page: Any) -> dict[str, Any] | None:
     if not recording.audio:
         return None
     quotes = {}
-    for view in page.criteria:
+    for view in [] if page.blind else page.criteria:  # blind: no quote (a calibration's criteria have no score)
         score = view.score
-        if page.blind or score is None or not score.evidence:
+        if score is None or not score.evidence:
             continue
         if not score.evidence_verified:
             quotes[view.criterion.key] = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from django import template
 from django.utils.translation import gettext_lazy as _
 
@@ -9,6 +11,7 @@ from qa.models import UNVERIFIED_MARK, Recording
 from reviews.claims import claim_is_active
 from reviews.models import ReviewClaim
 from reviews.selectors import is_blind_audit
+from reviews.views import UNDO_SESSION_KEY
 
 register = template.Library()
 
@@ -88,3 +91,14 @@ def quote_split(figures) -> list[tuple[str, object]]:
     """A criterion's figures' verified and unverified parts that have pairs, labelled for a sub-row."""
     parts = ((_("verified quotes"), figures.verified), (_("unverified quotes"), figures.unverified))
     return [(label, part) for label, part in parts if part.n]
+
+
+@register.inclusion_tag("review/_undo_toast.html", takes_context=True)
+def undo_toast(context: template.Context) -> dict:
+    """The toast offering to undo the review just submitted, while its seconds last (reviews.views.undo)."""
+    request = context.get("request")
+    stored = request.session.get(UNDO_SESSION_KEY) if request is not None else None
+    left = stored["until"] - time.time() if stored else 0
+    if left <= 0:
+        return {"undo": None}
+    return {"undo": {"review": stored["review"], "left": int(left + 0.999)}, "csrf_token": context.get("csrf_token")}

@@ -1,5 +1,5 @@
 // The review page's audio player: turns play from their start, verified quotes play exactly
-// their span, `p` plays the current criterion's quote, the turn being heard is highlighted.
+// their span, `p` (read by review.js) plays the current criterion's quote, the turn being heard is highlighted.
 // No inline script: the data comes from the json_script block in _player.html.
 (() => {
   "use strict";
@@ -84,16 +84,10 @@
   audio.addEventListener("pause", highlight);
   audio.addEventListener("seeked", highlight);
 
-  const isTyping = (element) =>
-    element instanceof HTMLElement &&
-    (element.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(element.tagName));
-
-  document.addEventListener("keydown", (event) => {
-    if (event.key !== "p" || event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
-    const current = document.querySelector(".criterion.active") || document.querySelector(".criterion");
-    const span = current && data.quotes[current.dataset.key];
-    if (!span) return;
-    event.preventDefault();
-    play(span[0], span[1]);
+  // `p` is read by review.js with the page's other keys (one rule for what counts as typing, and the
+  // shortcuts switch); it names the current criterion and the quote plays here.
+  document.addEventListener("veredicto:play-quote", (event) => {
+    const span = data.quotes[event.detail];
+    if (span) play(span[0], span[1]);
   });
 })();

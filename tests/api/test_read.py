@@ -10,6 +10,7 @@ from qa.models import JudgeRun, Recording
 from reviews.services import CriterionAdjustment, review_create
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version, rubric_publish
+from rubrics.selectors import rubric_quality_policy
 from tests.factories import (
     CriterionExceptionFactory,
     CriterionFactory,
@@ -123,7 +124,11 @@ def test_detail_query_count_does_not_grow_with_scores_or_reviews(api, supervisor
             criteria=[CriterionAdjustment("c1", adjusted_value=3, comment="x"), CriterionAdjustment("c2")],
         )
     review_create(recording=small, decision="approve", reviewer="s", user=supervisor)
+    # Each has a latest final review, whose quality score is one query whatever its size.
+    review_create(recording=large, decision="approve", reviewer="s", user=supervisor)
     JudgeRunFactory(recording=large, status=JudgeRun.Status.FAILED)
+    for recording in (small, large):  # a published version's quality policy is read once per process
+        rubric_quality_policy(recording.rubric)
 
     assert _queries(api, detail_url(small)) == _queries(api, detail_url(large))
 
@@ -228,7 +233,7 @@ def test_rubric_detail_has_criteria_exceptions_and_versions(api):
     c1 = body["criteria"][0]
     assert set(c1) == {
         "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "subject",
-        "exceptions",
+        "section", "critical", "fail_at", "exceptions",
     }  # fmt: skip
     assert c1["subject"] == "any"
     assert c1["exceptions"] == [{"text": "Transferred", "outcome": "not_applicable"}]

@@ -51,25 +51,19 @@ def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browse
     # Blind: the transcript without the judge's marks, and no value filled in.
     assert page.locator("mark").count() == 0
     assert QUOTE in page.locator(".transcript").inner_text()
-    assert page.locator("#id_c1-value").input_value() == ""
+    assert page.locator("input[name$='-value']:checked").count() == 0
     page.screenshot(path=SCREENSHOTS / f"calibration-score-{locale}-{width}.png", full_page=True)
     assert accessibility_violations(page) == []
 
-    # By keyboard only, in the page's tab order: value, value, "does not apply", value, comment, save.
-    page.locator("#id_c1-value").focus()
-    page.keyboard.type("4")
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.id") == "id_c2-value"
-    page.keyboard.press("Tab")
-    page.keyboard.press("Space")
-    assert page.locator("#id_c2-not_applicable").is_checked()
-    page.keyboard.press("Tab")
-    page.keyboard.type("3")
-    page.keyboard.press("Tab")
-    page.keyboard.type("saludo completo")
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.id") == "save-entry"
-    page.keyboard.press("Enter")
+    # The review page's scoring: the first value has the focus, a digit sets it and moves on, x is N/A,
+    # Esc... no comment per criterion here; `s` saves. The call's overall comment is typed in its box.
+    assert page.evaluate("document.activeElement.name") == "c1-value"
+    for key in ("4", "x", "3"):
+        page.keyboard.press(key)
+    assert page.locator("#id_c2-value_5").is_checked()  # N/A, after the scale's 1-5
+    page.fill("#id_comment", "saludo completo")
+    page.locator("#criterion-c3 h3").click()
+    page.keyboard.press("s")
 
     page.wait_for_url(f"{live_server.url}/calibrations/{session.pk}/calls/{calls[1].pk}/")
     entry = CalibrationEntry.objects.get(participant__username="marta")
@@ -86,7 +80,7 @@ def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browse
 
 def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, browser, calibration):  # noqa: F811
     from reviews.calibration.services import CalibrationAnswer, calibration_entry_save
-    from reviews.models import AgreedValue
+    from reviews.models import AgreedValue, CalibrationSession
 
     session, calls = calibration
     for username, c1 in (("marta", 2), ("luis", 5)):
@@ -102,17 +96,25 @@ def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, br
     page.click("main button[type=submit]")  # the top bar has the language button
     page.wait_for_url(f"{live_server.url}/calibrations/{session.pk}/")
     assert "marta: 2 of 2 calls scored" in page.locator(".progress").inner_text()
+    # Closing asks first: the first click only opens the question.
     page.click("#close-session")
+    assert CalibrationSession.objects.get(pk=session.pk).is_open
+    page.click("#close-session-confirm")
     page.locator(".calibration-matrix").first.wait_for()
     row = page.locator(f"#call-c1-{calls[0].pk}")
     assert "discuss" in row.inner_text()  # 2 against 5
-    row.locator("input[name=value]").fill("3")
-    row.locator("input[name=note]").fill("greeting without the name")
-    row.locator("input[name=note]").press("Enter")
+    # From 2 calls: the figures are greyed and say so.
+    assert "too few" in page.locator("#criterion-c1 .too-few-note").inner_text()
+    # Every row's agreed value is one form, saved once.
+    row.locator("input[name$=':value']").fill("3")
+    row.locator("input[name$=':note']").fill("greeting without the name")
+    page.locator(f"#call-c3-{calls[1].pk} input[name$=':value']").fill("4")
+    page.click("#save-agreed")
     page.locator(".messages").wait_for()
-    assert "Agreed value saved." in page.locator(".messages").inner_text()
-    agreed = AgreedValue.objects.get()
-    assert (agreed.call.recording_id, agreed.criterion.key, agreed.value) == (calls[0].pk, "c1", 3)
+    assert "Agreed values saved: 2 changed." in page.locator(".messages").inner_text()
+    agreed = AgreedValue.objects.get(criterion__key="c1")
+    assert (agreed.call.recording_id, agreed.value, agreed.note) == (calls[0].pk, 3, "greeting without the name")
+    assert AgreedValue.objects.count() == 2
     page.screenshot(path=SCREENSHOTS / "calibration-results-en-1280.png", full_page=True)
     assert accessibility_violations(page) == []
     page.set_viewport_size({"width": 390, "height": 900})

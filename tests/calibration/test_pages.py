@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 
@@ -27,8 +28,8 @@ def test_the_scoring_page_is_blind(session, supervisors, calls):
     assert "Buenas tardes, le atiende Marta" in html  # the transcript, turn by turn
     assert "<mark" not in html  # no evidence marks
     assert "UNIQUE-RATIONALE" not in html and "BEN-SECRET-COMMENT" not in html and "test-model" not in html
-    # No value anywhere: the judge gave c1 = 1 and ben 5; the inputs are empty.
-    assert 'name="c1-value"' in html and 'value="1"' not in html and 'value="5"' not in html
+    # No value anywhere: the judge gave c1 = 1 and ben 5; no button is chosen, none is outlined as the model's.
+    assert 'name="c1-value"' in html and not re.search(r'name="c\d-value"[^>]*checked', html) and "rate model" not in html
 
 
 def test_a_participant_scores_and_changes_their_entry_on_the_page(session, supervisors, calls):
@@ -36,9 +37,9 @@ def test_a_participant_scores_and_changes_their_entry_on_the_page(session, super
     client = client_for(ana)
     url = f"/calibrations/{session.pk}/calls/{calls[0].pk}/"
     refused = client.post(url, {"c1-value": "9"})
-    assert refused.status_code == 200 and "Ensure this value is less than or equal to 5." in refused.content.decode()
-    assert "Enter your value, or tick “Does not apply”." in refused.content.decode()
-    saved = client.post(url, {"c1-value": "4", "c2-not_applicable": "on", "comment": "fine"})
+    assert refused.status_code == 200 and "Select a valid choice. 9 is not one of the available choices." in refused.content.decode()
+    assert "Choose your value, or N/A." in refused.content.decode()
+    saved = client.post(url, {"c1-value": "4", "c2-value": "na", "comment": "fine"})
     assert saved.status_code == 302 and saved["Location"] == f"/calibrations/{session.pk}/calls/{calls[1].pk}/"
     again = client.get(url).content.decode()
     assert 'value="4"' in again and "checked" in again  # their own values come back to be changed
@@ -99,21 +100,32 @@ def test_results_after_close_with_agreed_values_and_the_csv(session, supervisors
         score(session, eva, call, e, comment="EVA-NOTE" if call == calls[3] else "")
     calibration_close(session=session, user=lead)
     lead_client = client_for(lead)
-    response = lead_client.post(
-        f"/calibrations/{session.pk}/agree/",
-        {"recording": calls[3].pk, "criterion_key": "c1", "value": "4", "note": "the greeting was late"},
-    )
+    # One form for the whole page: a row per call and criterion; blank rows stay without an agreed value.
+    page = lead_client.get(f"/calibrations/{session.pk}/").content.decode()
+    assert page.count('form="agreed-form"') == 3 * len(calls) * 2 and page.count("<form") - page.count('class="lang"') >= 1
+    rows = {
+        f"agreed:{calls[3].pk}:c1:value": "4", f"agreed:{calls[3].pk}:c1:note": "the greeting was late",
+        f"agreed:{calls[2].pk}:c2:na": "on", f"agreed:{calls[2].pk}:c2:value": "",
+        f"agreed:{calls[0].pk}:c1:value": "", f"agreed:{calls[0].pk}:c1:note": "",
+    }  # fmt: skip
+    response = lead_client.post(f"/calibrations/{session.pk}/agree/", rows)
     assert response.status_code == 302
-    assert AgreedValue.objects.get().value == 4
+    assert sorted((a.call.recording_id, a.criterion.key, a.value, a.not_applicable) for a in AgreedValue.objects.all()) == [
+        (calls[2].pk, "c2", None, True), (calls[3].pk, "c1", 4, False),
+    ]  # fmt: skip
+    # All or nothing: one bad row (off the scale) and nothing changes.
+    lead_client.post(f"/calibrations/{session.pk}/agree/", {**rows, f"agreed:{calls[0].pk}:c1:value": "9"})
+    assert AgreedValue.objects.count() == 2
     assert (
         client_for(ana)
-        .post(f"/calibrations/{session.pk}/agree/", {"recording": calls[3].pk, "criterion_key": "c1", "value": "1"})
+        .post(f"/calibrations/{session.pk}/agree/", {f"agreed:{calls[3].pk}:c1:value": "1"})
         .status_code
         == 403
     )
 
     html = client_for(ana).get(f"/calibrations/{session.pk}/").content.decode()
     assert "EVA-NOTE" in html  # after close, everyone's entries are shown
+    assert f'<a href="/review/{calls[3].pk}/">' in html  # a supervisor opens the call from its id
     c1 = html.split('id="criterion-c1"')[1].split('id="criterion-c2"')[0]
     rows = c1.split("<tbody>")[1].split("<tr")[1:]
     assert f'data-recording="{calls[3].pk}"' in rows[0] and "discuss" in rows[0]  # spread 3 first

@@ -20,7 +20,7 @@ from reviews.calibration.services import (
 )
 from reviews.models import CalibrationEntry, CalibrationSession, Review
 from tests.calibration.conftest import score
-from tests.factories import judged_recording
+from tests.factories import judged_recording, published_rubric
 
 
 def client_for(user) -> Client:
@@ -197,3 +197,14 @@ def test_every_matching_call_is_taken_up_to_200(lead, supervisors, cal_rubric, c
         calibration_create(
             name="all", rubric=cal_rubric, lead=lead, participants=supervisors[:2], selection=CallSelection()
         )
+
+
+def test_a_new_version_with_no_calls_yet_says_why_none_match(lead, supervisors, cal_rubric, calls):
+    newer = published_rubric(criteria=2, slug=cal_rubric.slug, version=cal_rubric.version + 1, name=cal_rubric.name)
+    with pytest.raises(InvalidInputError) as refused:
+        calibration_create(
+            name="s", rubric=newer, lead=lead, participants=supervisors[:2], selection=CallSelection(sample=2, seed=1)
+        )
+    message = refused.value.errors["recordings"]
+    assert message.startswith("Only 0 judged calls match; a sample of 2 is not possible.")
+    assert f"Only calls judged with v{newer.version}, the published version, can be calibrated on it; 4 matching" in message

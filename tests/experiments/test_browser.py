@@ -44,7 +44,7 @@ def test_an_owner_runs_and_promotes_an_experiment_and_a_supervisor_reads_it_in_s
     page = browser.new_page(locale="en-US", viewport={"width": 1280, "height": 900})
     log_in(page, f"{live_server.url}/experiments/", "owner")
     page.select_option("#id_rubric", "care")
-    page.fill("#id_candidate_version", "2")
+    page.select_option("#id_candidate_version", "2")  # a list naming each version, no typed number
     page.select_option("#id_judge", label="candidate")
     page.fill("#id_limit", "20")
     page.screenshot(path=SCREENSHOTS / "exp-01-form.png", full_page=True)

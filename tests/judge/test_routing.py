@@ -37,14 +37,14 @@ def _score(confidence: float, verified: bool = True, unstable: bool = False) -> 
 )
 def test_review_reasons(scores, audit_rate, expected):
     recording = SimpleNamespace(source="crm", external_id="call-1", speakers_known=True, transcript="AGENT: Hello.\n")
-    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=audit_rate)
+    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=audit_rate, route_auto_fail=False)
 
     assert review_reasons(recording=recording, rubric=rubric, scores=scores) == expected
 
 
 def test_warm_up_is_a_reason_beside_the_others():
     recording = SimpleNamespace(source="crm", external_id="call-1", speakers_known=True, transcript="AGENT: Hello.\n")
-    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=1.0)
+    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=1.0, route_auto_fail=False)
 
     reasons = review_reasons(recording=recording, rubric=rubric, scores=[_score(0.5)], warm_up=True)
 
@@ -71,14 +71,14 @@ def test_each_reason_is_in_exactly_one_group():
     assert group_reasons(ReviewGroup.RANDOM_AUDIT) == ("random_audit",)
     assert group_reasons(ReviewGroup.WARM_UP) == ("warm_up",)
     assert set(group_reasons(ReviewGroup.FLAGGED)) == {
-        "unverified_evidence", "low_confidence", "unknown_speaker", "unstable", "possible_injection"
+        "unverified_evidence", "low_confidence", "unknown_speaker", "unstable", "possible_injection", "auto_fail"
     }
 
 
 @pytest.mark.parametrize(("audit_rate", "expected"), [(0.0, ["unknown_speaker"]), (1.0, ["unknown_speaker", "random_audit"])])
 def test_unknown_speakers_are_a_flagged_reason(audit_rate, expected):
     recording = SimpleNamespace(source="crm", external_id="call-1", speakers_known=False, transcript="AGENT: Hello.\n")
-    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=audit_rate)
+    rubric = SimpleNamespace(slug="soporte", version=1, review_confidence_threshold=0.75, audit_rate=audit_rate, route_auto_fail=False)
 
     assert review_reasons(recording=recording, rubric=rubric, scores=[_score(0.9)]) == expected
     assert review_groups(["unknown_speaker"]) == {ReviewGroup.FLAGGED}

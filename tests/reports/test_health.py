@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from reviews.reports.selectors import Group, ReportFilters, deviation_report, evidence_report, rubric_health
+from reviews.figures.stats import MIN_N
+from reviews.reports.selectors import Group, ReportFilters, deviation_report, evidence_report, rubric_health, worst_quarter
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import UserFactory
 
@@ -22,12 +23,21 @@ def test_health_reads_the_reports_figures_and_marks_the_worst_quarter(care_rubri
         assert row.current.evidence == evidence[key]
         assert row.previous is None
     c1, c2 = health.criteria
-    # Rejections: c1 1 of 7, c2 2 of 7; unverified quotes: the evidence runs' c1 1 and c2 3, among the
-    # reviewed runs' verified quotes (10 of each). Two criteria: a quarter is one.
+    # Rejections: c1 1 of 7, c2 2 of 7: fewer than MIN_N reviews, so neither is flagged; unverified quotes:
+    # the evidence runs' c1 1 and c2 3, among the reviewed runs' verified quotes (10 of each). Two criteria: a
+    # quarter is one.
     assert (c1.current.agreement.rejection_rate, c2.current.agreement.rejection_rate) == (1 / 7, 2 / 7)
     assert (c1.current.evidence.unverified, c2.current.evidence.unverified) == (1, 3)
-    assert c1.current.evidence.total == c2.current.evidence.total
-    assert (c1.worst_rejection, c1.worst_unverified, c2.worst_rejection, c2.worst_unverified) == (False, False, True, True)
+    assert c1.current.evidence.total == c2.current.evidence.total >= MIN_N
+    assert (c1.worst_rejection, c1.worst_unverified, c2.worst_rejection, c2.worst_unverified) == (False, False, False, True)
+
+
+def test_the_worst_quarter_needs_enough_reviews_and_a_rate_above_the_rest():
+    assert worst_quarter({"a": (0.5, 2), "b": (0.0, 2)}) == set()  # 1 of 2 reviews says nothing
+    assert worst_quarter({"a": (0.2, 40), "b": (0.2, 40), "c": (0.2, 40), "d": (0.2, 40)}) == set()  # identical
+    assert worst_quarter({"a": (0.3, 40), "b": (0.3, 40), "c": (0.1, 40), "d": (0.1, 40)}) == set()  # a tie across the cut
+    assert worst_quarter({"a": (0.3, 40), "b": (0.2, 40), "c": (0.1, 40), "d": (0.0, 40), "e": (0.5, 3)}) == {"a"}
+    assert worst_quarter({"a": (0.3, 40)}) == set()  # nothing to compare it with
 
 
 def test_a_new_version_shows_the_previous_figures_following_replaces(care_rubric, deviation_data):

@@ -99,7 +99,8 @@ def test_drilldown_lists_scores_links_to_review_and_marks_unverified(client, sup
     url = reverse("reports:evidence-scores")
     response = client.get(url, {"rubric": "care", "criterion": "c2", "unverified": "on"}, HTTP_ACCEPT_LANGUAGE="en")
     assert len(response.context["rows"]) == 3
-    assert response.context["scope"] == "Rubric: care, Criterion: c2, Unverified quotes only"
+    # Named as the page names them: the rubric and the criterion by their titles, never by their codes.
+    assert response.context["scope"] == "Rubric: Care, Criterion: Confirms, Unverified quotes only"
     html = response.content.decode()
     assert html.count("NO VERIFICADA / NOT VERIFIED") == 3
     recording_id = evidence_data["a"].recording_id

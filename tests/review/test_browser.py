@@ -1,68 +1,31 @@
 """End to end in headless Chromium: log in, open the queue, review a call, see the queue shrink.
 
-Uses Debian's Chromium (/usr/bin/chromium) through Playwright; browsers are
-never downloaded. Screenshots go to artifacts/screenshots/ for CI to keep.
+The browser and the checks every page passes (no page wider than its window, no internal code on a
+Spanish page) are tests/support/browser.py's. Screenshots go to artifacts/screenshots/ for CI to keep.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission
-from django.db import connections
+from django.utils import timezone
 
 from qa.models import Recording
 from reviews.models import Review
 from tests.factories import UserFactory, published_rubric
 from tests.review.conftest import queued, set_evidence
+from tests.support.browser import browser  # noqa: F401  (the fixture, which other browser tests import from here)
 
-CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(settings.BASE_DIR) / "artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 QUOTE = "te lo mando hoy antes de las 18"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def unavailable(reason: str) -> None:
-    """Skip on a developer machine without a browser; in CI a missing browser is a failure."""
-    if os.environ.get("CI"):
-        pytest.fail(f"{reason} (CI must install it)")
-    pytest.skip(reason)
-
-
-@pytest.fixture
-def browser(monkeypatch) -> Iterator:
-    if not CHROMIUM.exists():
-        unavailable("Debian's chromium is not installed: apt-get install -y chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("playwright is not installed: pip install playwright")
-    # Playwright's sync API runs an event loop in this thread; the test's own
-    # database calls are still plain synchronous ones.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
-        # Database calls made while Playwright's loop ran opened their own
-        # connection; left open, it would block dropping the test database.
-        connections.close_all()
 
 
 @pytest.fixture
@@ -146,26 +109,16 @@ def test_a_supervisor_reviews_a_call_by_keyboard_with_an_undo(live_server, brows
     assert focused(page) == "criterion-c2-value=2"
     page.screenshot(path=SCREENSHOTS / "02-review-es-1280.png")
 
-    # "a" holds the submit with an undo: undone, nothing is stored and the page stays.
-    page.keyboard.press("a")
-    assert page.locator("#undo-bar").is_visible()
-    assert "Aprobar" in page.locator("#undo-text").inner_text()
-    page.screenshot(path=SCREENSHOTS / "03-undo-es-1280.png")
-    page.click("#undo")
-    page.keyboard.press("r")
-    assert page.locator("#undo-bar").is_visible()
-    page.keyboard.press("Escape")  # Esc undoes too
-    assert page.locator("#undo-bar").is_hidden()
-    page.wait_for_timeout(6000)
-    assert page.url == f"{live_server.url}/review/{first.pk}/" and not Review.objects.exists()
-
     # c3's quote did not verify, so its value does not exist: nothing is preselected there, and the
     # approve needs the supervisor's own. Two keys: j to it, then its digit (no comment: nothing changed).
     review.press("j")
     assert focused(page).startswith("criterion-c3-value=") and not page.locator("[name=criterion-c3-value]:checked").count()
     review.press("4")
+    # "a" submits at once: no wait, the review is stored, the next call opens with an Undo toast.
+    started = time.monotonic()
     review.press("a")
     page.wait_for_url(f"{live_server.url}/review/{second.pk}/", timeout=15000)  # the next call opens by itself
+    assert time.monotonic() - started < 4, "the submit does not wait for its undo"
     assert "Revisión guardada: Aprobada" in page.locator(".messages").inner_text()
     saved = Review.objects.get()
     assert (saved.decision, saved.user.username) == ("approve", "marta")
@@ -175,6 +128,18 @@ def test_a_supervisor_reviews_a_call_by_keyboard_with_an_undo(live_server, brows
     # Approving with one adjusted value, as stated in the README: 4 keys, and 2 more for the criterion
     # whose quote did not verify.
     assert (review.clicks, review.keys) == (0, 6)
+    assert page.locator("#undo-toast").is_visible()
+    page.screenshot(path=SCREENSHOTS / "03-undo-toast-es-1280.png")
+
+    # `u` (or the toast's button) voids it: the call is back as it was, the review kept but counting for nothing.
+    page.keyboard.press("u")
+    page.wait_for_url(f"{live_server.url}/review/{first.pk}/")
+    assert "Revisión deshecha" in page.locator(".messages").inner_text()
+    assert not Review.objects.exists() and Review.log.get().void.user.username == "marta"
+    first.refresh_from_db()
+    assert first.status == Recording.Status.IN_REVIEW
+    assert page.locator("#id_criterion-c2-value_3").is_checked(), "the model's value again, not the undone review's"
+    assert page.locator("#undo-toast").count() == 0
 
 
 def test_one_click_per_value_and_errors_beside_the_decision_bar(live_server, browser, supervisor_with_password):
@@ -195,7 +160,7 @@ def test_one_click_per_value_and_errors_beside_the_decision_bar(live_server, bro
 
     # A changed value without its comment: the error is in view beside the buttons, naming the criterion by title.
     page.locator("#criterion-c2 label.rate", has_text="2").click()
-    page.locator("#criterion-c1 textarea").click()  # the supervisor looks elsewhere instead of commenting
+    page.locator("#id_comment").click()  # the supervisor looks elsewhere instead of commenting
     page.click("#submit-approve")
     summary = page.locator("#error-summary")
     summary.wait_for()
@@ -230,7 +195,7 @@ def test_a_stray_key_on_a_finished_review_does_nothing_and_a_new_review_starts_f
     page.locator(".transcript h2").click()
     for key in ("a", "r", "3", "x", "j", "a"):
         page.keyboard.press(key)
-    page.wait_for_timeout(6500)
+    page.wait_for_timeout(1000)  # a key would have submitted at once
     assert page.url == f"{live_server.url}/review/{recording.pk}/"
     assert list(Review.objects.values_list("decision", "reject_reason")) == [("reject", "wrong_score")]
     page.screenshot(path=SCREENSHOTS / "05-finished-en-1280.png", full_page=True)
@@ -261,7 +226,7 @@ def test_shortcuts_can_be_turned_off_and_the_language_changes_with_a_button(
     page.keyboard.press("j")
     page.keyboard.press("a")
     page.wait_for_timeout(500)
-    assert page.locator("#undo-bar").is_hidden() and not Review.objects.exists()
+    assert page.locator("#undo-toast").count() == 0 and not Review.objects.exists()
 
     # Choosing a language submits nothing by itself; the button does.
     page.select_option("select[name=language]", "en")
@@ -341,10 +306,76 @@ def test_transcript_search_and_highlights_by_keyboard(live_server, browser, supe
     log_in(page, f"{live_server.url}/review/{recording.pk}/")
     page.keyboard.press("/")
     page.keyboard.type("octubre")  # its "r" is a letter in the search, not a reject
-    assert page.locator("#undo-bar").is_hidden()
+    assert page.locator("#undo-toast").count() == 0
     assert page.locator(".turn.hit").count() >= 1
     assert all("octubre" in text.lower() for text in page.locator(".turn.hit .said").all_inner_texts())
     # A highlight is reachable by Tab and Enter selects its criterion.
     page.locator("mark[data-criteria='c1']").first.focus()
     page.keyboard.press("Enter")
     assert "active" in page.locator("#criterion-c1").get_attribute("class")
+
+
+IN_VIEW = """(element) => {
+  const box = element.getBoundingClientRect();
+  const bar = document.getElementById("decision-bar").getBoundingClientRect();
+  return box.top >= 0 && box.bottom <= Math.min(window.innerHeight, bar.top);
+}"""
+
+
+@pytest.mark.parametrize("locale", ["es-ES", "en-GB"])
+def test_six_compact_criteria_and_the_decision_bar_fit_one_screen_and_the_focused_value_stays_in_view(
+    live_server, browser, supervisor_with_password, locale
+):
+    rubric = published_rubric(criteria=6)
+    recording = queued(rubric=rubric, values={f"c{n}": 4 for n in range(1, 7)})
+    set_evidence(recording, "c1", QUOTE)
+    page = browser.new_page(locale=locale, viewport={"width": 1280, "height": 900})
+    log_in(page, f"{live_server.url}/review/{recording.pk}/")
+    page.screenshot(path=SCREENSHOTS / f"11-compact-{locale[:2]}-1280.png")
+    # One row each until opened: all six and the decision bar (its Approve too) in the first screen.
+    bar = page.locator("#decision-bar").bounding_box()
+    assert bar["y"] + bar["height"] <= 900
+    for n in range(1, 7):
+        box = page.locator(f"#criterion-c{n}").bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= bar["y"], f"criterion c{n} is on the first screen"
+    assert page.locator("#submit-approve").evaluate(IN_VIEW.replace("bar.top", "window.innerHeight"))
+
+    # With every criterion open (the evidence of each), j still brings the focused value into view, clear of
+    # the sticky bar, and so does the comment that takes the focus after a change.
+    for n in range(1, 7):
+        page.locator(f"#criterion-c{n} .more-toggle").click()
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.locator("#criterion-c1 h3").click()  # c1 is the current criterion again
+    for n in range(2, 7):
+        page.keyboard.press("j")
+        assert focused(page).startswith(f"criterion-c{n}-value=")
+        assert page.evaluate(f"() => ({IN_VIEW})(document.activeElement)"), f"c{n}'s value is in view"
+    page.keyboard.press("2")  # a change on c6: its comment takes the focus, in view
+    assert focused(page) == "criterion-c6-comment="
+    assert page.evaluate(f"() => ({IN_VIEW})(document.activeElement)"), "the comment is in view"
+    page.keyboard.press("Escape")
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    assert focused(page).startswith("criterion-c4-value=")
+    assert page.evaluate(f"() => ({IN_VIEW})(document.activeElement)")
+
+
+def test_an_undo_after_its_seconds_is_refused(live_server, browser, supervisor_with_password):
+    recording = queued(values={"c1": 4, "c2": 4, "c3": 4})
+    page = browser.new_page(locale="en-GB", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/{recording.pk}/")
+    page.keyboard.press("a")
+    page.wait_for_url(f"{live_server.url}/review/")  # nothing else waiting: the queue, with the toast
+    toast = page.locator("#undo-toast")
+    assert toast.is_visible()
+    # Submitted longer ago than the undo lasts (as if the toast had been left open): Undo is refused.
+    Review.objects.update(created_at=timezone.now() - timedelta(seconds=30))
+    toast.locator("button").click()
+    page.wait_for_url(f"{live_server.url}/review/")
+    assert "Too late to undo this review" in page.locator(".messages").inner_text()
+    assert Review.objects.count() == 1 and not Review.log.filter(void__isnull=False).exists()
+    # And the toast closes itself when its seconds are up.
+    page.goto(f"{live_server.url}/review/{recording.pk}/?new=1")
+    page.keyboard.press("a")
+    page.wait_for_url(f"{live_server.url}/review/")
+    page.locator("#undo-toast").wait_for(state="hidden", timeout=12_000)

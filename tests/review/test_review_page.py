@@ -31,7 +31,7 @@ def marks(page: str) -> list[tuple[str, str]]:
 
 
 def panel(page: str, key: str) -> str:
-    return re.search(rf'<article class="card criterion" id="criterion-{key}".*?</article>', page, re.S).group()
+    return re.search(rf'<article class="card criterion[^"]*" id="criterion-{key}".*?</article>', page, re.S).group()
 
 
 def test_verified_evidence_is_marked_exactly_at_its_span(sup_client):

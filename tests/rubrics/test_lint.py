@@ -61,6 +61,8 @@ def bad_rubric():
     criterion("addition-en", "The agent confirms the address as well as the delivery date.")
     criterion("vague-es", "El agente atiende la consulta adecuadamente.")
     criterion("vague-en", "The agent handles the objection professionally.")
+    criterion("greeting-en", "The agent opens the call with good morning.")  # a greeting, not praise
+    criterion("vague-good", "The agent gives a good answer to the billing question.")
     criterion("no-exceptions", "The agent spells out the ticket number.", exceptions=())
     criterion("repeats", "The agent offers a payment plan with dates.",
               exceptions=(("The agent offers a payment plan with dates", "met"),))
@@ -85,6 +87,7 @@ EXPECTED = {
     ("addition-en", "two-behaviours"),
     ("vague-es", "vague-wording"),
     ("vague-en", "vague-wording"),
+    ("vague-good", "vague-wording"),
     ("no-exceptions", "no-exceptions"),
     ("repeats", "exception-repeats-description"),
     ("no-guidance", "no-evidence-guidance"),
@@ -142,7 +145,7 @@ def test_lint_rubric_command_exits_1_on_errors(capsys):
     assert exited.value.returncode == 1
     out = capsys.readouterr()
     assert "\nerror na-without-situation [not-applicable-without-situation]" in out.out
-    assert "1 error(s), 16 warning(s)" in str(exited.value)
+    assert "1 error(s), 17 warning(s)" in str(exited.value)
 
 
 def test_lint_rubric_command_passes_with_warnings_only(capsys):

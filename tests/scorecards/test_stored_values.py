@@ -15,6 +15,7 @@ from reviews.models import Review
 from reviews.selectors import review_values
 from reviews.services import CriterionAdjustment, review_create, reviews_human_values_store
 from tests.factories import RecordingFactory, judged_recording, published_rubric
+from rubrics.selectors import rubric_quality_policy
 from tests.judge.conftest import fake_llm, judge_rubric  # noqa: F401 (a fixture)
 from tests.reports.conftest import AUDIT
 from tests.scorecards.conftest import call
@@ -75,6 +76,7 @@ URLS = ("/scorecards/?rubric=care", "/api/scorecards/?rubric=care&group=agent", 
 
 def test_the_page_the_api_and_an_agents_page_make_as_many_queries_for_many_agents(client, supervisor, teams_data):
     client.force_login(supervisor)
+    rubric_quality_policy(teams_data)  # a published version's quality policy is read once per process
     few = {url: queries(client, url) for url in URLS}
     for index in range(20):
         for _ in range(2):

@@ -41,11 +41,15 @@ def test_p_plays_the_current_criterions_quote_and_a_turn_plays_from_its_start(
     _log_in(page, live_server.url)
     page.goto(f"{live_server.url}/review/{recording.pk}/")
     page.wait_for_function("() => document.getElementById('call-audio').readyState >= 1")
-    assert page.locator("#criterion-c1 .play-quote").is_visible()
+    # Each criterion is one row until its evidence is opened (`e`, or its toggle).
+    assert page.locator("#criterion-c1 .play-quote").is_hidden()
+    page.locator("#criterion-c2 .more-toggle").click()
     assert page.locator("#criterion-c2 .no-span").inner_text() == "No verificada: no hay un intervalo que reproducir."
 
-    page.locator(".transcript h2").click()
-    # c1, the first criterion, is the current one since the page opened (j would move on to c2).
+    # k goes back to c1 and focuses its value (a radio button): `p` plays from there, the normal flow,
+    # with no click on the transcript first.
+    page.keyboard.press("k")
+    assert page.evaluate("() => document.activeElement.name") == "criterion-c1-value"
     page.keyboard.press("p")
     page.wait_for_function(
         f"() => {{ const a = document.getElementById('call-audio'); return !a.paused && a.currentTime * 1000 > {start}; }}"
@@ -72,6 +76,7 @@ def test_p_plays_the_current_criterions_quote_and_a_turn_plays_from_its_start(
     english = browser.new_page(locale="en-US", viewport={"width": 390, "height": 844})
     _log_in(english, live_server.url)
     english.goto(f"{live_server.url}/review/{recording.pk}/", wait_until="load")
+    english.keyboard.press("e")  # opens the current criterion, c1: its evidence and play button
     assert english.locator("#criterion-c1 .play-quote").inner_text().startswith("▶ Play the quote (0:0")
     english.screenshot(path=SCREENSHOTS / "player-02-390-en.png", full_page=True)
     page = english

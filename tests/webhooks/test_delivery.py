@@ -312,19 +312,30 @@ def test_the_sweep_sends_what_lost_its_message(receiver, django_capture_on_commi
     assert delivery.status == Delivery.Status.DELIVERED and len(receiver.requests) == 3
 
 
-def test_the_dispute_events_are_ready_for_disputes_to_emit(receiver, django_capture_on_commit_callbacks):
-    from outbox.services import dispute_opened_emit, dispute_resolved_emit
+def test_a_dispute_opened_and_resolved_is_sent_as_the_disputes_api_gives_it(receiver, django_capture_on_commit_callbacks):
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+
+    from reviews.disputes.services import CriterionResolution, DisputedValue, dispute_open, dispute_resolve
+    from tests.factories import UserFactory
 
     subscription_create(url=receiver.url, events=["dispute.opened", "dispute.resolved"])
-    recording = judged_recording()
+    call_command("create_agent_user", "agent-1", "marta")
+    lead = UserFactory(groups=["Supervisors", "QA leads"])
+    recording = judged_recording()  # agent-1's call
+    review = review_create(recording=recording, decision="approve", reviewer="sup")
     with django_capture_on_commit_callbacks(execute=True):
-        dispute_opened_emit(dispute_id=7, recording_id=recording.pk)
-        dispute_resolved_emit(dispute_id=7, recording_id=recording.pk)
+        dispute = dispute_open(
+            review=review, user=User.objects.get(username="marta"), criteria=[DisputedValue("c1", 2, reason="No.")]
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        dispute_resolve(dispute=dispute, user=lead, resolutions=[CriterionResolution("c1", "upheld", "Yes.")])
     bodies = [body_of(request) for request in receiver.requests]
-    # Until disputes have an API of their own, their events carry the dispute's id and its recording.
-    assert [(b["event"], b["recording"], b["data"]) for b in bodies] == [
-        ("dispute.opened", recording.pk, {"id": 7}), ("dispute.resolved", recording.pk, {"id": 7}),
+    assert [(b["event"], b["recording"], b["data"]["id"]) for b in bodies] == [
+        ("dispute.opened", recording.pk, dispute.pk), ("dispute.resolved", recording.pk, dispute.pk),
     ]  # fmt: skip
+    assert bodies[0]["data"]["status"] == "open" and bodies[0]["data"]["criteria"][0]["proposed_value"] == 2
+    assert bodies[1]["data"]["criteria"][0]["outcome"] == "upheld" and bodies[1]["data"]["resolution"] is not None
 
 
 def test_without_a_contact_the_owner_is_told_and_the_admin_lists_the_pause(

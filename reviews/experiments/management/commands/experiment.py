@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from qa.errors import InvalidInputError
 from qa.models import Judge
 from reviews.experiments.models import Item
-from reviews.experiments.selectors import Comparison, experiment_comparison
+from reviews.experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison
 from reviews.experiments.services import ArmSpec, experiment_create, item_execute_until_done
 from reviews.reports.selectors import Group
 
@@ -34,7 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--candidate-version", type=int, required=True, help="The candidate's rubric version.")
         parser.add_argument("--judge", help="The candidate's judge (default: production's).")
         parser.add_argument("--samples", type=int, help="Calls per recording (default: the judge's).")
-        parser.add_argument("--group", choices=[member.value for member in Group], default=Group.ALL.value)
+        parser.add_argument(
+            "--group", choices=EXPERIMENT_GROUPS, default=Group.ALL.value, help="disputed: calls with an upheld dispute."
+        )
         parser.add_argument("--since", type=date.fromisoformat, help="First call date (YYYY-MM-DD).")
         parser.add_argument("--limit", type=int, help="At most this many recordings, drawn by --seed.")
         parser.add_argument("--seed", type=int, default=0)

@@ -1,0 +1,122 @@
+"""Time the dashboard on the scorecards benchmark's calls, at about a million scores.
+
+Run from the repository root after bench.scorecards.generate, with the same DATABASE_URL:
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/veredicto_dashboard_bench \\
+        python -m bench.scorecards.generate --recordings 76000
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/veredicto_dashboard_bench \\
+        python -m bench.dashboard.run [--repeat 5]
+
+First it makes two of the rubric's criteria critical (fail at 2), as a collections rubric would be: done
+with SQL on the generated, never-read version (a published version is frozen for every code path of the
+product). Then it brings the scorecards' weekly rollup up to date (as Celery beat keeps it), and times the
+dashboard page through Django's full stack, in-process, with DEBUG off, for the data's last twelve weeks (a
+first visit's period) and for the whole 26 weeks; then each of its parts alone, so the page's time can be
+read as their sum: the quality score's weeks (the scorecards' rollup), the auto-fail rates (the current
+runs' scores), the evidence report's tally, the review backlog (the queue) and the deviation ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+import django
+
+LIMIT_S = 0.5
+
+
+def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
+    call()  # warm the caches, as a server that has been running would be
+    timings = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        timings.append(time.perf_counter() - started)
+    return statistics.median(timings), max(timings)
+
+
+def run(*, repeat: int) -> bool:
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.db.models import Max, Min
+    from django.test import Client
+    from django.utils import timezone
+
+    from bench.reports.generate import BENCH_SLUG
+    from bench.scorecards.generate import BENCH_USER
+    from qa.models import Recording, Score
+    from reviews.dashboard import selectors as parts
+    from reviews.reports.selectors import ReportFilters, evidence_report
+    from reviews.scorecards.services import scorecard_weeks_refresh
+    from rubrics.models import Criterion, Rubric
+
+    rubric = Rubric.objects.get(slug=BENCH_SLUG)
+    keys = list(rubric.criteria.order_by("order").values_list("key", flat=True)[:2])
+    Criterion.objects.filter(rubric=rubric, key__in=keys).update(critical=True, fail_at=2)
+    started = time.perf_counter()
+    refreshed = scorecard_weeks_refresh(rubric=rubric)
+    rollup = time.perf_counter() - started
+
+    client = Client(HTTP_HOST="localhost", HTTP_ACCEPT_LANGUAGE="es")
+    client.force_login(User.objects.get(username=BENCH_USER))
+    span = Recording.objects.filter(rubric=rubric).aggregate(first=Min("occurred_at"), last=Max("occurred_at"))
+    first, last = timezone.localtime(span["first"]).date(), timezone.localtime(span["last"]).date()
+    whole = f"&date_from={first.isoformat()}&date_to={last.isoformat()}"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        server = cursor.fetchone()[0]
+    print(f"{os.cpu_count()} CPUs ({platform.machine()}), Python {platform.python_version()}, PostgreSQL {server}")
+    print(f"{Recording.objects.count():,} recordings, {Score.objects.count():,} scores; {repeat} timed requests each")
+    print(f"critical criteria: {', '.join(keys)}; rollup brought up to date from {refreshed:,} calls in {rollup:.2f} s")
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    print(f"{'what':<34}{'median s':>10}{'max s':>8}")
+    ok = True
+
+    def page(url: str) -> Callable[[], object]:
+        def get() -> object:
+            response = client.get(url)
+            assert response.status_code == 200, (url, response.status_code)
+            return response
+
+        return get
+
+    for name, url in (
+        ("dashboard page, last 12 weeks", f"/dashboard/?rubric={BENCH_SLUG}&date_from={last - timedelta(weeks=12)}"),
+        ("dashboard page, all 26 weeks", f"/dashboard/?rubric={BENCH_SLUG}{whole}"),
+    ):
+        median, worst = timed(page(url), repeat)
+        print(f"{name:<34}{median:>10.3f}{worst:>8.3f}")
+        ok &= median < LIMIT_S
+    filters = ReportFilters(rubric=rubric, date_from=first, date_to=last)
+    for name, call in (
+        ("  quality score by week", lambda: parts.quality_weeks(filters)),
+        ("  auto-fail rates", lambda: parts.auto_fail_rates(filters)),
+        ("  unverified-quote rate", lambda: evidence_report(filters).tally),
+        ("  review backlog", lambda: parts.backlog(filters)),
+        ("  furthest criteria (ceiling)", lambda: parts.furthest_criteria(filters)),
+    ):
+        median, worst = timed(call, repeat)
+        print(f"{name:<34}{median:>10.3f}{worst:>8.3f}")
+    print("load average after:  {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    return ok
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    django.setup()
+    ok = run(repeat=args.repeat)
+    print(f"{'OK' if ok else 'SLOW'}: the page's median under {LIMIT_S} s")
+    raise SystemExit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()

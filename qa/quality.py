@@ -1,0 +1,33 @@
+"""The judge's side of a call's quality score (rubrics.quality): the values that exist, and nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from qa.models import Score, judge_value_exists
+from rubrics.models import Rubric
+from rubrics.quality import NOT_APPLICABLE, Quality, Value, quality_score
+from rubrics.selectors import rubric_quality_policy
+
+
+def judge_value(*, value: int | None, evidence_verified: bool) -> Value | None:
+    """A score's value as the quality score reads it: the judge's N/A as N/A, and None for a value whose quote
+    did not verify, since it does not exist (`judge_value_exists`)."""
+    if value is None:
+        return NOT_APPLICABLE
+    return value if judge_value_exists(evidence_verified=evidence_verified) else None
+
+
+def judge_values(scores: Iterable[Score]) -> dict[str, Value]:
+    """A run's values by criterion key, those that exist (`judge_value`)."""
+    values: dict[str, Value] = {}
+    for score in scores:
+        found = judge_value(value=score.value, evidence_verified=score.evidence_verified)
+        if found is not None:
+            values[score.criterion.key] = found
+    return values
+
+
+def judge_quality(*, rubric: Rubric, scores: Iterable[Score]) -> Quality:
+    """The call's quality score by the judge's values that exist."""
+    return quality_score(rubric_quality_policy(rubric), judge_values(scores))

@@ -1,0 +1,149 @@
+"""The dashboard's figures are the reports' on the same data, the auto-fail rate is worked out by hand, the
+page is the landing page of those who read reports, and the recording API carries the quality score."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from django.test import Client
+
+from qa.models import Recording
+from reviews.dashboard.selectors import dashboard
+from reviews.reports.selectors import ReportFilters, deviation_report, evidence_report
+from reviews.scorecards.selectors import scorecard
+from reviews.selectors import QueueFilters, queue_page
+from rubrics.models import Criterion
+from tests.factories import UserFactory, judged_recording, published_rubric
+from tests.reports.conftest import APPROVE, AUDIT, add_review, at
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_dashboards_figures_are_the_reports(teams_data):
+    filters = ReportFilters(rubric=teams_data, date_from=date(2026, 3, 1), date_to=date(2026, 3, 31))
+    board = dashboard(filters)
+    total = scorecard(filters).totals[-1]  # the scorecards' quality score for the whole rubric
+    assert (board.quality.estimate, board.quality.ci) == (total.estimate, total.ci)
+    assert board.quality.estimate is not None
+    assert board.evidence == evidence_report(filters).tally
+    ceiling = deviation_report(filters).ceiling
+    assert board.furthest == sorted(
+        [row for row in ceiling if row.judge_human_qwk is not None], key=lambda row: row.judge_human_qwk
+    )[:3]
+    queued = queue_page(filters=QueueFilters(rubric=teams_data.slug, date_from=filters.date_from, date_to=filters.date_to), size=50)
+    assert board.backlog.waiting == queued.total
+    # One week holds every call: its estimate is the period's.
+    assert [week.week for week in board.weeks] == [date(2026, 3, 2)]
+    assert board.weeks[0].estimate.estimate == pytest.approx(total.estimate)
+    # The judge's weekly mean is over every judged call's score: a1 20, a2 6, a3 4.
+    assert board.weeks[0].judge.n == 30
+
+
+def test_the_auto_fail_rate_counts_the_values_that_exist():
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+    for value in (1, 2, 3, 5):
+        judged_recording(rubric=rubric, values={"c1": value, "c2": 4}, occurred_at=at(2))
+    unverified = judged_recording(rubric=rubric, values={"c1": 1, "c2": 4}, occurred_at=at(2))
+    unverified.current_run.scores.filter(criterion__key="c1").update(evidence_verified=False, confidence=0)
+    board = dashboard(ReportFilters(rubric=rubric))
+    # 1 and 2 fail (at or below 2); the unverified 1 does not exist, so fails nothing.
+    assert (board.judged, board.auto_failed) == (5, 2)
+    assert [(rate.criterion.key, rate.failed, rate.calls) for rate in board.auto_fail] == [("c1", 2, 5)]
+
+
+def test_the_landing_page_of_a_supervisor_is_the_dashboard_in_both_languages(teams_data):
+    supervisor = UserFactory(groups=["Supervisors"])
+    for language, title in (("en", "Quality score"), ("es", "Puntuación de calidad")):
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(supervisor)
+        response = client.get("/", follow=True)
+        assert response.redirect_chain[-1][0] == "/dashboard/" and response.status_code == 200
+        # A first visit opens on the last twelve weeks; the calls are in March.
+        response = client.get("/dashboard/?rubric=care&date_from=2026-03-01")
+        page = response.content.decode()
+        assert response.status_code == 200 and title in page and "<svg" in page
+        assert 'id="tile-backlog"' in page and "/reports/evidence/?rubric=care" in page
+
+
+def test_the_recording_api_gives_the_quality_score_of_the_judgment_and_of_the_latest_final_review(client):
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+    recording = judged_recording(rubric=rubric, values={"c1": 3, "c2": 5}, review_reasons=[AUDIT], occurred_at=at(2))
+    add_review(recording, APPROVE, when=at(3), entries={"c1": {"adjusted_value": 2}})
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    data = client.get(f"/api/recordings/{recording.pk}/").json()
+    # The judge: c1 3 → 50, c2 5 → 100: 75. The review: c1 2 fails the call, and the rubric zeroes it.
+    assert data["judgment"] == {"quality_score": 75.0, "auto_failed": False, "auto_fail_criteria": []}
+    review = data["latest_final_review"]
+    assert (review["quality_score"], review["auto_failed"], review["auto_fail_criteria"]) == (0.0, True, ["c1"])
+    assert review["decision"] == "approve"
+
+
+def test_an_auto_failed_judgment_is_routed_for_review_unless_the_rubric_says_not_to():
+    from qa.routing import routing_fields
+
+    for route, expected in ((True, True), (False, False)):
+        rubric = published_rubric(criteria=2, slug=f"r-{route}".lower(), name="R")
+        Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+        type(rubric).objects.filter(pk=rubric.pk).update(route_auto_fail=route)
+        rubric.refresh_from_db()
+        recording = judged_recording(rubric=rubric, values={"c1": 1, "c2": 5})
+        scores = list(recording.current_run.scores.select_related("criterion"))
+        fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
+        assert ("auto_fail" in fields["review_reasons"]) is expected
+        assert (fields["quality_score"], fields["auto_failed"]) == (0.0, True)
+    assert Recording.ReviewReason.AUTO_FAIL.label == "Auto-fail"
+
+
+def test_the_queue_sorts_by_the_quality_score_lowest_first():
+    from tests.review.conftest import queued
+
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    scores = {"high": 90.0, "none": None, "low": 10.0}
+    made = {name: queued(rubric=rubric, external_id=name, confidence=0.5) for name in scores}
+    for name, score in scores.items():  # as the routing stores them (qa.routing.routing_fields)
+        Recording.objects.filter(pk=made[name].pk).update(quality_score=score, auto_failed=score == 10.0)
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    page = client.get("/review/?sort=quality").content.decode()
+    assert page.index(">low</a>") < page.index(">high</a>") < page.index(">none</a>")  # without a score: last
+    assert "10.0" in page and "auto-fail" in page
+
+
+def test_the_reviewed_recordings_csv_has_the_judges_and_the_reviews_quality_score(client):
+    from qa.routing import routing_fields
+    from tests.reports.test_pages import rows_of
+
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+    recording = judged_recording(rubric=rubric, values={"c1": 3, "c2": 5}, review_reasons=[AUDIT], occurred_at=at(2))
+    scores = list(recording.current_run.scores.select_related("criterion"))
+    fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
+    Recording.objects.filter(pk=recording.pk).update(quality_score=fields["quality_score"])
+    add_review(recording, APPROVE, when=at(3), entries={"c1": {"adjusted_value": 2}})
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    response = client.get("/reports/deviation/recordings/", {"rubric": "collect", "format": "csv", "sep": ","})
+    (row,) = rows_of(response)
+    assert (row["judge_quality_score"], row["quality_score"]) == ("75.0", "0.0")
+    assert (row["auto_failed"], row["auto_fail_criteria"]) == ("True", "c1")
+
+
+def test_calls_judged_before_the_quality_score_get_the_routings_score():
+    from qa.routing import routing_fields
+    from qa.services import recordings_quality_store
+
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+    made = [judged_recording(rubric=rubric, values=values) for values in ({"c1": 1, "c2": 5}, {"c1": 4, "c2": 2})]
+    unverified = judged_recording(rubric=rubric, values={"c1": 4, "c2": 5})
+    unverified.current_run.scores.filter(criterion__key="c2").update(evidence_verified=False, confidence=0)
+    made.append(unverified)
+    assert recordings_quality_store(recordings=Recording.objects.all()) == 3
+    for recording in made:
+        recording.refresh_from_db()
+        scores = list(recording.current_run.scores.select_related("criterion"))
+        fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
+        assert (recording.quality_score, recording.auto_failed) == (fields["quality_score"], fields["auto_failed"])
+    assert [r.quality_score for r in made] == [0.0, 50.0, None]  # (75 + 25) / 2; the unverified c2 has no value

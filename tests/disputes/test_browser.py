@@ -1,0 +1,110 @@
+"""In headless Chromium, in both languages and widths, by keyboard: an agent disputes a criterion of their
+call's review, and a QA lead upholds it; the lead's review then stands."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, Permission
+from django.core.management import call_command
+
+from access.models import DEFAULT_WORKSPACE, Workspace
+from access.services import member_add
+from reviews.models import Dispute, Review
+from reviews.selectors import human_references
+from tests.disputes.conftest import reviewed_call
+from tests.factories import UserFactory, published_rubric
+from tests.review.conftest import set_evidence
+from tests.review.test_browser import QUOTE, SCREENSHOTS, accessibility_violations, browser  # noqa: F401 (the fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+GRANTS = {
+    "Supervisors": ["add_review", "view_review"],
+    "QA leads": ["resolve_dispute", "view_dispute"],
+    "Agents": ["add_dispute", "view_dispute"],
+}
+
+
+@pytest.fixture
+def disputed_call(db):
+    # A transactional test may run after another one flushed the groups the migrations made.
+    for name, codenames in GRANTS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.add(*Permission.objects.filter(content_type__app_label="reviews", codename__in=codenames))
+    workspace, _ = Workspace.objects.get_or_create(slug=DEFAULT_WORKSPACE, defaults={"name": "Default"})
+    call_command("create_agent_user", "agent-ana", "ana", "--password", "pass-word-123")
+    sup = UserFactory(username="sup")
+    member_add(user=sup, workspace=workspace, role="supervisor")
+    lead = UserFactory(username="lead")
+    member_add(user=lead, workspace=workspace, role="qa_lead")
+    rubric = published_rubric()
+    call = reviewed_call(rubric, "agent-ana", sup, external_id="call-77")
+    set_evidence(call, "c1", QUOTE)
+    return call
+
+
+def log_in(page, url: str, username: str) -> None:
+    page.goto(url)
+    page.fill("#id_username", username)
+    page.fill("#id_password", "pass-word-123")
+    page.click("main button[type=submit]")  # the top bar has the language button
+
+
+def tab_to(page, element_id: str, limit: int = 30) -> None:
+    for _ in range(limit):
+        if page.evaluate("document.activeElement.id") == element_id:
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached #{element_id}")
+
+
+@pytest.mark.parametrize(("locale", "width"), [("es-ES", 1280), ("en-GB", 390)])
+def test_an_agent_disputes_and_a_lead_upholds_by_keyboard(live_server, browser, disputed_call, locale, width):  # noqa: F811
+    call = disputed_call
+    agent = browser.new_context(locale=locale, viewport={"width": width, "height": 900}).new_page()
+    log_in(agent, f"{live_server.url}/", "ana")
+    agent.wait_for_url(f"{live_server.url}/me/")
+    assert agent.locator("#waiting-count").count() == 1  # a review to acknowledge
+    agent.click(f"#my-calls a:text('call-77')")
+    agent.wait_for_url(f"{live_server.url}/me/calls/{call.pk}/")
+    assert agent.locator("mark[data-criteria='c1']").count() >= 1  # the judge's verified quote, highlighted
+    agent.screenshot(path=SCREENSHOTS / f"agent-call-{locale}-{width}.png", full_page=True)
+    assert accessibility_violations(agent) == []
+
+    agent.locator("#id_c1-disputed").focus()
+    agent.keyboard.press("Space")
+    agent.keyboard.press("Tab")
+    assert agent.evaluate("document.activeElement.id") == "id_c1-value"
+    agent.keyboard.type("2")
+    agent.keyboard.press("Tab")
+    assert agent.evaluate("document.activeElement.id") == "id_c1-reason"
+    agent.keyboard.type("Lo dijo el cliente")
+    tab_to(agent, "dispute-button")
+    agent.keyboard.press("Enter")
+    agent.wait_for_selector("#dispute-outcome")
+    dispute = Dispute.objects.get()
+    assert [(c.criterion.key, c.proposed_value, c.reason) for c in dispute.criteria.all()] == [
+        ("c1", 2, "Lo dijo el cliente")
+    ]
+
+    lead = browser.new_context(locale=locale, viewport={"width": width, "height": 900}).new_page()
+    log_in(lead, f"{live_server.url}/disputes/", "lead")
+    lead.wait_for_url(f"{live_server.url}/disputes/")
+    lead.click(f"a[href='/disputes/{dispute.pk}/']")
+    lead.wait_for_url(f"{live_server.url}/disputes/{dispute.pk}/")
+    assert "Lo dijo el cliente" in lead.locator(f"#criterion-c1 .agent-reason").inner_text()
+    lead.screenshot(path=SCREENSHOTS / f"lead-dispute-{locale}-{width}.png", full_page=True)
+    assert accessibility_violations(lead) == []
+    lead.locator("#id_c1-outcome_0").focus()
+    lead.keyboard.press("Space")
+    assert lead.locator("#id_c1-outcome_0").is_checked()
+    tab_to(lead, "id_c1-comment")
+    lead.keyboard.type("Cierto")
+    tab_to(lead, "resolve-button")
+    lead.keyboard.press("Enter")
+    lead.wait_for_selector("#resolved")
+
+    resolution = Review.objects.get(recording=call, from_dispute=True)
+    assert human_references(recording_ids=[call.pk])[(call.pk, "c1")].review_id == resolution.pk
+    agent.reload()
+    assert agent.locator(".outcome.upheld").count() == 1
