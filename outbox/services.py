@@ -142,8 +142,8 @@ def dispute_opened_emit(*, dispute_id: int, recording_id: int, workspace_id: int
 
     What subscribers of `dispute.opened` receive (webhooks.payloads.event_data builds `data`):
     {"id": <delivery id>, "event": "dispute.opened", "created": <ISO time>, "recording": recording_id,
-    "data": {"id": dispute_id}}; `data` becomes the dispute's API JSON once disputes have a serializer
-    for event_data to call. The events written (none without a subscriber) are returned."""
+    "data": <the dispute as GET /api/disputes/{dispute_id}/ gives it>}. The events written (none
+    without a subscriber) are returned."""
     return events_emit(
         names=["dispute.opened"], subject_type=Event.Subject.DISPUTE, subject_id=dispute_id, recording_id=recording_id,
         workspace_id=workspace_id,

@@ -41,9 +41,8 @@ class _LinksBase:
 
 def event_data(*, event: Event) -> dict[str, Any] | None:
     """The `data` of an event's deliveries: the object's API JSON (see the module's docstring), or
-    None when it no longer exists (nothing is sent then). A dispute's event carries {"id": <dispute
-    id>} alone until the disputes' API has a serializer to call here; the envelope's `recording`
-    names the recording disputed (outbox.services.dispute_opened_emit)."""
+    None when it no longer exists (nothing is sent then). For a dispute, GET /api/disputes/{id}/'s;
+    the envelope's `recording` names the recording disputed (outbox.services.dispute_opened_emit)."""
     context = {"request": _LinksBase()}
     try:
         if event.subject_type == Event.Subject.RECORDING:

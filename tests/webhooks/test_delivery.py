@@ -380,30 +380,32 @@ def test_without_a_mail_server_the_pause_is_in_the_admin_alone(receiver, client,
 
 def test_a_dispute_events_payload_in_isolation(receiver, django_capture_on_commit_callbacks):
     """What the disputes feature gets from its two emitters, apart from any delivery: nothing written
-    without a subscriber; with one, the events with the dispute's and the recording's ids, whose
-    `data` is the dispute's id until disputes have an API."""
+    without a subscriber; with one, the event with the dispute's and the recording's ids in its
+    workspace, and the envelope around its data; a dispute gone by the fan-out sends nothing."""
     from outbox.services import dispute_opened_emit, dispute_resolved_emit
     from webhooks.payloads import event_data
-    from webhooks.services import delivery_body
+    from webhooks.services import delivery_body, event_fan_out
 
     recording = judged_recording()
     assert dispute_opened_emit(dispute_id=11, recording_id=recording.pk) == []
     subscription_create(url=receiver.url, events=["dispute.resolved"])
     assert dispute_opened_emit(dispute_id=11, recording_id=recording.pk) == []  # not subscribed to
-    with django_capture_on_commit_callbacks():  # not fanned out: the payload alone
+    with django_capture_on_commit_callbacks():  # not fanned out: the event alone
         [event] = dispute_resolved_emit(dispute_id=11, recording_id=recording.pk)
     event = Event.objects.get(pk=event.pk)
-    assert (event.name, event.subject_type, event.subject_id, event.recording_id) == (
-        "dispute.resolved", "dispute", 11, recording.pk,
+    assert (event.name, event.subject_type, event.subject_id, event.recording_id, event.workspace_id) == (
+        "dispute.resolved", "dispute", 11, recording.pk, None,
     )  # fmt: skip
-    assert event_data(event=event) == {"id": 11}
-    body = json.loads(delivery_body(delivery_id=event.pk, event=event, data=event_data(event=event)))
+    body = json.loads(delivery_body(delivery_id=event.pk, event=event, data={"id": 11}))
     assert body == {
         "id": str(event.pk), "event": "dispute.resolved", "created": body["created"], "recording": recording.pk,
         "data": {"id": 11},
     }  # fmt: skip
     assert body["created"].startswith(event.created_at.isoformat()[:19])
-
+    assert event_data(event=event) is None  # no dispute 11
+    with django_capture_on_commit_callbacks(execute=True):
+        assert event_fan_out(event_id=event.pk) == []
+    assert receiver.requests == [] and Delivery.objects.count() == 0
 
 def test_the_readmes_receiver_handles_a_redelivered_event_once(settings, django_capture_on_commit_callbacks):
     import threading
