@@ -13,6 +13,8 @@ import uuid
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.models import Workspace
+
 # Every event a consumer can subscribe to, and what it is about. The dispute events are named (and
 # accepted by subscriptions) before disputes exist: their emit function is ready for that feature to call.
 EVENT_NAMES = (
@@ -39,6 +41,9 @@ class Event(models.Model):
     subject_id = models.BigIntegerField(_("its id"))
     # The recording the subject belongs to (a review's, a dispute's), so a receiver can find the call.
     recording_id = models.BigIntegerField(null=True, blank=True)
+    # The workspace of what it is about: only that workspace's subscriptions receive it. None: the
+    # default workspace (the emitter did not say, as before recordings belonged to workspaces).
+    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
     # Set once a consumer has taken the event (fanned it out to its deliveries); the sweep hands out the others.
     dispatched_at = models.DateTimeField(null=True, blank=True)

@@ -26,3 +26,9 @@ def task_publish(name: str, *args: object, countdown: float = 0.0) -> None:
     """Send one message for task `name`; kombu's OperationalError when the broker is down,
     so that the caller decides what stays pending for its sweep."""
     task_get(name).apply_async(args=list(args), countdown=countdown or None)
+
+
+def tasks_in_process() -> bool:
+    """True when a published task runs at once, in the publisher (no broker: CELERY_TASK_ALWAYS_EAGER,
+    and the tests' eager mode), so nothing published can wait for later."""
+    return bool(current_app.conf.task_always_eager)

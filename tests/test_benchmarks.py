@@ -130,7 +130,9 @@ def test_pipeline_webhooks(bench_env):
     assert re.search(r"events written with the subscription on: [1-9]", output), output
     for mode in ("absent", "off", "on"):
         assert re.search(rf"CPU per judgment, {mode} +[\d.]+ ms  \(10 judgments\)", output), output
-    assert "subscription on - off:" in output and "subscription on - absent:" in output
+    assert re.search(r"subscription on - off: +[-+][\d.]+ ms per judgment \(95% interval .*, 2 cycles\)", output), output
+    assert "subscription on - absent:" in output
+    assert re.search(r"messages the judging published: 0 for [1-9]\d* events", output), output
     assert "(5 of 5 delivered)" in output
 
 

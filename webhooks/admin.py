@@ -1,5 +1,5 @@
-"""Webhooks in the admin: subscriptions (the secret shown once, on the answer to the form that created
-it), and the delivery log, each attempt with its outcome, duration, response code and answer, with a
+"""Webhooks in the admin, each person seeing the workspaces of their scope: subscriptions (the secret
+shown once, on the answer to the form that created it), and the delivery log, each attempt with its outcome, duration, response code and answer, with a
 Redeliver action."""
 
 from __future__ import annotations
@@ -17,6 +17,12 @@ from outbox.models import EVENT_NAMES
 from qa.api.admin import shown_once
 from webhooks.hosts import HostNotAllowed, url_target
 from webhooks.models import Attempt, Delivery, Subscription
+from webhooks.selectors import (
+    deliveries_visible,
+    subscriptions_visible,
+    workspace_to_subscribe,
+    workspaces_to_subscribe,
+)
 from webhooks.services import delivery_redeliver, subscription_create, subscription_delete, subscription_update
 
 
@@ -28,7 +34,7 @@ class SubscriptionForm(forms.ModelForm):
 
     class Meta:
         model = Subscription
-        fields = ["url", "events", "status", "description", "contact_email"]
+        fields = ["workspace", "url", "events", "status", "description", "contact_email"]
 
     def clean_url(self) -> str:
         url = self.cleaned_data["url"]
@@ -42,15 +48,27 @@ class SubscriptionForm(forms.ModelForm):
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
     form = SubscriptionForm
-    list_display = ["url", "event_list", "status", "failing_since", "paused_reason", "owner", "api_key", "created_at"]
-    list_filter = ["status"]
+    list_display = [
+        "url", "workspace", "event_list", "status", "failing_since", "paused_reason", "owner", "api_key", "created_at",
+    ]  # fmt: skip
+    list_filter = ["status", "workspace"]
     search_fields = ["url", "description"]
-    readonly_fields = ["owner", "api_key", "created_at", "failing_since", "paused_at", "paused_reason"]
+    readonly_fields = ["workspace", "owner", "api_key", "created_at", "failing_since", "paused_at", "paused_reason"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Subscription]:
+        return subscriptions_visible(api_key=None, user=request.user)
 
     def get_fields(self, request: HttpRequest, obj: Subscription | None = None) -> list[str]:
         if obj is None:
-            return ["url", "events", "description", "contact_email"]
+            return ["workspace", "url", "events", "description", "contact_email"]
         return ["url", "events", "status", "description", "contact_email", *self.readonly_fields]
+
+    def get_form(self, request: HttpRequest, obj: Subscription | None = None, **kwargs: Any) -> type[forms.ModelForm]:
+        form = super().get_form(request, obj, **kwargs)
+        if "workspace" in form.base_fields:  # a new subscription: in one of the person's workspaces
+            form.base_fields["workspace"].queryset = workspaces_to_subscribe(user=request.user)
+            form.base_fields["workspace"].initial = workspace_to_subscribe(user=request.user, slug=None)
+        return form
 
     def get_readonly_fields(self, request: HttpRequest, obj: Subscription | None = None) -> list[str]:
         return [] if obj is None else self.readonly_fields
@@ -70,7 +88,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
             return
         created, secret = subscription_create(
             url=data["url"], events=data["events"], description=data["description"],
-            contact_email=data["contact_email"], owner=request.user,
+            contact_email=data["contact_email"], owner=request.user, workspace=data["workspace"],
         )  # fmt: skip
         obj.pk = created.pk
         obj.refresh_from_db()
@@ -123,7 +141,7 @@ class DeliveryAdmin(admin.ModelAdmin):
     list_select_related = ["event", "subscription"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Delivery]:
-        return super().get_queryset(request).prefetch_related("attempt_log")
+        return deliveries_visible(user=request.user).prefetch_related("attempt_log")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # deliveries come from events

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.models import Workspace, default_workspace_id
 from outbox.models import Event
 from qa.models import ApiKey
 
@@ -18,6 +19,11 @@ class Subscription(models.Model):
         ACTIVE = "active", _("active")
         PAUSED = "paused", _("paused")
 
+    # It receives the events of this workspace's recordings, reviews and experiments alone.
+    workspace = models.ForeignKey(
+        Workspace, verbose_name=_("workspace"), on_delete=models.CASCADE, related_name="webhook_subscriptions",
+        default=default_workspace_id,
+    )  # fmt: skip
     url = models.URLField(_("URL"), max_length=2000, help_text=_("Its host must be allowed by QA_WEBHOOK_ALLOWED_HOSTS."))
     events = models.JSONField(_("events"), default=list, help_text=_("The event names it receives."))
     # Kept to sign every delivery (an HMAC needs the secret itself); shown once, when it is created.

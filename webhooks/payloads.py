@@ -2,8 +2,8 @@
 serializers (GET /api/recordings/{id}/ for a recording, the review as POST .../review/ answers it,
 GET /api/experiments/{id}/ for an experiment, GET /api/disputes/{id}/ for a dispute).
 
-Built when the event is fanned out, just after the change committed, not inside the judging's
-transaction: serializing a recording with its scores costs milliseconds of CPU that the judging
+Built when the event is fanned out (by the drain, within about a second of the commit), not inside
+the judging's transaction: serializing a recording with its scores costs milliseconds of CPU that the judging
 would otherwise pay for every subscribed judgment (bench/pipeline/README.md). Every attempt and
 redelivery then sends those same bytes.
 """
@@ -40,7 +40,9 @@ class _LinksBase:
 
 
 def event_data(*, event: Event) -> dict[str, Any] | None:
-    """The object's JSON, or None when it no longer exists."""
+    """The `data` of an event's deliveries: the object's API JSON (see the module's docstring), or
+    None when it no longer exists (nothing is sent then). For a dispute, GET /api/disputes/{id}/'s;
+    the envelope's `recording` names the recording disputed (outbox.services.dispute_opened_emit)."""
     context = {"request": _LinksBase()}
     try:
         if event.subject_type == Event.Subject.RECORDING:

@@ -4,8 +4,11 @@ import time
 from collections.abc import Sequence
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from access.models import DEFAULT_WORKSPACE, Workspace
+from access.scope import scope_for
 from qa.models import ApiKey
 from webhooks.models import Delivery, Subscription
 
@@ -36,10 +39,35 @@ def events_wanted_forget() -> None:
     _listed = None
 
 
-def subscriptions_visible(*, api_key: ApiKey | None) -> QuerySet[Subscription]:
-    """A key sees the subscriptions it created; a person allowed to view subscriptions sees them all."""
-    subscriptions = Subscription.objects.select_related("api_key", "owner")
-    return subscriptions.filter(api_key=api_key) if api_key is not None else subscriptions
+def subscriptions_visible(*, api_key: ApiKey | None, user: AbstractBaseUser | None = None) -> QuerySet[Subscription]:
+    """A key sees the subscriptions it created; a person allowed to view subscriptions sees those of
+    the workspaces in their scope (a superuser all)."""
+    subscriptions = Subscription.objects.select_related("api_key", "owner", "workspace")
+    if api_key is not None:
+        return subscriptions.filter(api_key=api_key)
+    return subscriptions.filter(scope_for(user).workspaces_q())
+
+
+def deliveries_visible(*, user: AbstractBaseUser) -> QuerySet[Delivery]:
+    """The deliveries of the subscriptions a person sees (the admin's delivery log)."""
+    return Delivery.objects.filter(scope_for(user).workspaces_q("subscription__workspace"))
+
+
+def workspace_to_subscribe(*, user: AbstractBaseUser, slug: str | None) -> Workspace | None:
+    """Where a person's new subscription goes: the workspace named (one of theirs), else their only
+    workspace, else the default one; None when that is not in their scope."""
+    scope = scope_for(user)
+    workspaces = Workspace.objects.filter(scope.workspaces_q("pk"))
+    if slug:
+        return workspaces.filter(slug=slug).first()
+    if not scope.everything and len(scope.workspace_ids) == 1:
+        return workspaces.first()
+    return workspaces.filter(slug=DEFAULT_WORKSPACE).first()
+
+
+def workspaces_to_subscribe(*, user: AbstractBaseUser) -> QuerySet[Workspace]:
+    """The workspaces a person may subscribe in (the admin's choices)."""
+    return Workspace.objects.filter(scope_for(user).workspaces_q("pk"))
 
 
 def deliveries_of(*, subscription: Subscription) -> QuerySet[Delivery]:

@@ -1,8 +1,9 @@
 """Writes for webhooks: subscriptions, the fan-out of an event to its deliveries, and each attempt.
 
 An event (outbox.Event, written in the transaction of the change it reports) is fanned out after the
-commit into one Delivery per active subscription that lists it; each delivery is one Celery message
-per attempt. An attempt is claimed first (a conditional UPDATE of its attempt count), so a duplicated
+commit, by Celery beat's drain every QA_WEBHOOK_DRAIN_EVERY (a second; events_dispatch), into one
+Delivery per active subscription of its workspace that lists it; each delivery is one Celery message per
+attempt. An attempt is claimed first (a conditional UPDATE of its attempt count), so a duplicated
 message or the sweep never sends one attempt twice at once. 2xx is delivered; anything else, a
 timeout included, is retried with exponential backoff until QA_WEBHOOK_RETRY_WINDOW (a day) after
 the first send, then failed. A subscription whose every attempt has failed for QA_WEBHOOK_PAUSE_AFTER
@@ -29,15 +30,17 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
+from access.models import DEFAULT_WORKSPACE, Workspace, default_workspace_id
 from outbox.models import EVENT_NAMES, Event
 from qa.errors import InvalidInputError
 from qa.models import ApiKey
-from qa.queue import task_publish
+from qa.queue import task_publish, tasks_in_process
 from webhooks.hosts import HostNotAllowed, Target, url_target
 from webhooks.models import Attempt, Delivery, Subscription
 from webhooks.payloads import event_data
@@ -119,14 +122,17 @@ def subscription_create(
     owner: AbstractBaseUser | None = None,
     api_key: ApiKey | None = None,
     contact_email: str = "",
+    workspace: Workspace | None = None,
 ) -> tuple[Subscription, str]:
-    """A new active subscription and its secret (generated unless given), which is shown this once.
+    """A new active subscription of `workspace` (default: the default workspace), which receives that
+    workspace's events alone, and its secret (generated unless given), which is shown this once.
     Raises InvalidInputError, naming each bad field, before anything is written."""
     errors = _subscription_errors(url=url, events=events, secret=secret)
     if errors:
         raise InvalidInputError(errors)
     secret = secret or f"whsec_{secrets.token_urlsafe(32)}"
     subscription = Subscription.objects.create(
+        workspace_id=workspace.pk if workspace else default_workspace_id(),
         url=url,
         events=list(dict.fromkeys(events)),
         secret=secret,
@@ -214,7 +220,9 @@ def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
     _subscriptions_changed()
     logger.warning("Webhook subscription %s (%s) paused: %s", subscription.pk, subscription.url, reason)
     recipient = subscription.contact_email or (subscription.owner.email if subscription.owner else "")
-    if recipient:
+    if recipient and not settings.QA_MAIL:
+        logger.info("No mail server (EMAIL_URL) to tell %s: the admin lists the pause.", recipient)
+    elif recipient:
         try:
             send_mail(
                 _("Veredicto: webhook %(url)s paused") % {"url": subscription.url},
@@ -222,7 +230,7 @@ def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
                 None,  # DEFAULT_FROM_EMAIL
                 [recipient],
             )
-        except Exception:  # no mail server configured: the admin shows the pause and its reason
+        except Exception:  # the mail server is down: the admin shows the pause and its reason
             logger.exception("Could not e-mail %s about the paused webhook %s.", recipient, subscription.pk)
     return True
 
@@ -231,24 +239,54 @@ def _subscription_pause(*, subscription: Subscription, now: datetime) -> bool:
 
 
 def events_dispatch(ids: list[uuid.UUID]) -> None:
-    """The outbox's consumer hook, after the commit: one message fans the events out."""
-    task_publish("webhooks.events_fan_out", [str(pk) for pk in ids])
+    """The outbox's consumer hook, after a commit that wrote events (`ids`, which the drain finds by
+    itself). With a broker it does nothing: Celery beat's drain (webhooks-drain, every
+    QA_WEBHOOK_DRAIN_EVERY) takes every event committed since the last one, because publishing a
+    message from the judging cost it more CPU than writing its events (bench/pipeline/README.md,
+    webhooks). In-process (no broker, no beat) the drain runs now, within the publish."""
+    if tasks_in_process():
+        task_publish("webhooks.events_drain")
 
 
-def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID]:
+def events_drain(*, created_before: datetime | None = None, batch: int = 200) -> int:
+    """Fan out every event not fanned out yet (created before `created_before`, if given), oldest
+    first, each in its own transaction; how many this call fanned out. An event another drain holds
+    is left to it; one whose fan-out fails is logged and left to the sweep, not in the others' way."""
+    taken = 0
+    after: tuple[datetime, uuid.UUID] | None = None
+    while True:
+        pending = Event.objects.filter(dispatched_at__isnull=True)
+        if created_before is not None:
+            pending = pending.filter(created_at__lt=created_before)
+        if after is not None:  # past the last batch, so that events left behind do not come round again
+            pending = pending.filter(Q(created_at__gt=after[0]) | Q(created_at=after[0], pk__gt=after[1]))
+        rows = list(pending.order_by("created_at", "pk").values_list("created_at", "pk")[:batch])
+        for _created, event_id in rows:
+            try:
+                taken += event_fan_out(event_id=event_id) is not None
+            except Exception:
+                logger.exception("Could not fan out event %s; the sweep will try again.", event_id)
+        if len(rows) < batch:
+            return taken
+        after = rows[-1]
+
+
+def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID] | None:
     """One delivery per active subscription listing the event, its body built now; the new deliveries'
-    ids, published after the commit. An event already fanned out (a redelivered message, the sweep)
-    gets none."""
+    ids, published after the commit. None for an event already fanned out or being fanned out
+    elsewhere (two drains at once, the sweep)."""
     with transaction.atomic():
         event = (
             Event.objects.select_for_update(skip_locked=True).filter(pk=event_id, dispatched_at__isnull=True).first()
         )
         if event is None:
-            return []
+            return None
         now = timezone.now()
+        # Its workspace's subscriptions alone (an event that names none is the default workspace's).
+        in_workspace = Q(workspace_id=event.workspace_id) if event.workspace_id else Q(workspace__slug=DEFAULT_WORKSPACE)
         subscriptions = [
             subscription
-            for subscription in Subscription.objects.filter(status=Subscription.Status.ACTIVE)
+            for subscription in Subscription.objects.filter(in_workspace, status=Subscription.Status.ACTIVE)
             if event.name in subscription.events
         ]
         deliveries = []
@@ -441,13 +479,11 @@ def webhooks_sweep() -> tuple[int, int]:
     events not fanned out after a minute, and deliveries overdue by one. (events, deliveries)."""
     now = timezone.now()
     late = now - timedelta(seconds=60)
-    events = list(Event.objects.filter(dispatched_at__isnull=True, created_at__lt=late).values_list("pk", flat=True)[:1000])
-    for event_id in events:
-        event_fan_out(event_id=event_id)
+    events = events_drain(created_before=late)
     due = list(
         Delivery.objects.filter(
             status=Delivery.Status.PENDING, next_attempt_at__lt=late, subscription__status=Subscription.Status.ACTIVE
         ).values_list("pk", flat=True)[:1000]
     )
     deliveries_publish(delivery_ids=due)
-    return len(events), len(due)
+    return events, len(due)

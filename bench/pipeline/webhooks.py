@@ -1,22 +1,25 @@
 """What a webhook subscription costs the judging: CPU per judgment in one process (as in_process.py
-measures it), in the same run, in blocks taking turns between three modes:
+measures it), in the same run, in cycles of three blocks, one block per mode (the order turning each
+cycle), so that every cycle compares the modes over the same minute of a shared machine; each
+difference is the mean of the cycles' own, with its 95% interval. The modes:
 
 - absent: no consumer registered with the outbox (the judging as it was before webhooks);
 - off: webhooks installed, no active subscription (each process reads the subscribed events once a
   second, QA_WEBHOOK_SUBSCRIPTIONS_TTL);
 - on: an active subscription to recording.judged and recording.routed (each judgment also writes its
-  events and, after the commit, publishes one fan-out message to Redis).
+  events, which Celery beat's drain takes later: the judging publishes nothing).
 
 The fan-out and delivery happen in other tasks, not in the judging; their CPU per event delivered to a
 loopback receiver (another process) is measured after, in this process. See README.md beside this file.
 
-    .venv/bin/python bench/pipeline/webhooks.py --recordings 900
+    .venv/bin/python bench/pipeline/webhooks.py --recordings 2400 --block 8
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -32,7 +35,7 @@ MODES = ("absent", "off", "on")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recordings", type=int, default=900, help="judgments measured, shared by the three modes")
-    parser.add_argument("--block", type=int, default=25, help="judgments in a row in one mode")
+    parser.add_argument("--block", type=int, default=8, help="judgments in a row in one mode")
     parser.add_argument("--deliveries", type=int, default=100, help="events fanned out and delivered after")
     parser.add_argument("--port", type=int, default=8093, help="the fake LLM's")
     parser.add_argument("--receiver-port", type=int, default=8094)
@@ -55,7 +58,7 @@ def main() -> None:
     from qa import execution
     from webhooks.models import Delivery, Subscription
     from webhooks.selectors import events_wanted_forget
-    from webhooks.services import subscription_create
+    from webhooks.services import event_fan_out, subscription_create
 
     children = [
         subprocess.Popen(
@@ -88,44 +91,57 @@ def main() -> None:
         for index, run_id in enumerate(warmup_ids):  # imports, the connection, the question's cache, each mode
             mode_set(MODES[index % len(MODES)])
             execution.judge_run_execute(run_id=run_id)
-        spent: Counter[str] = Counter()
-        judged: Counter[str] = Counter()
+        # Cycles of three blocks, one per mode, the modes' order turning each cycle: each cycle compares
+        # the modes over the same minute of a shared machine (a block of 8 judges each sample call once).
+        cycles: list[dict[str, float]] = []
         outcomes: Counter[str] = Counter()
-        for block, start in enumerate(range(0, len(run_ids), args.block)):
-            mode = MODES[block % len(MODES)]
-            mode_set(mode)
-            chunk = run_ids[start : start + args.block]
-            started = time.process_time()
-            for run_id in chunk:
-                outcomes[execution.judge_run_execute(run_id=run_id).outcome.value] += 1
-            spent[mode] += time.process_time() - started
-            judged[mode] += len(chunk)
+        for cycle, start in enumerate(range(0, len(run_ids) - 3 * args.block + 1, 3 * args.block)):
+            order = MODES[cycle % 3 :] + MODES[: cycle % 3]
+            spent: dict[str, float] = {}
+            for index, mode in enumerate(order):
+                mode_set(mode)
+                chunk = run_ids[start + index * args.block : start + (index + 1) * args.block]
+                started = time.process_time()
+                for run_id in chunk:
+                    outcomes[execution.judge_run_execute(run_id=run_id).outcome.value] += 1
+                spent[mode] = (time.process_time() - started) * 1000 / len(chunk)
+            cycles.append(spent)
+        published = app.control.purge()  # what the judging published (no worker takes it here): nothing
         events = Event.objects.count()
 
         # The other side: fan-out and delivery, in-process (eager), to the receiver.
         app.conf.task_always_eager = True
         mode_set("on")
         pending = list(Event.objects.filter(dispatched_at__isnull=True).values_list("pk", flat=True)[: args.deliveries])
-        from webhooks.tasks import events_fan_out
-
         started = time.process_time()
         for event_id in pending:
-            events_fan_out(event_ids=[str(event_id)])
+            event_fan_out(event_id=event_id)
         delivery_cpu = time.process_time() - started
         delivered = Delivery.objects.filter(status=Delivery.Status.DELIVERED).count()
     finally:
         for child in children:
             child.terminate()
         app.conf.task_always_eager = False
-        app.control.purge()  # the fan-out messages the judging published, for no worker
+        app.control.purge()  # anything the judging published, for no worker
     print(f"judgments: {dict(outcomes)}; events written with the subscription on: {events}")
-    per = {mode: spent[mode] * 1000 / judged[mode] for mode in MODES}
+    judged = len(cycles) * args.block
     for mode in MODES:
-        print(f"CPU per judgment, {mode:<6} {per[mode]:6.2f} ms  ({judged[mode]} judgments)")
-    print(f"subscription on - off:    {per['on'] - per['off']:+.2f} ms per judgment")
-    print(f"subscription on - absent: {per['on'] - per['absent']:+.2f} ms per judgment")
+        print(f"CPU per judgment, {mode:<6} {statistics.fmean(c[mode] for c in cycles):6.2f} ms  ({judged} judgments)")
+    for other in ("off", "absent"):
+        print(f"subscription on - {other}:{' ' * (7 - len(other))}{difference([c['on'] - c[other] for c in cycles])}")
+    print(f"off - absent:             {difference([c['off'] - c['absent'] for c in cycles])}")
+    print(f"messages the judging published: {published} for {events} events")
     print(f"fan-out and delivery: {delivery_cpu * 1000 / max(len(pending), 1):.2f} ms CPU per event "
           f"({delivered} of {len(pending)} delivered), in the worker, not the judging")  # fmt: skip
+
+
+def difference(per_cycle: list[float]) -> str:
+    """The mean difference per judgment over the cycles, with its 95% interval (normal: 30 cycles or more)."""
+    mean = statistics.fmean(per_cycle)
+    if len(per_cycle) < 2:
+        return f"{mean:+.2f} ms per judgment (1 cycle)"
+    half = 1.96 * statistics.stdev(per_cycle) / len(per_cycle) ** 0.5
+    return f"{mean:+.2f} ms per judgment (95% interval {mean - half:+.2f} to {mean + half:+.2f}, {len(per_cycle)} cycles)"
 
 
 if __name__ == "__main__":

@@ -174,7 +174,9 @@ else:
     EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)  # a dead mail server must not hold a web worker
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="veredicto@localhost")
-QA_PASSWORD_RESET = bool(EMAIL_URL or EMAIL_HOST)
+# Whether Django can send mail at all; password resets and a paused webhook's notice need it.
+QA_MAIL = bool(EMAIL_URL or EMAIL_HOST)
+QA_PASSWORD_RESET = QA_MAIL
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"  # reviews.views.home: each role to its first page
@@ -432,8 +434,17 @@ QA_WEBHOOK_RETRY_WINDOW = env.float("QA_WEBHOOK_RETRY_WINDOW", default=24 * 3600
 QA_WEBHOOK_PAUSE_AFTER = env.float("QA_WEBHOOK_PAUSE_AFTER", default=24 * 3600.0)
 # How long a process keeps the list of subscribed events it asks before each emit (s).
 QA_WEBHOOK_SUBSCRIPTIONS_TTL = env.float("QA_WEBHOOK_SUBSCRIPTIONS_TTL", default=1.0)
+# How often Celery beat's drain fans out the events committed since the last (s): the judging only
+# writes its events and publishes nothing (webhooks.services.events_dispatch). A drain not started
+# within a few periods (workers down) expires rather than piling up behind the next ones.
+QA_WEBHOOK_DRAIN_EVERY = env.float("QA_WEBHOOK_DRAIN_EVERY", default=1.0)
 # Where the app is reached from outside, for the links in a webhook's body; empty: links are paths.
 QA_PUBLIC_URL = env("QA_PUBLIC_URL", default="")
+CELERY_BEAT_SCHEDULE["webhooks-drain"] = {
+    "task": "webhooks.events_drain",
+    "schedule": QA_WEBHOOK_DRAIN_EVERY,
+    "options": {"expires": max(5 * QA_WEBHOOK_DRAIN_EVERY, 5.0)},
+}
 CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": 60.0}
 # --- end webhooks ---
 

@@ -28,3 +28,14 @@ def readme_verify():
     namespace: dict = {}
     exec(compile(snippet, "README.md (Webhooks)", "exec"), namespace)
     return namespace["verify"]
+
+
+def readme_receiver(*, secret: str, handle):
+    """The README's whole receiver (its `Receiver` class), with its `verify`, the secret and a `handle`."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Webhooks") :]
+    [snippet] = [block for block in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "class Receiver(" in block]
+    namespace: dict = {"verify": readme_verify(), "handle": handle, "__name__": "readme"}
+    exec(compile(snippet, "README.md (Webhooks, receiver)", "exec"), namespace)
+    namespace["SECRET"] = secret
+    return namespace["Receiver"]

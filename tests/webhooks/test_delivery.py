@@ -195,7 +195,8 @@ def test_backoff_doubles_and_gives_up_after_the_window(receiver, settings, djang
     assert delivery_attempt(delivery_id=delivery.pk).outcome == "skipped" and len(receiver.requests) == 3
 
 
-def test_a_subscription_failing_for_a_day_is_paused_and_its_owner_told(receiver, django_capture_on_commit_callbacks):
+def test_a_subscription_failing_for_a_day_is_paused_and_its_owner_told(receiver, settings, django_capture_on_commit_callbacks):
+    settings.QA_MAIL = True  # as EMAIL_URL sets it; the test's mail goes to django.core.mail.outbox
     subscription, _secret = subscription_create(
         url=receiver.url, events=["recording.judged"], contact_email="crm-team@example.com"
     )
@@ -338,10 +339,11 @@ def test_a_dispute_opened_and_resolved_is_sent_as_the_disputes_api_gives_it(rece
 
 
 def test_without_a_contact_the_owner_is_told_and_the_admin_lists_the_pause(
-    receiver, client, django_capture_on_commit_callbacks
+    receiver, client, settings, django_capture_on_commit_callbacks
 ):
     from tests.factories import UserFactory
 
+    settings.QA_MAIL = True
     owner = UserFactory(email="ana@example.com", is_staff=True, is_superuser=True)
     subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"], owner=owner)
     Subscription.objects.filter(pk=subscription.pk).update(failing_since=timezone.now() - timedelta(days=2))
@@ -353,3 +355,82 @@ def test_without_a_contact_the_owner_is_told_and_the_admin_lists_the_pause(
     client.force_login(owner)
     listing = client.get("/admin/webhooks/subscription/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "paused" in listing and "Every delivery attempt failed since" in listing
+
+
+def test_without_a_mail_server_the_pause_is_in_the_admin_alone(receiver, client, settings, caplog, django_capture_on_commit_callbacks):
+    from tests.factories import UserFactory
+
+    settings.QA_MAIL = False  # no EMAIL_URL nor EMAIL_HOST
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    owner = UserFactory(email="ana@example.com", is_staff=True, is_superuser=True)
+    subscription, _secret = subscription_create(url=receiver.url, events=["recording.judged"], owner=owner)
+    Subscription.objects.filter(pk=subscription.pk).update(failing_since=timezone.now() - timedelta(days=2))
+    receiver.script(Answer(503))
+    with caplog.at_level("INFO", logger="webhooks.services"):
+        emitted(django_capture_on_commit_callbacks)
+
+    subscription.refresh_from_db()
+    assert subscription.status == Subscription.Status.PAUSED
+    assert "No mail server (EMAIL_URL) to tell ana@example.com" in caplog.text
+    assert "Could not e-mail" not in caplog.text  # nothing tried to reach a mail server
+    client.force_login(owner)
+    listing = client.get("/admin/webhooks/subscription/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "paused" in listing and "Every delivery attempt failed since" in listing
+
+
+def test_a_dispute_events_payload_in_isolation(receiver, django_capture_on_commit_callbacks):
+    """What the disputes feature gets from its two emitters, apart from any delivery: nothing written
+    without a subscriber; with one, the event with the dispute's and the recording's ids in its
+    workspace, and the envelope around its data; a dispute gone by the fan-out sends nothing."""
+    from outbox.services import dispute_opened_emit, dispute_resolved_emit
+    from webhooks.payloads import event_data
+    from webhooks.services import delivery_body, event_fan_out
+
+    recording = judged_recording()
+    assert dispute_opened_emit(dispute_id=11, recording_id=recording.pk) == []
+    subscription_create(url=receiver.url, events=["dispute.resolved"])
+    assert dispute_opened_emit(dispute_id=11, recording_id=recording.pk) == []  # not subscribed to
+    with django_capture_on_commit_callbacks():  # not fanned out: the event alone
+        [event] = dispute_resolved_emit(dispute_id=11, recording_id=recording.pk)
+    event = Event.objects.get(pk=event.pk)
+    assert (event.name, event.subject_type, event.subject_id, event.recording_id, event.workspace_id) == (
+        "dispute.resolved", "dispute", 11, recording.pk, None,
+    )  # fmt: skip
+    body = json.loads(delivery_body(delivery_id=event.pk, event=event, data={"id": 11}))
+    assert body == {
+        "id": str(event.pk), "event": "dispute.resolved", "created": body["created"], "recording": recording.pk,
+        "data": {"id": 11},
+    }  # fmt: skip
+    assert body["created"].startswith(event.created_at.isoformat()[:19])
+    assert event_data(event=event) is None  # no dispute 11
+    with django_capture_on_commit_callbacks(execute=True):
+        assert event_fan_out(event_id=event.pk) == []
+    assert receiver.requests == [] and Delivery.objects.count() == 0
+
+def test_the_readmes_receiver_handles_a_redelivered_event_once(settings, django_capture_on_commit_callbacks):
+    import threading
+    from http.server import HTTPServer
+
+    from tests.webhooks.conftest import readme_receiver
+
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    handled: list[dict] = []
+    secret = "whsec_the-receivers-own-secret-0123456789"  # what VEREDICTO_WEBHOOK_SECRET gives it
+    server = HTTPServer(("127.0.0.1", 0), readme_receiver(secret=secret, handle=handled.append))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/veredicto"
+        subscription, _secret = subscription_create(url=url, events=["recording.judged"], secret=secret)
+        delivery = emitted(django_capture_on_commit_callbacks)
+        with django_capture_on_commit_callbacks(execute=True):
+            delivery_redeliver(delivery=delivery)
+        # Signed with another secret: refused, so retried.
+        Subscription.objects.filter(pk=subscription.pk).update(secret="another-secret-of-enough-length")
+        forged = emitted(django_capture_on_commit_callbacks)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert [event["id"] for event in handled] == [str(delivery.pk)]  # once, though sent twice
+    assert list(delivery.attempt_log.values_list("response_code", flat=True)) == [200, 200]
+    assert list(forged.attempt_log.values_list("outcome", "response_code")) == [("retry", 401)]

@@ -6,8 +6,10 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.utils.html import escape
 from rest_framework.test import APIClient
 
+from access.models import DEFAULT_WORKSPACE, Workspace
 from outbox.services import events_emit
 from tests.api.conftest import key_client, new_key
 from tests.factories import UserFactory, judged_recording
@@ -96,7 +98,8 @@ def test_the_admin_shows_the_secret_once_and_logs_every_attempt(client, django_c
     client.force_login(staff)
     page = client.post(
         "/admin/webhooks/subscription/add/",
-        {"url": "http://127.0.0.1:9/in", "events": ["recording.judged"], "description": "CRM", "contact_email": ""},
+        {"workspace": Workspace.objects.get(slug=DEFAULT_WORKSPACE).pk, "url": "http://127.0.0.1:9/in",
+         "events": ["recording.judged"], "description": "CRM", "contact_email": ""},
         HTTP_ACCEPT_LANGUAGE="en",
     )
     subscription = Subscription.objects.get()
@@ -118,8 +121,12 @@ def test_the_admin_shows_the_secret_once_and_logs_every_attempt(client, django_c
     delivery = Delivery.objects.get()
     page = client.get(f"/admin/webhooks/delivery/{delivery.pk}/change/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "Could not reach the receiver" in page and "failed, will retry" in page
+    # Each attempt's duration and response code, and the body sent, byte for byte (escaped in the page).
+    assert "Duration (ms)" in page and "Response code" in page
+    assert f"{delivery.attempt_log.get().duration_ms}"[:4] in page
+    assert escape(delivery.body) in page
     listing = client.get("/admin/webhooks/delivery/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    assert "recording.judged" in listing
+    assert "recording.judged" in listing and "Redeliver the selected deliveries (same id and body)" in listing
     with django_capture_on_commit_callbacks() as published:
         client.post(
             "/admin/webhooks/delivery/",

@@ -1,5 +1,5 @@
-"""End to end through a real `celery worker`: a recording judged by the worker is delivered to the
-suite's receiver after the commit, retried on a 500 and on a timeout by the worker's own delayed
+"""End to end through a real `celery worker` with its beat: a recording judged by the worker is
+delivered to the suite's receiver after the commit, by beat's drain, retried on a 500 and on a timeout by the worker's own delayed
 messages, with one delivery id throughout."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from webhooks.services import subscription_create
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_worker_delivers_retrying_a_500_and_a_timeout(fake_llm, receiver):
+def test_the_worker_delivers_retrying_a_500_and_a_timeout(fake_llm, receiver, tmp_path):
     env = {
         "OPENAI_BASE_URL": fake_llm.base_url,
         "OPENAI_API_KEY": "test-key",
@@ -33,7 +33,8 @@ def test_the_worker_delivers_retrying_a_500_and_a_timeout(fake_llm, receiver):
     _subscription, secret = subscription_create(url=receiver.url, events=["recording.judged"])
     receiver.script(Answer(500), Answer(200, delay=2.5), Answer(200))
     recording = RecordingFactory(rubric=judge_rubric())
-    with celery_worker("--concurrency=2", env=env) as worker:
+    schedule = tmp_path / "celerybeat-schedule"
+    with celery_worker("--concurrency=2", "--beat", f"--schedule={schedule}", env=env) as worker:  # beat drains
         recording_enqueue_judging(recording=recording)  # committed: the judgment goes to the worker
         requests = receiver.wait_for(3, timeout=60)
         deadline = time.monotonic() + 10

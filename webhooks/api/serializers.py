@@ -15,11 +15,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Subscription
         fields = [
-            "id", "url", "events", "status", "description", "contact_email",
+            "id", "workspace", "url", "events", "status", "description", "contact_email",
             "failing_since", "paused_at", "paused_reason", "created_at", "updated_at",
         ]  # fmt: skip
 
     events = serializers.ListField(child=serializers.ChoiceField(choices=EVENT_CHOICES))
+    workspace = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True, help_text=_("Its workspace's slug: it receives that workspace's events alone.")
+    )
 
 
 class SubscriptionCreatedSerializer(SubscriptionSerializer):
@@ -35,6 +38,11 @@ class SubscriptionInputSerializer(serializers.Serializer):
     secret = serializers.CharField(required=False, min_length=24, max_length=128, help_text=_("Default: generated."))
     description = serializers.CharField(required=False, default="", allow_blank=True, max_length=200)
     contact_email = serializers.EmailField(required=False, default="", allow_blank=True)
+    workspace = serializers.CharField(
+        required=False, max_length=100,
+        help_text=_("A person's: the slug of one of their workspaces (default: their only one, else the default "
+                    "workspace). A key's subscriptions are where its calls are."),
+    )  # fmt: skip
 
 
 class SubscriptionUpdateSerializer(serializers.Serializer):

@@ -2,7 +2,7 @@
 
 A key manages the subscriptions it created (a key already reads every recording and review through
 the API, so a webhook gives it nothing new); a person needs the subscriptions' model permissions and
-sees them all."""
+sees those of the workspaces in their scope (access.scope)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import Capability
+from access.models import DEFAULT_WORKSPACE
 from qa.api.parsers import parse_with
 from qa.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND
+from qa.errors import InvalidInputError
 from qa.models import ApiKey
 from webhooks.api.serializers import (
     DeliverySerializer,
@@ -27,7 +29,7 @@ from webhooks.api.serializers import (
     SubscriptionUpdateSerializer,
 )
 from webhooks.models import Subscription
-from webhooks.selectors import deliveries_of, subscriptions_visible
+from webhooks.selectors import deliveries_of, subscriptions_visible, workspace_to_subscribe
 from webhooks.services import delivery_redeliver, subscription_create, subscription_delete, subscription_update
 
 
@@ -35,8 +37,12 @@ def _key(request: Request) -> ApiKey | None:
     return request.auth if isinstance(request.auth, ApiKey) else None
 
 
+def _visible(request: Request) -> QuerySet[Subscription]:
+    return subscriptions_visible(api_key=_key(request), user=request.user)
+
+
 def _subscription(request: Request, pk: int) -> Subscription:
-    return get_object_or_404(subscriptions_visible(api_key=_key(request)), pk=pk)
+    return get_object_or_404(_visible(request), pk=pk)
 
 
 @extend_schema(tags=["webhooks"])
@@ -45,7 +51,7 @@ class SubscriptionsView(GenericAPIView):
     session_permissions = {"GET": Capability.READ_WEBHOOKS, "POST": Capability.ADD_WEBHOOKS}
 
     def get_queryset(self) -> QuerySet[Subscription]:
-        return subscriptions_visible(api_key=_key(self.request))
+        return _visible(self.request)
 
     @extend_schema(
         responses={200: SubscriptionSerializer(many=True), 400: BAD_REQUEST, 404: NO_PAGE},
@@ -63,10 +69,15 @@ class SubscriptionsView(GenericAPIView):
     def post(self, request: Request) -> Response:
         values = parse_with(SubscriptionInputSerializer, request.data)
         key = _key(request)
+        workspace = None if key else workspace_to_subscribe(user=request.user, slug=values.get("workspace"))
+        if not key and workspace is None:
+            raise InvalidInputError({"workspace": _("None of your workspaces is '%(slug)s'.") % {
+                "slug": values.get("workspace") or DEFAULT_WORKSPACE
+            }})  # fmt: skip
         subscription, secret = subscription_create(
             url=values["url"], events=values["events"], secret=values.get("secret"),
             description=values["description"], contact_email=values["contact_email"],
-            api_key=key, owner=None if key else request.user,
+            api_key=key, owner=None if key else request.user, workspace=workspace,
         )  # fmt: skip
         subscription.secret = secret
         response = Response(SubscriptionCreatedSerializer(subscription).data, status=status.HTTP_201_CREATED)
