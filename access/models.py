@@ -118,10 +118,3 @@ class SsoIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} @ {self.issuer}"
-
-
-def default_workspace_id() -> int:
-    """The default workspace's id: what a rubric, key or experiment made without naming one belongs to
-    (a first install's only workspace; created here if a test database or a script lacks it)."""
-    workspace, _ = Workspace.objects.get_or_create(slug=DEFAULT_WORKSPACE, defaults={"name": "Default"})
-    return workspace.pk

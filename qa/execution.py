@@ -210,7 +210,7 @@ class ProductionRuns(JudgmentKind):
         Recording.objects.filter(pk=job.row.recording_id).update(
             status=Recording.Status.FAILED, failure_reason=error, updated_at=now
         )
-        recording_failed_emit(recording_id=job.row.recording_id)
+        recording_failed_emit(recording_id=job.row.recording_id, workspace_id=job.row.recording.workspace_id)
 
     def success_fields(self, job: Job) -> dict[str, Any]:
         # Waits for the rubric's lock while the warm-up lasts: the finishing order is taken after it.
@@ -221,7 +221,9 @@ class ProductionRuns(JudgmentKind):
         rows = Score.objects.bulk_create(Score(run=run, criterion=draft.criterion, **draft.fields) for draft in scores)
         routing = routing_fields(recording=run.recording, rubric=job.rubric, scores=rows, warm_up=fields["warm_up"])
         Recording.objects.filter(pk=run.recording_id).update(current_run=run, failure_reason="", updated_at=now, **routing)
-        recording_judged_emit(recording_id=run.recording_id, routed=routing["needs_review"])
+        recording_judged_emit(
+            recording_id=run.recording_id, routed=routing["needs_review"], workspace_id=run.recording.workspace_id
+        )
 
 
 RUNS = ProductionRuns()

@@ -202,7 +202,7 @@ def review_create(
     recording.save(update_fields=["status", "rollup_stale", "updated_at"])
     ReviewClaim.objects.filter(recording=recording).delete()
     assignments_close_reviewed(recording=recording, user=user, final=review.is_final)
-    review_created_emit(review_id=review.pk, recording_id=recording.pk)
+    review_created_emit(review_id=review.pk, recording_id=recording.pk, workspace_id=recording.workspace_id)
     return review
 
 

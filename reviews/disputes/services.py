@@ -173,7 +173,9 @@ def dispute_open(
         )
         for item in criteria
     )
-    dispute_opened_emit(dispute_id=dispute.pk, recording_id=review.recording_id)
+    dispute_opened_emit(
+        dispute_id=dispute.pk, recording_id=review.recording_id, workspace_id=review.recording.workspace_id
+    )
     dispute_opened_notify(dispute=dispute)
     return dispute
 
@@ -267,7 +269,9 @@ def dispute_resolve(
     dispute.resolution = resolution
     dispute.comment = comment.strip()
     dispute.save(update_fields=["status", "resolved_at", "resolved_by", "resolution", "comment"])
-    dispute_resolved_emit(dispute_id=dispute.pk, recording_id=dispute.recording_id)
+    dispute_resolved_emit(
+        dispute_id=dispute.pk, recording_id=dispute.recording_id, workspace_id=dispute.recording.workspace_id
+    )
     dispute_resolved_notify(dispute=dispute)
     return dispute
 

@@ -281,7 +281,8 @@ def experiment_settle(*, experiment_id: int) -> None:
             status=Experiment.Status.FAILED, finished_at=now, error="Every call of at least one arm failed."
         )
         if done.update(status=Experiment.Status.FINISHED, finished_at=now) or failed:
-            experiment_finished_emit(experiment_id=experiment_id)
+            workspace_id = Experiment.objects.values_list("workspace_id", flat=True).get(pk=experiment_id)
+            experiment_finished_emit(experiment_id=experiment_id, workspace_id=workspace_id)
 
 
 @transaction.atomic

@@ -69,7 +69,8 @@ class SubscriptionsView(GenericAPIView):
     def post(self, request: Request) -> Response:
         values = parse_with(SubscriptionInputSerializer, request.data)
         key = _key(request)
-        workspace = None if key else workspace_to_subscribe(user=request.user, slug=values.get("workspace"))
+        # A key subscribes its own workspace; a person one of theirs (the default one unless named).
+        workspace = key.workspace if key else workspace_to_subscribe(user=request.user, slug=values.get("workspace"))
         if not key and workspace is None:
             raise InvalidInputError({"workspace": _("None of your workspaces is '%(slug)s'.") % {
                 "slug": values.get("workspace") or DEFAULT_WORKSPACE
