@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import copy
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.utils import timezone
 from rest_framework.views import APIView
 
 from access.models import Role
@@ -42,6 +44,7 @@ from qa.api.services import api_key_create
 from qa.models import Recording
 from reviews.calibration.models import CalibrationCall, CalibrationSession
 from reviews.experiments.models import Arm, Experiment
+from reviews.models import Dispute, DisputedCriterion
 from reviews.services import review_create
 from tests.factories import UserFactory, judged_recording, published_rubric
 
@@ -188,15 +191,15 @@ MATRIX: dict[str, str] = {
     "agents:home GET": "-302 A403 L403 O403 S403 G200 X403 K302 Y302",
     "agents:scorecard GET": "-302 A403 L403 O403 S403 G200 X403 K302 Y302",
     "agents:call GET": "-302 A403 L403 O403 S403 G200 X403 K302 Y302",
-    "agents:acknowledge POST": "-302 A403 L403 O403 S403 G404 X403 K302 Y302",
-    "agents:dispute POST": "-302 A403 L403 O403 S403 G404 X403 K302 Y302",
+    "agents:acknowledge POST": "-302 A403 L403 O403 S403 G302 X403 K302 Y302",
+    "agents:dispute POST": "-302 A403 L403 O403 S403 G400 X403 K302 Y302",
     "disputes:list GET": "-302 A200 L200 O403 S403 G403 X200 K302 Y302",
     "disputes:reviews GET": "-302 A200 L200 O403 S200 G403 X200 K302 Y302",
-    "disputes:detail GET": "-302 A404 L404 O403 S403 G403 X404 K302 Y302",
-    "disputes:detail POST": "-302 A404 L404 O403 S403 G403 X404 K302 Y302",
+    "disputes:detail GET": "-302 A200 L200 O403 S403 G403 X404 K302 Y302",
+    "disputes:detail POST": "-302 A400 L400 O403 S403 G403 X404 K302 Y302",
     "api:dispute-list GET": "-401 A200 L200 O403 S403 G200 X200 K403 Y403",
-    "api:dispute-detail GET": "-401 A404 L404 O404 S404 G404 X404 K403 Y403",
-    "api:dispute-resolve POST": "-401 A404 L404 O403 S403 G403 X404 K403 Y403",
+    "api:dispute-detail GET": "-401 A200 L200 O404 S404 G200 X404 K403 Y403",
+    "api:dispute-resolve POST": "-401 A400 L400 O403 S403 G403 X404 K403 Y403",
     "api:review-dispute POST": "-401 A403 L403 O403 S403 G400 X403 K403 Y403",
     "api:review-acknowledge POST": "-401 A403 L403 O403 S403 G200 X403 K403 Y403",
 }
@@ -245,8 +248,10 @@ def world(db):
                 agent_name=f"{mark}-AGENT" if team == "north" else f"{mark}-SOUTH-AGENT", external_id=f"{text}-CALL",
                 transcript=f"AGENTE: {text} hola\nCLIENTE: buenas\n", status=Recording.Status.JUDGED,
             )  # fmt: skip
-            review_create(recording=reviewed, decision="approve", reviewer=f"{mark}-REVIEWER")
-        data[mark] = {"workspace": workspace, "rubric": rubric, "north": north, "south": south}
+            review = review_create(recording=reviewed, decision="approve", reviewer=f"{mark}-REVIEWER")
+            if team == "north":  # the agent's reviewed call, its review, and (below) their dispute of it
+                data[mark] = {"reviewed": reviewed, "review": review}
+        data[mark].update(workspace=workspace, rubric=rubric, north=north, south=south)
 
     def person(name: str, workspace, role: str, **extra) -> User:
         user = User.objects.create_user(name, password="pass-word-123")
@@ -262,6 +267,17 @@ def world(db):
         "X": person("beta-admin", beta, Role.ADMIN),
     }
     beta_supervisor = person("beta-supervisor", beta, Role.SUPERVISOR)
+    beta_agent = person("beta-agent", beta, Role.AGENT, agent_id="beta-agent")
+    for mark, agent in (("ALPHA", people["G"]), ("BETA", beta_agent)):
+        reviewed = data[mark]["reviewed"]
+        dispute = Dispute.objects.create(
+            review=data[mark]["review"], recording=reviewed, agent_id=reviewed.agent_id, opened_by=agent,
+            due_at=timezone.now() + timedelta(days=3),
+        )  # fmt: skip
+        DisputedCriterion.objects.create(
+            dispute=dispute, criterion=data[mark]["rubric"].criteria.first(), proposed_value=1, reason=f"{mark}-REASON"
+        )
+        data[mark]["dispute"] = dispute
     for mark, lead, participant in (("ALPHA", people["L"], people["S"]), ("BETA", people["X"], beta_supervisor)):
         session = CalibrationSession.objects.create(name=f"{mark}-SESSION", rubric=data[mark]["rubric"], lead=lead)
         session.participants.set([lead, participant])
@@ -297,7 +313,13 @@ def arguments(name: str, pattern: URLPattern, alpha: dict) -> dict:
     found = {}
     for argument in pattern.pattern.converters:
         if argument == "pk":
-            if name.startswith("calibration"):
+            if name in ("review-undo", "api:review-acknowledge", "api:review-dispute"):
+                found["pk"] = alpha["review"].pk
+            elif name.startswith("agents:"):
+                found["pk"] = alpha["reviewed"].pk  # the agent's reviewed call
+            elif name.startswith(("disputes:", "api:dispute-")):
+                found["pk"] = alpha["dispute"].pk
+            elif name.startswith("calibration"):
                 found["pk"] = alpha["session"].pk
             elif name.startswith("experiments"):
                 found["pk"] = alpha["experiment"].pk
