@@ -182,6 +182,7 @@ class ProductionRuns(JudgmentKind):
             .only(
                 "recording_id", "rubric_id", "judge_id", "status", "attempts",
                 "recording__transcript", "recording__speakers_known", "recording__source", "recording__external_id",
+                "recording__workspace_id",  # its events go to its workspace's webhook subscriptions
                 "recording__redaction__llm_spans",
                 *(f"judge__{field.name}" for field in Judge._meta.concrete_fields),
             )

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.utils import timezone
 
+from access.scope import EVERYTHING
 from reviews.calls.selectors import reviewer_throughput
 from reviews.models import Review
 from tests.api.conftest import new_key
@@ -46,7 +47,7 @@ def worked(supervisor, other_supervisor):
 
 
 def test_the_figures(worked):
-    rows = reviewer_throughput(date_from=moment(1, 0, 0).date(), date_to=moment(10, 0, 0).date())
+    rows = reviewer_throughput(scope=EVERYTHING, date_from=moment(1, 0, 0).date(), date_to=moment(10, 0, 0).date())
     first, second = rows
     assert (first.username, first.reviews, first.days, first.per_day, first.rejected) == ("supervisor", 6, 2, 3.0, 1)
     assert first.median_seconds == 240 and first.rejected_share == pytest.approx(1 / 6)
@@ -72,5 +73,5 @@ def test_the_default_period_is_the_last_30_days(lead, supervisor):
     reviewed(supervisor, timezone.now() - timedelta(days=29))
     reviewed(supervisor, timezone.now() - timedelta(days=31))
     assert 'data-reviewer="supervisor"' in client_for(lead).get("/calls/reviewers/").content.decode()
-    [row] = reviewer_throughput(date_from=timezone.localdate() - timedelta(days=29), date_to=timezone.localdate())
+    [row] = reviewer_throughput(scope=EVERYTHING, date_from=timezone.localdate() - timedelta(days=29), date_to=timezone.localdate())
     assert row.reviews == 1

@@ -8,6 +8,7 @@ from datetime import date
 import pytest
 from django.test import Client
 
+from access.scope import EVERYTHING
 from qa.models import Recording
 from reviews.dashboard.selectors import dashboard
 from reviews.reports.selectors import ReportFilters, deviation_report, evidence_report
@@ -31,7 +32,7 @@ def test_the_dashboards_figures_are_the_reports(teams_data):
     assert board.furthest == sorted(
         [row for row in ceiling if row.judge_human_qwk is not None], key=lambda row: row.judge_human_qwk
     )[:3]
-    queued = queue_page(filters=QueueFilters(rubric=teams_data.slug, date_from=filters.date_from, date_to=filters.date_to), size=50)
+    queued = queue_page(filters=QueueFilters(rubric=teams_data.slug, date_from=filters.date_from, date_to=filters.date_to), scope=EVERYTHING, size=50)
     assert board.backlog.waiting == queued.total
     # One week holds every call: its estimate is the period's.
     assert [week.week for week in board.weeks] == [date(2026, 3, 2)]

@@ -24,7 +24,7 @@ def test_a_dispute_goes_to_any_lead_or_to_the_reviewers_lead(care, ana, workspac
     member_add(user=theirs, workspace=workspace, role="qa_lead", teams=["cards"])
     other = UserFactory(username="loans-lead")
     member_add(user=other, workspace=workspace, role="qa_lead", teams=["loans"])
-    call = reviewed_call(care, "agent-ana", reviewer)
+    call = reviewed_call(care, "agent-ana", reviewer, team="cards")  # a call of the reviewer's team
     dispute = dispute_open(review=call.reviews.get(), user=ana, criteria=[DisputedValue("c1", 2, reason="No.")])
     if routing == "reviewer_lead":
         assert dispute.assigned_to == theirs
