@@ -66,7 +66,8 @@ def test_a_lead_finds_and_assigns_calls_by_keyboard(live_server, browser, locale
     page.locator(f"tr[data-recording='{wanted.pk}'] input[type=checkbox]").focus()
     page.keyboard.press("Space")
     page.locator("#id_assignee").focus()
-    page.keyboard.press("ArrowDown")  # the first supervisor: marta
+    page.keyboard.press("ArrowDown")  # lena herself (a QA lead reviews too)
+    page.keyboard.press("ArrowDown")  # then marta
     page.locator("#assign-form button[type=submit]").focus()
     page.keyboard.press("Enter")
     page.wait_for_load_state()
