@@ -245,7 +245,7 @@ def test_the_provider_is_linked_by_subject_never_by_a_local_accounts_name_or_add
     Browser(live_server.url).sso_login("ana")
     newcomer = get_user_model().objects.get(sso_identities__issuer=sso.issuer)
     assert newcomer != local and newcomer.username == "ana-2"
-    assert Membership.objects.get(user=local).role == "qa_lead"
+    assert Membership.objects.get(user=local, workspace=acme).role == "qa_lead"
 
 
 def test_after_login_only_a_path_on_this_site_is_followed(sso, acme, live_server):
