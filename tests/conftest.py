@@ -13,6 +13,34 @@ def english_by_default():
         yield
 
 
+# The role groups' permissions as the migrations made them: read when the test database is set up,
+# before a transactional test's flush can drop them (`role_groups` puts them back).
+ROLE_GROUP_GRANTS: dict[str, list[tuple[str, str]]] = {}
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    from django.contrib.auth.models import Group
+
+    with django_db_blocker.unblock():
+        ROLE_GROUP_GRANTS.update(
+            (group.name, sorted(group.permissions.values_list("content_type__app_label", "codename")))
+            for group in Group.objects.all()
+        )
+
+
+@pytest.fixture
+def role_groups(transactional_db) -> None:
+    """For a transactional test that needs the role groups whole (single sign-on gives roles): an earlier
+    transactional test's flush dropped the groups, and the permissions came back without them."""
+    from django.contrib.auth.models import Group, Permission
+
+    for name, grants in ROLE_GROUP_GRANTS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        wanted = [Permission.objects.get(content_type__app_label=app, codename=codename) for app, codename in grants]
+        group.permissions.set(wanted)
+
+
 @pytest.fixture
 def rubric(db):
     """A published rubric with criteria c1, c2, c3 (scale 1–5)."""

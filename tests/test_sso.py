@@ -31,8 +31,10 @@ from tests.factories import UserFactory
 from tests.review.test_browser import browser  # noqa: F401  (the headless Chromium fixture)
 from tests.support.oidc_provider import IdentityProvider
 
-# The groups' permissions come from migrations; a flush by an earlier transactional test would drop them.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# The groups' permissions come from migrations; a flush by an earlier transactional test drops them, so
+# each test puts them back (`role_groups`) rather than restoring a serialized database, which collides
+# with the content types that flush recreates.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("role_groups")]
 ROOT = Path(__file__).resolve().parent.parent
 CLIENT_ID, CLIENT_SECRET = "veredicto", "a-client-secret-the-provider-issued"
 PASSWORD = "the provider checks this one"

@@ -25,10 +25,12 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 django.setup()
 
-from django.contrib.auth.models import Group, User  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from access.models import Role  # noqa: E402
+from access.services import member_add  # noqa: E402
 from qa.evidence import VERIFIER_VERSION  # noqa: E402
 from rubrics.models import Criterion, Rubric  # noqa: E402
 from rubrics.services import rubric_publish  # noqa: E402
@@ -121,7 +123,8 @@ def generate(*, recordings: int) -> None:
         )
     rubric, criteria = build_rubric()
     user, _ = User.objects.get_or_create(username=BENCH_USER)
-    user.groups.add(*Group.objects.filter(name__in=["QA leads", "Supervisors"]))
+    # A QA lead of the rubric's workspace (who also reviews: blindness is asked); the scope is theirs.
+    member_add(user=user, workspace=rubric.workspace, role=Role.QA_LEAD)
 
     steps = [
         (
@@ -129,7 +132,7 @@ def generate(*, recordings: int) -> None:
             """
             INSERT INTO qa_recording (external_id, source, agent_id, agent_name, team, channel, language,
                 occurred_at, duration_seconds, transcript, turns, transcript_source, content_hash, rubric_id,
-                status, failure_reason, current_run_id, needs_review, review_reasons, created_at, updated_at)
+                workspace_id, status, failure_reason, current_run_id, needs_review, review_reasons, created_at, updated_at)
             SELECT 'bench-' || i, 'bench', 'agent-' || (i %% %(agents)s), 'Agent ' || (i %% %(agents)s),
                 (%(teams)s::text[])[1 + i %% 5], 'voice', CASE WHEN i %% 2 = 0 THEN 'es' ELSE 'en' END,
                 now() - (i %% 180) * interval '1 day' - (i %% 86400) * interval '1 second', 300 + i %% 900,
@@ -142,7 +145,7 @@ def generate(*, recordings: int) -> None:
                     || CASE WHEN k = 3 THEN ' Ticket T' || (i %% %(tickets)s) || '.' ELSE '' END,
                     E'\\n' ORDER BY k) || E'\\n'
                  FROM generate_series(1, %(turns)s) AS k), NULL,
-                'asr', md5(i::text) || md5((-i)::text), %(rubric)s,
+                'asr', md5(i::text) || md5((-i)::text), %(rubric)s, %(workspace)s,
                 CASE WHEN i %% 3 = 0 THEN 'in_review' ELSE 'judged' END, '', NULL, i %% 3 = 0,
                 CASE WHEN i %% 3 <> 0 THEN '[]'::jsonb WHEN i %% 7 = 0 THEN '["random_audit"]'::jsonb
                      ELSE '["low_confidence"]'::jsonb END,
@@ -195,6 +198,7 @@ def generate(*, recordings: int) -> None:
         "n_spanish": len(SPANISH),
         "n_english": len(ENGLISH),
         "rubric": rubric.pk,
+        "workspace": rubric.workspace_id,
         "criteria": [criterion.pk for criterion in criteria],
         "verifier": VERIFIER_VERSION,
     }
