@@ -123,11 +123,12 @@ def test_pipeline_in_process(bench_env):
 
 def test_pipeline_webhooks(bench_env):
     output = run(
-        bench_env, "bench/pipeline/webhooks.py", "--recordings", "30", "--block", "5", "--deliveries", "5",
+        bench_env, "bench/pipeline/webhooks.py", "--recordings", "30", "--block", "5", "--deliveries", "5", "--emits", "20",
         "--port", str(free_port()), "--receiver-port", str(free_port()),
     )  # fmt: skip
     assert "judgments: {'succeeded': 30}" in output
     assert re.search(r"events written with the subscription on: [1-9]", output), output
+    assert re.search(r"the emit alone, on - off: +[-+][0-9.]+ ms per judgment \(95% interval", output), output
     for mode in ("absent", "off", "on"):
         assert re.search(rf"CPU per judgment, {mode} +[\d.]+ ms  \(10 judgments\)", output), output
     assert re.search(r"subscription on - off: +[-+][\d.]+ ms per judgment \(95% interval .*, 2 cycles\)", output), output

@@ -37,6 +37,7 @@ def main() -> None:
     parser.add_argument("--recordings", type=int, default=900, help="judgments measured, shared by the three modes")
     parser.add_argument("--block", type=int, default=8, help="judgments in a row in one mode")
     parser.add_argument("--deliveries", type=int, default=100, help="events fanned out and delivered after")
+    parser.add_argument("--emits", type=int, default=3000, help="emits timed alone, per mode, after the judging")
     parser.add_argument("--port", type=int, default=8093, help="the fake LLM's")
     parser.add_argument("--receiver-port", type=int, default=8094)
     args = parser.parse_args()
@@ -108,6 +109,7 @@ def main() -> None:
             cycles.append(spent)
         published = app.control.purge()  # what the judging published (no worker takes it here): nothing
         events = Event.objects.count()
+        emit_cycles = emits_time(mode_set, run_ids, args.emits, args.block)
 
         # The other side: fan-out and delivery, in-process (eager), to the receiver.
         app.conf.task_always_eager = True
@@ -130,9 +132,39 @@ def main() -> None:
     for other in ("off", "absent"):
         print(f"subscription on - {other}:{' ' * (7 - len(other))}{difference([c['on'] - c[other] for c in cycles])}")
     print(f"off - absent:             {difference([c['off'] - c['absent'] for c in cycles])}")
+    print(f"the emit alone, on - off:  {difference([c['on'] - c['off'] for c in emit_cycles])}"
+          f" ({len(emit_cycles) * args.block} emits per mode, each in its own committed transaction)")  # fmt: skip
     print(f"messages the judging published: {published} for {events} events")
     print(f"fan-out and delivery: {delivery_cpu * 1000 / max(len(pending), 1):.2f} ms CPU per event "
           f"({delivered} of {len(pending)} delivered), in the worker, not the judging")  # fmt: skip
+
+
+def emits_time(mode_set, run_ids: list[int], emits: int, block: int) -> list[dict[str, float]]:  # noqa: ANN001
+    """What the judging's emit itself costs, without the judgment around it (whose own variation is what
+    blurs the difference above): `recording_judged_emit` with its transaction's commit, as the judging
+    calls it (half the calls routed: two events), in blocks per mode, the modes' order turning. Each
+    transaction first reads a row in both modes, as the judging's transaction has begun before its emit,
+    so that the transaction's own BEGIN and COMMIT are not counted as the emit's."""
+    from django.db import connection, transaction
+
+    from outbox.services import recording_judged_emit
+    from qa.models import JudgeRun
+
+    recordings = list(JudgeRun.objects.filter(pk__in=run_ids).values_list("recording_id", "recording__workspace_id"))
+    cycles: list[dict[str, float]] = []
+    for cycle in range(emits // block):
+        spent: dict[str, float] = {}
+        for mode in ("off", "on") if cycle % 2 else ("on", "off"):
+            mode_set(mode)
+            started = time.process_time()
+            for index in range(block):
+                recording_id, workspace_id = recordings[(cycle * block + index) % len(recordings)]
+                with transaction.atomic(), connection.cursor() as cursor:
+                    cursor.execute("SELECT 1")
+                    recording_judged_emit(recording_id=recording_id, routed=index % 2 == 0, workspace_id=workspace_id)
+            spent[mode] = (time.process_time() - started) * 1000 / block
+        cycles.append(spent)
+    return cycles
 
 
 def difference(per_cycle: list[float]) -> str:
