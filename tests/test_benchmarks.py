@@ -195,7 +195,8 @@ def test_dashboard(bench_env):
     assert "300 recordings, 3,960 scores" in output
     for what in (
         "dashboard page, last 12 weeks", "dashboard page, all 26 weeks", "  quality score by week", "  auto-fail rates",
-        "  unverified-quote rate", "  review backlog", "  furthest criteria (ceiling)",
+        "  unverified-quote rate", "  review backlog", "  furthest criteria (ceiling)", "  the reports' counts (rollup)",
+        "  open disputes", "evidence report (its page's data)",
     ):  # fmt: skip
         row = next(line for line in output.splitlines() if line.startswith(what))
         assert re.fullmatch(r"[\d.]+", row.split()[-1]), row

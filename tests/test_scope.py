@@ -56,7 +56,7 @@ SCOPED_BY_CALLER = {
     ("reviews/experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
     ("reviews/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "report_ceiling"): "report_run_q(filters) applies filters.scope",
+    ("reviews/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
     ("reviews/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
     ("reviews/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
     ("reviews/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
@@ -66,7 +66,6 @@ SCOPED_BY_CALLER = {
     # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
     ("reviews/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
     ("reviews/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
-    ("reviews/scorecards/selectors.py", "period_samples"): "the reader's rubric; scorecard() keeps their teams",
     # The review queue and its shared reads.
     ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
     ("reviews/selectors.py", "_queue"): "_queue_filtered and queue_team_choices apply the scope",
@@ -80,7 +79,6 @@ SCOPED_BY_CALLER = {
     # Find calls: calls_visible(user) applies the scope; the rest reads by its calls or their ids.
     ("reviews/calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
     ("reviews/calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
-    ("reviews/dashboard/selectors.py", "auto_fail_rates"): "the scores of _judged's calls (filters.scope)",
     # Agents and disputes: agent_recordings(user) is the agent's scope, leading(user) the lead's.
     ("reviews/disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
     ("reviews/disputes/selectors.py", "call_view"): "of a recording its caller read in scope",

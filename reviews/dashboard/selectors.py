@@ -4,7 +4,9 @@ Every figure is the one its report computes, by the report's own selector, so th
 (tests/dashboard): the quality score is the scorecards' overall (`period_samples` and the estimator), the
 unverified-quote rate the evidence report's, the criteria furthest from the supervisors the deviation report's
 ceiling, the backlog the review queue's. What is new here is the auto-fail rate, read from the current runs'
-scores that exist. The caller scopes what it passes (a rubric, filters); nothing here widens it.
+scores that exist. The evidence tally, the auto-fail and the ceiling add up the reports' weekly rollup per
+criterion (`reviews.reports.rollup`), as the deviation report's ceiling does. The caller scopes what it passes
+(a rubric, filters); nothing here widens it.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ import math
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from django.db.models import Count, F, Min, Q
+from django.db.models import Count, Min, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from access.scope import EVERYTHING
-from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from reviews.disputes.models import Dispute
 from reviews.figures.stats import (
     CellSample,
@@ -30,8 +31,9 @@ from reviews.figures.stats import (
     t_quantile,
 )
 from reviews.reports.ceiling import CriterionCeiling
-from reviews.reports.selectors import ReportFilters, evidence_report, report_ceiling, report_run_q
-from reviews.scorecards.moments import OVERALL, Place, judged_calls
+from reviews.reports.rollup import CALLS, Tallies
+from reviews.reports.selectors import ReportFilters, ceiling_of, period_tallies, report_run_q
+from reviews.scorecards.moments import OVERALL, Place
 from reviews.scorecards.selectors import period_samples
 from reviews.selectors import QueueFilters, queue_recordings
 from rubrics.models import Criterion
@@ -137,34 +139,16 @@ def quality_weeks(filters: ReportFilters) -> tuple[Estimate, list[QualityWeek]]:
     return scorecard_estimate(total, []), weeks
 
 
-def _judged(filters: ReportFilters):  # noqa: ANN202 (a QuerySet of recordings)
-    calls = Recording.objects.filter(judged_calls(filters.rubric, filters.date_from, filters.date_to)("")).order_by()
-    if filters.scope is not None:  # the reader's: a supervisor's teams
-        calls = calls.filter(filters.scope.recordings_q())
-    if filters.team:
-        calls = calls.filter(team=filters.team)
-    if filters.agent:
-        calls = calls.filter(agent_id=filters.agent)
-    return calls
-
-
-def auto_fail_rates(filters: ReportFilters) -> tuple[int, int, list[AutoFailRate]]:
+def auto_fail_rates(filters: ReportFilters, counts: Tallies) -> tuple[int, int, list[AutoFailRate]]:
     """Judged calls, those auto-failed, and per critical criterion the calls its verified value fails: over
     the current runs (what the call's score is), by the values that exist (`JUDGE_VALUE_EXISTS`)."""
-    calls = _judged(filters)
-    judged = calls.count()
-    critical = [criterion for criterion in filters.rubric.criteria.all() if criterion.critical]
-    if not critical or not judged:
-        return judged, 0, [AutoFailRate(criterion, 0, judged) for criterion in critical]
-    failing = Score.objects.filter(
-        JUDGE_VALUE_EXISTS,
-        run__in=calls.values("current_run_id"),
-        criterion__in=critical,
-        value__lte=F("criterion__fail_at"),
-    ).order_by()
-    by_criterion = dict(failing.values("criterion_id").annotate(n=Count("pk")).values_list("criterion_id", "n"))
-    failed_calls = failing.values("run_id").distinct().count()
-    return judged, failed_calls, [AutoFailRate(c, by_criterion.get(c.pk, 0), judged) for c in critical]
+    judged = counts[CALLS].calls
+    rates = [
+        AutoFailRate(criterion, counts[criterion.key].failed, judged)
+        for criterion in filters.rubric.criteria.all()
+        if criterion.critical
+    ]
+    return judged, counts[CALLS].failed, rates
 
 
 def backlog(filters: ReportFilters, *, now: datetime | None = None) -> Backlog:
@@ -207,15 +191,21 @@ def open_disputes(filters: ReportFilters, *, now: datetime | None = None) -> Ope
     return OpenDisputes(waiting=row["waiting"], overdue=row["overdue"])
 
 
-def furthest_criteria(filters: ReportFilters) -> list[CriterionCeiling]:
+def furthest_criteria(filters: ReportFilters, counts: Tallies) -> list[CriterionCeiling]:
     """The criteria whose judge–human QWK is lowest (those with pairs), each with the supervisors' own."""
-    ceiling = [row for row in report_ceiling(filters) if row.judge_human_qwk is not None]
+    ceiling = [row for row in ceiling_of(list(filters.rubric.criteria.all()), counts) if row.judge_human_qwk is not None]
     return sorted(ceiling, key=lambda row: row.judge_human_qwk)[:FURTHEST]
+
+
+def dashboard_evidence(counts: Tallies) -> Tally:
+    """The evidence report's unverified-quote rate over every criterion (`evidence_report(...).tally`)."""
+    return sum((Tally(tally.scores, tally.unverified) for key, tally in counts.items() if key != CALLS), Tally())
 
 
 def dashboard(filters: ReportFilters) -> Dashboard:
     quality, weeks = quality_weeks(filters)
-    judged, auto_failed, rates = auto_fail_rates(filters)
+    counts = period_tallies(filters)  # the evidence tally, the auto-fail and the ceiling: the reports' counts
+    judged, auto_failed, rates = auto_fail_rates(filters, counts)
     return Dashboard(
         filters=filters,
         quality=quality,
@@ -223,8 +213,8 @@ def dashboard(filters: ReportFilters) -> Dashboard:
         judged=judged,
         auto_failed=auto_failed,
         auto_fail=rates,
-        evidence=evidence_report(filters).tally,
+        evidence=dashboard_evidence(counts),
         backlog=backlog(filters),
-        furthest=furthest_criteria(filters),
+        furthest=furthest_criteria(filters, counts),
         disputes=open_disputes(filters),
     )

@@ -26,7 +26,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
-from qa.models import JudgeRun, Recording, Score
+from qa.models import Recording, Score
 from reviews.models import CalibrationSession, CalibrationValue, Review
 from reviews.figures.stats import pooled_pair_matrix, quadratic_weighted_kappa
 from reviews.selectors import FINAL_DECISIONS, human_reference_rows, review_values
@@ -69,42 +69,32 @@ class CriterionCeiling:
         }
 
 
-def deviation_ceiling(
-    *, rubric: Rubric, criteria: list[Criterion], runs: QuerySet[JudgeRun]
-) -> list[CriterionCeiling]:
-    """Per criterion of the rubric version: the judge against the human reference, and
-    the supervisors against each other, over the recordings of `runs` (the report's
-    filtered runs), in seven queries whatever the number of calls."""
-    recording_ids = runs.values("recording_id")
-    judge_pairs = _judge_pairs(recording_ids)
-    ratings: defaultdict[str, dict[tuple, dict]] = defaultdict(dict)  # criterion key -> unit -> rater -> value
-    _add_calibration_ratings(ratings, rubric, recording_ids)
-    _add_independent_review_ratings(ratings, recording_ids)
-    ceilings = []
-    for criterion in criteria:
-        judged = judge_pairs[criterion.key]
-        humans = {unit: values for unit, values in ratings[criterion.key].items() if len(values) >= 2}
-        judge_human = quadratic_weighted_kappa(Counter({pair: n for (pair, _source), n in judged.items()}))
-        human_human = quadratic_weighted_kappa(pooled_pair_matrix(humans))
-        ceilings.append(
-            CriterionCeiling(
-                criterion=criterion,
-                judge_human_qwk=judge_human,
-                judge_human_n=judged.total(),
-                agreed_n=sum(n for (_pair, source), n in judged.items() if source == "agreed"),
-                human_human_qwk=human_human,
-                human_human_n=len(humans),
-                degradation=None if judge_human is None or human_human is None else judge_human - human_human,
-            )
-        )
-    return ceilings
+def criterion_ceiling(
+    criterion: Criterion, *, judge_pairs: Counter, human_pairs: Counter, human_units: int
+) -> CriterionCeiling:
+    """One criterion's row from its counts: `judge_pairs` keyed (source, judge value, reference value),
+    `human_pairs` the supervisors' pooled pairs (both ways round) over `human_units` calls."""
+    judge_human = quadratic_weighted_kappa(Counter({(judge, human): n for (_s, judge, human), n in judge_pairs.items()}))
+    human_human = quadratic_weighted_kappa(human_pairs)
+    return CriterionCeiling(
+        criterion=criterion,
+        judge_human_qwk=judge_human,
+        judge_human_n=judge_pairs.total(),
+        agreed_n=sum(n for (source, _j, _h), n in judge_pairs.items() if source == "agreed"),
+        human_human_qwk=human_human,
+        human_human_n=human_units,
+        degradation=None if judge_human is None or human_human is None else judge_human - human_human,
+    )
 
 
-def _judge_pairs(recording_ids: QuerySet) -> defaultdict[str, Counter]:
-    """((judge value, reference value), reference source) counted per criterion key: the human references
-    (`reviews.selectors.human_reference_rows`, the SQL form of `human_references`) beside the judge's value
-    on the run each reference was given on, counted in the database. Reading the references and the runs'
-    scores into Python took 20 s over a million scores (bench/dashboard/README.md)."""
+Agent = tuple[str, str]  # a call's team and agent id: what the weekly rollup keeps apart
+
+
+def judge_pairs_by_agent(recording_ids: QuerySet) -> defaultdict[Agent, defaultdict[str, Counter]]:
+    """(reference source, judge value, reference value) counted per team and agent and criterion key: the
+    human references (`reviews.selectors.human_reference_rows`, the SQL form of `human_references`) beside
+    the judge's value on the run each reference was given on, counted in the database. Reading the
+    references and the runs' scores into Python took 20 s over a million scores (bench/dashboard/README.md)."""
     agreed = Q(
         calibration_calls__agreed_values__isnull=False,
         calibration_calls__session__status=CalibrationSession.Status.CLOSED,
@@ -116,32 +106,60 @@ def _judge_pairs(recording_ids: QuerySet) -> defaultdict[str, Counter]:
     references_sql, params = references.query.get_compiler(using=references.db).as_sql()
     q = connection.ops.quote_name
     scores, criteria = q(Score._meta.db_table), q(Criterion._meta.db_table)
+    recordings = q(Recording._meta.db_table)
     sql = (
-        f"SELECT refs.criterion_key, s.value, refs.human_value, refs.source, COUNT(*)"
+        f"SELECT r.team, r.agent_id, refs.criterion_key, refs.source, s.value, refs.human_value, COUNT(*)"
         f" FROM ({references_sql}) refs"
+        f" JOIN {recordings} r ON r.id = refs.recording_id"
         f" JOIN {scores} s ON s.run_id = refs.reference_run_id"
         f" JOIN {criteria} c ON c.id = s.criterion_id AND c.{q('key')} = refs.criterion_key"
         f" WHERE s.value IS NOT NULL AND refs.human_value IS NOT NULL"
-        f" GROUP BY refs.criterion_key, s.value, refs.human_value, refs.source"
+        f" GROUP BY r.team, r.agent_id, refs.criterion_key, refs.source, s.value, refs.human_value"
     )
-    pairs: defaultdict[str, Counter] = defaultdict(Counter)
+    pairs: defaultdict[Agent, defaultdict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for key, model, human, source, count in cursor.fetchall():
-            pairs[key][((model, human), source)] += count
+        for team, agent_id, key, source, model, human, count in cursor.fetchall():
+            pairs[(team, agent_id)][key][(source, model, human)] += count
     return pairs
 
 
+def human_pairs_by_agent(rubric: Rubric, recording_ids: QuerySet) -> defaultdict[Agent, dict[str, tuple[Counter, int]]]:
+    """Per team and agent and criterion key, the supervisors' pooled pairs (`pooled_pair_matrix`) and the
+    calls they come from. Pairs add up over calls, so a period's are the sum of its agents' weeks."""
+    ratings: defaultdict[str, dict[tuple, dict]] = defaultdict(dict)  # criterion key -> unit -> rater -> value
+    _add_calibration_ratings(ratings, rubric, recording_ids)
+    _add_independent_review_ratings(ratings, recording_ids)
+    units: defaultdict[Agent, defaultdict[str, dict[tuple, dict]]] = defaultdict(lambda: defaultdict(dict))
+    wanted = {unit[-1] for by_unit in ratings.values() for unit, values in by_unit.items() if len(values) >= 2}
+    agents = {
+        pk: (team, agent_id)
+        for pk, team, agent_id in Recording.objects.filter(pk__in=wanted).values_list("pk", "team", "agent_id")
+    }
+    for key, by_unit in ratings.items():
+        for unit, values in by_unit.items():
+            if len(values) >= 2:
+                units[agents[unit[-1]]][key][unit] = values
+    return defaultdict(
+        dict,
+        {
+            agent: {key: (pooled_pair_matrix(by_unit), len(by_unit)) for key, by_unit in by_key.items()}
+            for agent, by_key in units.items()
+        },
+    )
+
+
 def _add_calibration_ratings(ratings: defaultdict, rubric: Rubric, recording_ids: QuerySet) -> None:
-    """Each closed session on the rubric version: one unit per call, one rater per participant."""
+    """Each closed session on the rubric version: one unit per call (its recording last), one rater per
+    participant."""
     rows = CalibrationValue.objects.filter(
         entry__call__session__rubric=rubric,
         entry__call__session__status=CalibrationSession.Status.CLOSED,
         entry__call__recording_id__in=recording_ids,
         value__isnull=False,
-    ).values_list("criterion__key", "entry__call_id", "entry__participant_id", "value")
-    for key, call_id, participant_id, value in rows:
-        ratings[key].setdefault(("calibration", call_id), {})[participant_id] = value
+    ).values_list("criterion__key", "entry__call_id", "entry__call__recording_id", "entry__participant_id", "value")
+    for key, call_id, recording_id, participant_id, value in rows:
+        ratings[key].setdefault(("calibration", call_id, recording_id), {})[participant_id] = value
 
 
 def _add_independent_review_ratings(ratings: defaultdict, recording_ids: QuerySet) -> None:

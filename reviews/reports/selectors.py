@@ -63,10 +63,13 @@ from django.db.models import (
 from django.db.models.functions import Abs, TruncWeek
 
 from access.scope import EVERYTHING, Scope
-from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Score, judge_value_exists
+from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, group_reasons, in_review_group
 from reviews.models import CriterionReview, Dispute, DisputedCriterion, Review
-from reviews.reports.ceiling import CriterionCeiling, deviation_ceiling
+from reviews.reports.ceiling import CriterionCeiling, criterion_ceiling
+from reviews.reports.rollup import Tallies, call_tallies, tallies, week_tallies
+from reviews.scorecards.moments import judged_calls, period_split
+from reviews.scorecards.services import rollups_readable
 from reviews.figures.stats import MIN_N, Agreement, PairCount, Tally, agreement, share
 from reviews.selectors import (
     FINAL_DECISIONS,
@@ -339,14 +342,65 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     )
 
 
+def _place_q(filters: ReportFilters, team: str = "team", agent: str = "agent_id", workspace: str = "workspace") -> Q:
+    """The filters' team, agent and reader's scope on recordings, or on rollup rows by these field paths."""
+    q = Q()
+    if filters.team:
+        q &= Q(**{team: filters.team})
+    if filters.agent:
+        q &= Q(**{agent: filters.agent})
+    if filters.scope is not None:
+        q &= filters.scope.recordings_q(workspace=workspace, team=team, agent=agent)
+    return q
+
+
+def _add(total: Tallies, found: Tallies) -> None:
+    for key, tally in found.items():
+        total[key].add(tally)
+
+
+def period_tallies(filters: ReportFilters) -> Tallies:
+    """The filters' counts per criterion key (`reviews.reports.rollup`): the rollup's whole weeks, brought
+    up to date first, and the calls of the days at either end; the calls themselves while the rollup is
+    too far behind. Four queries and seven per partial week, whatever the number of calls."""
+    rubric = filters.rubric
+    total = tallies()
+
+    def from_calls(since: date | None, until: date | None) -> None:
+        calls = Recording.objects.filter(judged_calls(rubric, since, until)(""), _place_q(filters))
+        for found in call_tallies(rubric, calls).values():
+            _add(total, found)
+
+    if not rollups_readable(rubric=rubric):
+        from_calls(filters.date_from, filters.date_to)
+        return total
+    split = period_split(filters.date_from, filters.date_to)
+    if split.whole_weeks:
+        where = _place_q(filters, workspace="rubric__workspace")
+        _add(total, week_tallies(rubric, first_week=split.first_week, last_week=split.last_week, where=where))
+    for first, last in split.edges:
+        from_calls(first, last)
+    return total
+
+
+def ceiling_of(criteria: list[Criterion], counts: Tallies) -> list[CriterionCeiling]:
+    """Per criterion, the judge against the supervisors beside the supervisors against each other."""
+    return [
+        criterion_ceiling(
+            criterion,
+            judge_pairs=counts[criterion.key].judge_pairs(),
+            human_pairs=counts[criterion.key].human_pairs(),
+            human_units=counts[criterion.key].human_units,
+        )
+        for criterion in criteria
+    ]
+
+
 def report_ceiling(filters: ReportFilters, criteria: list[Criterion] | None = None) -> list[CriterionCeiling]:
     """Per criterion, the judge against the supervisors beside the supervisors against each other: the
     deviation report's ceiling, and the dashboard's criteria furthest from the supervisors."""
-    return deviation_ceiling(
-        rubric=filters.rubric,
-        criteria=criteria if criteria is not None else list(filters.rubric.criteria.all()),
-        runs=JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED),
-    )
+    criteria = criteria if criteria is not None else list(filters.rubric.criteria.all())
+    return ceiling_of(criteria, period_tallies(filters))
 
 
 def latest_reviewed_rubric(*, scope: Scope) -> Rubric | None:

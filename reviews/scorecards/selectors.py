@@ -38,7 +38,7 @@ from reviews.scorecards.moments import (
     period_split,
     week_samples,
 )
-from reviews.scorecards.services import scorecard_weeks_refresh
+from reviews.scorecards.services import rollups_readable
 from reviews.selectors import HumanReference, blind_recordings_for, human_references
 from rubrics.models import Rubric
 
@@ -126,22 +126,13 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
     return Score.objects.filter(report_run_q(filters, "run__"), *conditions, run__in=current)
 
 
-# A read brings the rollup up to date first if at most this many calls changed since (a minute of judging
-# is about 1,500 at 25/s). More (the first read after the migration, a bulk load, a stopped beat) is for
-# the beat to read: a page would wait for it (16 s for 100,000 calls), and so reads the calls themselves.
-REFRESH_IN_READ_MAX = 5_000
-
-
 def period_samples(filters: ReportFilters, grouping: Grouping) -> Samples:
     """Each group's sample per column key in the period: its whole weeks from the rollup, brought up to
     date first, and the days at either end from the calls. Whatever the number of groups, three queries
     and one per partial week, plus one per week the refresh reads again (bench/scorecards/README.md)."""
     rubric = filters.rubric
-    changed = Recording.objects.filter(rubric=rubric, rollup_stale=True)[: REFRESH_IN_READ_MAX + 1].count()
-    if changed > REFRESH_IN_READ_MAX:
+    if not rollups_readable(rubric=rubric):
         return call_samples(rubric, judged_calls(rubric, filters.date_from, filters.date_to), grouping)
-    if changed:  # else the refresh would only take the rubric's lock, which every other read waits for
-        scorecard_weeks_refresh(rubric=rubric)
     split = period_split(filters.date_from, filters.date_to)
     samples = week_samples(rubric, split, grouping)
     for first, last in split.edges:

@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_datetime
 from qa.models import Recording
 from reviews.models import ScorecardWeek
 from reviews.figures.stats import CellSample, Stratum, StratumSample
+from reviews.reports.rollup import criterion_weeks_replace
 from reviews.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields, week_of
 from rubrics.models import Rubric
 
@@ -61,7 +62,9 @@ def _week_calls(rubric: Rubric, week: date | None, agents: set[str]) -> Calls:
 @transaction.atomic
 def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     """Read again the agent-weeks of the rubric's calls whose values changed since the last refresh (those
-    marked `Recording.rollup_stale`), and replace their rollup rows. Returns how many calls were marked.
+    marked `Recording.rollup_stale`), and replace their rows in both weekly rollups: the scorecards'
+    (`ScorecardWeek`) and the reports' per criterion (`reviews.reports.rollup`). Returns how many calls
+    were marked.
 
     One query per week touched, whatever the number of its agents: after a day of judging, the current
     week; after a review, the reviewed call's agent-week; after a migration or a bulk load, every week."""
@@ -73,7 +76,9 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     for agent_id, occurred_at in stale:
         agents_by_week[week_of(occurred_at)].add(agent_id)
     for week, agents in agents_by_week.items():
-        samples = call_samples(rubric, _week_calls(rubric, week, agents), by_agent)
+        calls = _week_calls(rubric, week, agents)
+        criterion_weeks_replace(rubric=rubric, week=week, agents=agents, calls=Recording.objects.filter(calls("")))
+        samples = call_samples(rubric, calls, by_agent)
         ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
         ScorecardWeek.objects.bulk_create(
             ScorecardWeek(
@@ -90,6 +95,23 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
             for stratum in _strata(sample)
         )
     return len(stale)
+
+
+# A read brings the rollups up to date first if at most this many calls changed since (a minute of judging
+# is about 1,500 at 25/s). More (the first read after the migration, a bulk load, a stopped beat) is for
+# the beat to read: a page would wait for it (16 s for 100,000 calls), and so reads the calls themselves.
+REFRESH_IN_READ_MAX = 5_000
+
+
+def rollups_readable(*, rubric: Rubric) -> bool:
+    """Whether a page may read the rubric's weekly rollups: brought up to date now if a few calls changed,
+    or False while too many are marked (the page then reads the calls)."""
+    changed = Recording.objects.filter(rubric=rubric, rollup_stale=True)[: REFRESH_IN_READ_MAX + 1].count()
+    if changed > REFRESH_IN_READ_MAX:
+        return False
+    if changed:  # else the refresh would only take the rubric's lock, which every other read waits for
+        scorecard_weeks_refresh(rubric=rubric)
+    return True
 
 
 def scorecard_weeks_refresh_all() -> int:

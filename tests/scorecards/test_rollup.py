@@ -32,8 +32,8 @@ from reviews.scorecards.moments import (
     judged_calls,
     period_split,
 )
-from reviews.scorecards import selectors
 from reviews.scorecards.selectors import period_samples, scorecard
+from reviews.scorecards import services
 from reviews.scorecards.services import scorecard_weeks_refresh
 from reviews.services import CriterionAdjustment, review_create
 from tests.factories import JudgeRunFactory, RecordingFactory, ScoreFactory, judged_recording, published_rubric
@@ -292,12 +292,12 @@ def test_with_too_many_changed_calls_a_read_reads_the_calls_and_leaves_the_rollu
     filters = ReportFilters(rubric=rubric, date_from=date(2026, 3, 2), date_to=date(2026, 3, 15))
     from_calls = call_samples(rubric, judged_calls(rubric, filters.date_from, filters.date_to), by_agent)
 
-    assert selectors.REFRESH_IN_READ_MAX == 5_000  # the README's figure; here, fewer calls do
-    monkeypatch.setattr(selectors, "REFRESH_IN_READ_MAX", 2)
+    assert services.REFRESH_IN_READ_MAX == 5_000  # the README's figure; here, fewer calls do
+    monkeypatch.setattr(services, "REFRESH_IN_READ_MAX", 2)
     assert_same_samples(period_samples(filters, by_agent), from_calls)
     assert Recording.objects.filter(rollup_stale=True).count() == 3 and not ScorecardWeek.objects.exists()
 
-    monkeypatch.setattr(selectors, "REFRESH_IN_READ_MAX", 3)
+    monkeypatch.setattr(services, "REFRESH_IN_READ_MAX", 3)
     assert_same_samples(period_samples(filters, by_agent), from_calls)
     assert not Recording.objects.filter(rollup_stale=True).exists() and ScorecardWeek.objects.exists()
 
