@@ -148,3 +148,19 @@ def test_calls_judged_before_the_quality_score_get_the_routings_score():
         fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
         assert (recording.quality_score, recording.auto_failed) == (fields["quality_score"], fields["auto_failed"])
     assert [r.quality_score for r in made] == [0.0, 50.0, None]  # (75 + 25) / 2; the unverified c2 has no value
+
+
+def test_the_quality_trend_is_of_the_calls_the_filters_and_the_reader_select(teams_data):
+    from access.models import Role, Workspace
+    from access.scope import scope_for
+    from access.services import member_add
+
+    period = {"rubric": teams_data, "date_from": date(2026, 3, 1), "date_to": date(2026, 3, 31)}
+    [south] = dashboard(ReportFilters(**period, team="south")).weeks
+    assert (south.judge.n, south.judge.mean) == (4, pytest.approx((3 * 3 + 5) / 4 * 25 - 25))  # c1 on 1–5 → 0–100
+    [a1] = dashboard(ReportFilters(**period, agent="a1")).weeks
+    assert a1.judge.n == 20
+    marta = UserFactory(username="marta-north")
+    member_add(user=marta, workspace=Workspace.objects.get(pk=teams_data.workspace_id), role=Role.SUPERVISOR, teams=["north"])
+    [north] = dashboard(ReportFilters(**period, scope=scope_for(marta))).weeks
+    assert north.judge.n == 26  # a1's 20 and a2's 6, none of south's
