@@ -194,7 +194,8 @@ def test_dashboard(bench_env):
     output = run(bench_env, "-m", "bench.dashboard.run", "--repeat", "1", exit_codes=(0, 1))
     assert "300 recordings, 3,960 scores" in output
     for what in (
-        "dashboard page, last 12 weeks", "dashboard page, all 26 weeks", "  quality score by week", "  auto-fail rates",
+        "dashboard page, last 12 weeks", "dashboard page, all 26 weeks", "dashboard page, 12 weeks from a Wed",
+        "  quality score by week", "  auto-fail rates",
         "  unverified-quote rate", "  review backlog", "  furthest criteria (ceiling)", "  the reports' counts (rollup)",
         "  open disputes", "evidence report (its page's data)",
     ):  # fmt: skip

@@ -66,6 +66,10 @@ def run(*, repeat: int) -> bool:
     started = time.perf_counter()
     refreshed = scorecard_weeks_refresh(rubric=rubric)  # both weekly rollups
     rollup = time.perf_counter() - started
+    with connection.cursor() as cursor:
+        # What autovacuum does within a minute of a bulk change: without statistics of the rollups' new
+        # rows PostgreSQL expects one row and sorts 200,000 on disk to group them (0.4 s for 0.08 s).
+        cursor.execute("ANALYZE reviews_scorecardweek, reviews_criterionweek, reviews_criterionpairweek")
 
     client = Client(HTTP_HOST="localhost", HTTP_ACCEPT_LANGUAGE="es")
     client.force_login(User.objects.get(username=BENCH_USER))
@@ -79,7 +83,7 @@ def run(*, repeat: int) -> bool:
     print(f"{Recording.objects.count():,} recordings, {Score.objects.count():,} scores; {repeat} timed requests each")
     print(f"critical criteria: {', '.join(keys)}; rollup brought up to date from {refreshed:,} calls in {rollup:.2f} s")
     print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-    print(f"{'what':<34}{'median s':>10}{'max s':>8}")
+    print(f"{'what':<38}{'median s':>10}{'max s':>8}")
     ok = True
 
     def page(url: str) -> Callable[[], object]:
@@ -90,12 +94,16 @@ def run(*, repeat: int) -> bool:
 
         return get
 
+    # A first visit's period: the last twelve weeks from a Monday (reviews.dashboard.views._with_period),
+    # here the data's; the same from a Wednesday, whose first days are read from the calls.
+    monday = last - timedelta(days=last.weekday(), weeks=11)
     for name, url in (
-        ("dashboard page, last 12 weeks", f"/dashboard/?rubric={BENCH_SLUG}&date_from={last - timedelta(weeks=12)}"),
+        ("dashboard page, last 12 weeks", f"/dashboard/?rubric={BENCH_SLUG}&date_from={monday}"),
         ("dashboard page, all 26 weeks", f"/dashboard/?rubric={BENCH_SLUG}{whole}"),
+        ("dashboard page, 12 weeks from a Wed", f"/dashboard/?rubric={BENCH_SLUG}&date_from={monday + timedelta(days=2)}"),
     ):
         median, worst = timed(page(url), repeat)
-        print(f"{name:<34}{median:>10.3f}{worst:>8.3f}")
+        print(f"{name:<38}{median:>10.3f}{worst:>8.3f}")
         ok &= median < LIMIT_S
     filters = ReportFilters(rubric=rubric, date_from=first, date_to=last)
     for name, call in (
@@ -109,7 +117,7 @@ def run(*, repeat: int) -> bool:
         ("evidence report (its page's data)", lambda: evidence_report(filters)),
     ):
         median, worst = timed(call, repeat)
-        print(f"{name:<34}{median:>10.3f}{worst:>8.3f}")
+        print(f"{name:<38}{median:>10.3f}{worst:>8.3f}")
     print("load average after:  {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     return ok
 

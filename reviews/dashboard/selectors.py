@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 from datetime import date, datetime, timedelta
 
 from django.db.models import Count, Min, Q
@@ -99,16 +98,7 @@ class OpenDisputes:
 
 
 def by_week(place: Place) -> dict:
-    return {"week": place.week, "team": place.team, "agent_id": place.agent_id}
-
-
-def _sees(filters: ReportFilters, team: str, agent_id: str) -> bool:
-    """Whether an agent-week's calls are in the filters (their team, agent) and the reader's scope (by
-    `Scope.recordings_q`'s rule, on the calls' team and agent)."""
-    if filters.team and team != filters.team or filters.agent and agent_id != filters.agent:
-        return False
-    calls = SimpleNamespace(workspace_id=filters.rubric.workspace_id, team=team, agent_id=agent_id)
-    return filters.scope is None or filters.scope.contains_recording(calls)
+    return {"week": place.week}
 
 
 def _monday(week: date | datetime | str | None) -> date | None:
@@ -131,10 +121,10 @@ def mean_interval(moments: Moments) -> MeanInterval:
 def quality_weeks(filters: ReportFilters) -> tuple[Estimate, list[QualityWeek]]:
     """The quality score over the period and week by week, from the scorecards' samples and estimator, of
     the calls the filters and the reader's scope select (the rollup keeps agent-weeks apart)."""
-    samples = period_samples(filters, by_week)
+    samples = period_samples(filters, by_week, narrowed=True)
     weekly: dict[date | None, CellSample] = {}
-    for ((week, team, agent_id), column), sample in samples.cells.items():
-        if column == OVERALL and _sees(filters, team, agent_id):
+    for ((week,), column), sample in samples.cells.items():
+        if column == OVERALL:
             monday = _monday(week)
             weekly[monday] = weekly.get(monday, CellSample()) + sample
     total = sum(weekly.values(), CellSample())

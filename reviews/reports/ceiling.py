@@ -90,7 +90,7 @@ def criterion_ceiling(
 Agent = tuple[str, str]  # a call's team and agent id: what the weekly rollup keeps apart
 
 
-def judge_pairs_by_agent(recording_ids: QuerySet) -> defaultdict[Agent, defaultdict[str, Counter]]:
+def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Agent, defaultdict[str, Counter]]:
     """(reference source, judge value, reference value) counted per team and agent and criterion key: the
     human references (`reviews.selectors.human_reference_rows`, the SQL form of `human_references`) beside
     the judge's value on the run each reference was given on, counted in the database. Reading the
@@ -99,10 +99,11 @@ def judge_pairs_by_agent(recording_ids: QuerySet) -> defaultdict[Agent, defaultd
         calibration_calls__agreed_values__isnull=False,
         calibration_calls__session__status=CalibrationSession.Status.CLOSED,
     )
-    with_reference = Recording.objects.filter(
-        Q(reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True) | agreed, pk__in=recording_ids
-    )
-    references = human_reference_rows(recording_ids=with_reference.values("pk"))
+    if isinstance(recording_ids, QuerySet):  # a subquery: first the calls with a reference, fewer
+        recording_ids = Recording.objects.filter(
+            Q(reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True) | agreed, pk__in=recording_ids
+        ).values("pk")
+    references = human_reference_rows(recording_ids=recording_ids)
     references_sql, params = references.query.get_compiler(using=references.db).as_sql()
     q = connection.ops.quote_name
     scores, criteria = q(Score._meta.db_table), q(Criterion._meta.db_table)

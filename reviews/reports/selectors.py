@@ -44,6 +44,7 @@ Filters
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from enum import StrEnum
@@ -342,15 +343,22 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     )
 
 
-def _place_q(filters: ReportFilters, team: str = "team", agent: str = "agent_id", workspace: str = "workspace") -> Q:
-    """The filters' team, agent and reader's scope on recordings, or on rollup rows by these field paths."""
-    q = Q()
-    if filters.team:
-        q &= Q(**{team: filters.team})
-    if filters.agent:
-        q &= Q(**{agent: filters.agent})
-    if filters.scope is not None:
-        q &= filters.scope.recordings_q(workspace=workspace, team=team, agent=agent)
+def place_q(filters: ReportFilters, *, workspace: str = "workspace") -> Callable[[str], Q]:
+    """The filters' team and agent and the reader's scope, as conditions on recordings reached through a
+    prefix (or on rollup rows, whose workspace is their rubric's: `workspace="rubric__workspace"`)."""
+
+    def q(prefix: str) -> Q:
+        where = Q()
+        if filters.team:
+            where &= Q(**{f"{prefix}team": filters.team})
+        if filters.agent:
+            where &= Q(**{f"{prefix}agent_id": filters.agent})
+        if filters.scope is not None:
+            where &= filters.scope.recordings_q(
+                workspace=f"{prefix}{workspace}", team=f"{prefix}team", agent=f"{prefix}agent_id"
+            )
+        return where
+
     return q
 
 
@@ -367,7 +375,7 @@ def period_tallies(filters: ReportFilters) -> Tallies:
     total = tallies()
 
     def from_calls(since: date | None, until: date | None) -> None:
-        calls = Recording.objects.filter(judged_calls(rubric, since, until)(""), _place_q(filters))
+        calls = Recording.objects.filter(judged_calls(rubric, since, until)(""), place_q(filters)(""))
         for found in call_tallies(rubric, calls).values():
             _add(total, found)
 
@@ -376,7 +384,7 @@ def period_tallies(filters: ReportFilters) -> Tallies:
         return total
     split = period_split(filters.date_from, filters.date_to)
     if split.whole_weeks:
-        where = _place_q(filters, workspace="rubric__workspace")
+        where = place_q(filters, workspace="rubric__workspace")("")
         _add(total, week_tallies(rubric, first_week=split.first_week, last_week=split.last_week, where=where))
     for first, last in split.edges:
         from_calls(first, last)

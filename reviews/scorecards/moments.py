@@ -213,11 +213,12 @@ def _stratum_of(row: dict[str, Any], prefix: str = "") -> StratumSample:
     return StratumSample(*parts)
 
 
-def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping) -> Samples:
-    """Each group's sample per column key, summed from the rollup's weeks of `split`: one query."""
+def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping, where: Q = Q()) -> Samples:
+    """Each group's sample per column key, summed from the rollup's weeks of `split` (its rows `where`
+    selects: a team, an agent, a scope): one query."""
     if not split.whole_weeks:
         return NO_SAMPLES
-    weeks = ScorecardWeek.objects.filter(rubric=rubric).order_by()
+    weeks = ScorecardWeek.objects.filter(where, rubric=rubric).order_by()
     if split.first_week:
         weeks = weeks.filter(week__gte=split.first_week)
     if split.last_week:

@@ -25,9 +25,10 @@ from django.db.models.functions import RowNumber
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
-from reviews.reports.selectors import ReportFilters, report_run_q
+from reviews.reports.selectors import ReportFilters, place_q, report_run_q
 from reviews.figures.stats import CellSample, CorrectionLevel, Estimate, scorecard_estimate
 from reviews.scorecards.moments import (
+    Calls,
     OVERALL,
     Grouping,
     Samples,
@@ -126,17 +127,27 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
     return Score.objects.filter(report_run_q(filters, "run__"), *conditions, run__in=current)
 
 
-def period_samples(filters: ReportFilters, grouping: Grouping) -> Samples:
+def period_samples(filters: ReportFilters, grouping: Grouping, *, narrowed: bool = False) -> Samples:
     """Each group's sample per column key in the period: its whole weeks from the rollup, brought up to
     date first, and the days at either end from the calls. Whatever the number of groups, three queries
-    and one per partial week, plus one per week the refresh reads again (bench/scorecards/README.md)."""
+    and one per partial week, plus one per week the refresh reads again (bench/scorecards/README.md).
+    `narrowed`: only the calls of the filters' team and agent and in the reader's scope (the dashboard's
+    trend); else every call of the rubric, which a scorecard needs for its corrections."""
     rubric = filters.rubric
+    place = place_q(filters) if narrowed else (lambda prefix: Q())
+
+    def calls(since: date | None, until: date | None) -> Calls:
+        judged = judged_calls(rubric, since, until)
+        return lambda prefix: judged(prefix) & place(prefix)
+
     if not rollups_readable(rubric=rubric):
-        return call_samples(rubric, judged_calls(rubric, filters.date_from, filters.date_to), grouping)
+        return call_samples(rubric, calls(filters.date_from, filters.date_to), grouping)
     split = period_split(filters.date_from, filters.date_to)
-    samples = week_samples(rubric, split, grouping)
+    # The rollup's rows carry their calls' team and agent; their workspace is their rubric's.
+    rows = place_q(filters, workspace="rubric__workspace")("") if narrowed else Q()
+    samples = week_samples(rubric, split, grouping, rows)
     for first, last in split.edges:
-        samples += call_samples(rubric, judged_calls(rubric, first, last), grouping)
+        samples += call_samples(rubric, calls(first, last), grouping)
     return samples
 
 
