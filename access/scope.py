@@ -76,6 +76,15 @@ class Scope:
                 return True
         return False
 
+    def teams_limit(self, workspace_id: int) -> frozenset[str]:
+        """The teams this scope's calls in `workspace_id` are limited to: a team-limited supervisor's
+        (`recordings_q`'s rule). Empty: no limit by team (a workspace-wide role, a supervisor of every team,
+        a key, a superuser). What a person may post or upload is bounded by it: a call they could not read."""
+        if self.everything:
+            return frozenset()
+        grant = next((grant for grant in self.grants if grant.workspace_id == workspace_id), None)
+        return grant.teams if grant is not None and grant.role == Role.SUPERVISOR else frozenset()
+
     def sees_team(self, workspace_id: int, team: str) -> bool:
         """Whether a team's figures as a whole (a scorecard's team row) are in scope: a supervisor's
         own teams, any team for a workspace-wide role; an agent sees no team's."""

@@ -68,7 +68,8 @@ class Scorecard:
     rubric: Rubric
     columns: list[Column]
     rows: list[ScorecardRow]  # each team, then its agents
-    totals: list[Estimate]  # the whole rubric: what the correction does, column by column
+    totals: list[Estimate]  # the calls the rows cover: what the correction does, column by column
+    totals_whole: bool = True  # False: the reader sees only some teams, and the totals are of those teams' calls
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,8 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
         agents[team][agent_id][column] = sample
         teams[team][column] += sample
         rubric[column] += sample
-    if filters.scope is not None:  # a supervisor's own teams' rows; the rubric's figures stay whole
+    every_team = len(teams)
+    if filters.scope is not None:  # a supervisor's own teams' rows; the correction's pools stay the rubric's
         workspace_id = filters.rubric.workspace_id
         agents = {team: cells for team, cells in agents.items() if filters.scope.sees_team(workspace_id, team)}
         teams = defaultdict(lambda: defaultdict(CellSample), {team: teams[team] for team in agents})
@@ -194,9 +196,20 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
             for agent_id, cells in agents[team].items()
         ]
         rows += [team_row, *sorted(agent_rows, key=lambda row: _sort_key(row.cells[sort_index]))]
-    return Scorecard(
-        rubric=filters.rubric, columns=columns, rows=rows, totals=estimates(rubric, lambda column: [])
-    )
+    # The totals are of the calls the rows cover. A team-limited supervisor reads no figure of another team's
+    # calls, so theirs are their teams' calls only, corrected (where their own audit is too small) by the
+    # rubric's audit, as each of their rows is: the pools are how the estimate is made, not a figure shown.
+    # A reader of every team gets the whole rubric's, which has no pool above it.
+    whole = len(teams) == every_team
+    if whole:
+        totals = estimates(rubric, lambda column: [])
+    else:
+        seen: defaultdict[str, CellSample] = defaultdict(CellSample)
+        for cells in teams.values():
+            for column, sample in cells.items():
+                seen[column] += sample
+        totals = estimates(seen, rubric_pool)
+    return Scorecard(rubric=filters.rubric, columns=columns, rows=rows, totals=totals, totals_whole=whole)
 
 
 def _day(week: date | datetime | str) -> date:
