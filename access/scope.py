@@ -64,15 +64,19 @@ class Scope:
 
     def contains_recording(self, recording: object) -> bool:
         """Whether one loaded recording is in scope (`recordings_q`'s rule, without a query)."""
+        return self.contains_calls(getattr(recording, "workspace_id", None), recording.team, recording.agent_id)
+
+    def contains_calls(self, workspace_id: int | None, team: str, agent_id: str) -> bool:
+        """Whether the calls of `agent_id` in `team` of a workspace are in scope (`recordings_q`'s rule)."""
         if self.everything:
             return True
         for grant in self.grants:
-            if grant.workspace_id != getattr(recording, "workspace_id", None):
+            if grant.workspace_id != workspace_id:
                 continue
             if grant.role == Role.AGENT:
-                if recording.agent_id == grant.agent_id:
+                if agent_id == grant.agent_id:
                     return True
-            elif grant.role != Role.SUPERVISOR or not grant.teams or recording.team in grant.teams:
+            elif grant.role != Role.SUPERVISOR or not grant.teams or team in grant.teams:
                 return True
         return False
 

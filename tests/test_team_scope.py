@@ -84,6 +84,25 @@ def test_the_scorecards_totals_are_of_the_teams_the_reader_sees(acme):
     assert "Only your teams' calls count here" not in lead.content.decode()
 
 
+@pytest.mark.django_db
+def test_an_agents_page_counts_only_their_calls_in_the_readers_teams(acme):
+    for team in ("north", "south", "south"):  # an agent who moved from north to south
+        judged_recording(rubric=acme["rubric"], team=team, agent_id="mover")
+    north = client_of(acme["north"]).get("/scorecards/agent/?rubric=care&agent=mover").context["card"]
+    assert north.team == "north" and north.criteria[0].agent.judged_n == 1
+    lead = client_of(acme["lead"]).get("/scorecards/agent/?rubric=care&agent=mover").context["card"]
+    assert lead.team == "south" and lead.criteria[0].agent.judged_n == 3
+
+
+@pytest.mark.django_db
+def test_the_team_limits_words_are_spanish_too(acme):
+    client = client_of(acme["north"])
+    page = client.get("/scorecards/?rubric=care", HTTP_ACCEPT_LANGUAGE="es").content.decode()
+    assert "Aquí cuentan solo las llamadas de sus equipos" in page
+    refused = poster(acme["north"]).post("/api/recordings/", call("south", "x-es"), format="json", HTTP_ACCEPT_LANGUAGE="es")
+    assert refused.json() == {"team": "Solo puede agregar llamadas a sus equipos (north), no al equipo south."}
+
+
 def poster(user: User) -> APIClient:
     """A person whom the operator let post calls over the API (no role has it of its own)."""
     user.user_permissions.add(Permission.objects.get(codename="add_recording", content_type__app_label="qa"))

@@ -242,12 +242,20 @@ def agent_card(filters: ReportFilters, agent_id: str, *, viewer: AbstractBaseUse
     period = ReportFilters(
         rubric=filters.rubric, date_from=filters.date_from, date_to=filters.date_to, scope=filters.scope
     )
-    samples = period_samples(period, by_week_around(agent_id, team))
+    samples = period_samples(period, by_week_around(agent_id))
+    workspace_id = filters.rubric.workspace_id
+
+    def counts_for_agent(call_team: str) -> bool:
+        # The agent's calls in a team the reader does not see are no figure of theirs (a team-limited
+        # supervisor's); they stay in the rubric's pool, which only corrects.
+        return filters.scope is None or filters.scope.contains_calls(workspace_id, call_team, agent_id)
+
     # Per column: the agent's, the team's and the rubric's samples, each overall and per week.
     whole: defaultdict[tuple[str, str], CellSample] = defaultdict(CellSample)
     weekly: defaultdict[tuple[str, str, date], CellSample] = defaultdict(CellSample)
-    for ((week, is_agent, in_team), column), sample in samples.cells.items():
-        scopes = ["rubric", *(["agent"] if is_agent else []), *(["team"] if in_team else [])]
+    for ((week, is_agent, call_team), column), sample in samples.cells.items():
+        is_agent = is_agent and counts_for_agent(call_team)
+        scopes = ["rubric", *(["agent"] if is_agent else []), *(["team"] if call_team == team else [])]
         for scope in scopes:
             whole[(scope, column)] += sample
             if week is not None:
