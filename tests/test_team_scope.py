@@ -85,6 +85,16 @@ def test_the_scorecards_totals_are_of_the_teams_the_reader_sees(acme):
 
 
 @pytest.mark.django_db
+def test_the_dashboards_quality_score_is_the_scorecards_total_of_the_readers_teams(acme):
+    for reader, judged in (("north", 1), ("lead", 3)):
+        client = client_of(acme[reader])
+        board = client.get("/dashboard/?rubric=care").context["board"]
+        total = client.get("/scorecards/?rubric=care").context["card"].totals[-1]
+        assert (board.quality.judged_n, board.quality.estimate) == (total.judged_n, total.estimate) == (judged, 75.0)
+        assert sum(week.judge.n for week in board.weeks) == judged, reader
+
+
+@pytest.mark.django_db
 def test_an_agents_page_counts_only_their_calls_in_the_readers_teams(acme):
     for team in ("north", "south", "south"):  # an agent who moved from north to south
         judged_recording(rubric=acme["rubric"], team=team, agent_id="mover")
