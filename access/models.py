@@ -64,6 +64,24 @@ ROLE_GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
+def role_of_groups(groups: set[str]) -> str | None:
+    """The role a person in these role groups has: ROLE_GROUPS read backwards, as the workspaces' migration
+    (access 0002) first decided it for everyone already in groups. A rubric owner who also supervises or
+    leads QA is an admin, though the owner and supervisor groups alone are not all of an admin's groups.
+    None: no role group. The migration keeps its own frozen copy (a migration never imports app code that
+    may change); it predates the Agents group, so it has no agent line."""
+    lead, owner, supervisor = "QA leads" in groups, "Rubric owners" in groups, "Supervisors" in groups
+    if owner and (lead or supervisor):
+        return Role.ADMIN
+    if lead:
+        return Role.QA_LEAD
+    if owner:
+        return Role.RUBRIC_OWNER
+    if supervisor:
+        return Role.SUPERVISOR
+    return Role.AGENT if "Agents" in groups else None
+
+
 class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")

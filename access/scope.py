@@ -64,17 +64,30 @@ class Scope:
 
     def contains_recording(self, recording: object) -> bool:
         """Whether one loaded recording is in scope (`recordings_q`'s rule, without a query)."""
+        return self.contains_calls(getattr(recording, "workspace_id", None), recording.team, recording.agent_id)
+
+    def contains_calls(self, workspace_id: int | None, team: str, agent_id: str) -> bool:
+        """Whether the calls of `agent_id` in `team` of a workspace are in scope (`recordings_q`'s rule)."""
         if self.everything:
             return True
         for grant in self.grants:
-            if grant.workspace_id != getattr(recording, "workspace_id", None):
+            if grant.workspace_id != workspace_id:
                 continue
             if grant.role == Role.AGENT:
-                if recording.agent_id == grant.agent_id:
+                if agent_id == grant.agent_id:
                     return True
-            elif grant.role != Role.SUPERVISOR or not grant.teams or recording.team in grant.teams:
+            elif grant.role != Role.SUPERVISOR or not grant.teams or team in grant.teams:
                 return True
         return False
+
+    def teams_limit(self, workspace_id: int) -> frozenset[str]:
+        """The teams this scope's calls in `workspace_id` are limited to: a team-limited supervisor's
+        (`recordings_q`'s rule). Empty: no limit by team (a workspace-wide role, a supervisor of every team,
+        a key, a superuser). What a person may post or upload is bounded by it: a call they could not read."""
+        if self.everything:
+            return frozenset()
+        grant = next((grant for grant in self.grants if grant.workspace_id == workspace_id), None)
+        return grant.teams if grant is not None and grant.role == Role.SUPERVISOR else frozenset()
 
     def sees_team(self, workspace_id: int, team: str) -> bool:
         """Whether a team's figures as a whole (a scorecard's team row) are in scope: a supervisor's

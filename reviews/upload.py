@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from access import Capability
 from access.scope import Scope, scope_for
+from qa.api.scope import recording_team_check
 from qa.audio import AudioTooLargeError
 from qa.errors import InvalidInputError
 from qa.services import RecordingConflictError, recording_ingest
@@ -72,6 +73,7 @@ def recording_upload(request: HttpRequest) -> HttpResponse:
                 raise InvalidInputError(
                     {"rubric": _("Rubric %(slug)s has no published version.") % {"slug": values["rubric"]}}
                 )
+            recording_team_check(scope, {"rubric": rubric, "team": values["team"]})  # the API's rule
             recording, created = recording_ingest(
                 external_id=values["external_id"],
                 source=UPLOAD_SOURCE,

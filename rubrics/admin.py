@@ -5,17 +5,20 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import models
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import yesno
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import formats
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
 from access.admin import ScopedAdminMixin
 from rubrics.lint import Finding, RubricLintError, rubric_lint
 from rubrics.models import Criterion, CriterionException, Rubric, RubricFrozenError, Section
-from rubrics.selectors import rubric_diff
+from rubrics.selectors import CriterionChange, SettingChange, rubric_diff
 from rubrics.services import rubric_new_version, rubric_publish
 
 
@@ -195,8 +198,12 @@ class RubricAdmin(ScopedAdminMixin, DraftOnlyMixin, nested_admin.NestedModelAdmi
                 "original": rubric,
                 "rubric": rubric,
                 "diff": diff,
-                "changed": [(change, [_field_label(name) for name in change.fields]) for change in diff.changed],
-                "settings": [(setting, _setting_label(setting.name)) for setting in diff.settings],
+                "changed": [(change, _criterion_labels(change)) for change in diff.changed],
+                "settings": [_change_text(Rubric, setting) for setting in diff.settings],
+                "sections_changed": [
+                    (section, [_change_text(Section, value) for value in section.values])
+                    for section in diff.sections_changed
+                ],
                 "title": _("Publish %(rubric)s?") % {"rubric": rubric}
                 if context["action"] == "publish"
                 else _("Create a new draft version of %(rubric)s?") % {"rubric": rubric},
@@ -205,9 +212,30 @@ class RubricAdmin(ScopedAdminMixin, DraftOnlyMixin, nested_admin.NestedModelAdmi
         )
 
 
-def _setting_label(name: str) -> str:
-    """A rubric setting's translated name, for the diff."""
-    return str(Rubric._meta.get_field(name).verbose_name)
+def _change_text(model: type[models.Model], change: SettingChange) -> str:
+    """A changed setting of a rubric, section or criterion as the diff lists it: "auto-fail: Zero the call's
+    score → Flag the call and keep the computed score", translated."""
+    field = model._meta.get_field(change.name)
+    return f"{field.verbose_name}: {_shown(field, change.before)} → {_shown(field, change.after)}"
+
+
+def _shown(field: models.Field, value: object) -> str:
+    """A setting's value as a person reads it: a choice by its label, yes or no, a number in their language's
+    format, a dash for none."""
+    if value is None or value == "":
+        return "—"
+    if field.choices:
+        return str(dict(field.flatchoices).get(value, value))
+    if isinstance(field, models.BooleanField):
+        return yesno(value)
+    return str(formats.localize(value))
+
+
+def _criterion_labels(change: CriterionChange) -> list[str]:
+    """A changed criterion's changed fields: by name, and with their values where they are short (its weight,
+    section, critical, fail value...)."""
+    values = {value.name: value for value in change.values}
+    return [_change_text(Criterion, values[name]) if name in values else _field_label(name) for name in change.fields]
 
 
 def _field_label(name: str) -> str:

@@ -10,7 +10,7 @@ from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from access.scope import Scope
 from rubrics.models import Criterion, Rubric
 from rubrics.quality import QualityPolicy, quality_policy
-from rubrics.rubric_file import CriterionSpec, rubric_spec_of
+from rubrics.rubric_file import CriterionSpec, SectionSpec, rubric_spec_of
 
 
 def rubrics_in(scope: Scope) -> QuerySet[Rubric]:
@@ -61,63 +61,103 @@ def rubric_version_of(*, slug: str, scope: Scope, version: int | None = None) ->
 
 
 @dataclass(frozen=True)
-class CriterionChange:
-    key: str
-    title: str
-    fields: list[str]  # the changed fields' names, as the YAML writes them
-
-
-@dataclass(frozen=True)
 class SettingChange:
-    """A rubric-wide setting the version changes (its audit rate, warm-up, review threshold...)."""
+    """A setting the version changes (the rubric's audit rate or auto-fail rule, a section's weight, a
+    criterion's section or fail value...), before and after."""
 
     name: str  # as the YAML writes it
     before: object
     after: object
 
 
-# The rubric's own settings a diff compares, beside its criteria (the slug never changes between versions).
-DIFF_SETTINGS = ("name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments")
+@dataclass(frozen=True)
+class CriterionChange:
+    key: str
+    title: str
+    fields: list[str]  # the changed fields' names, as the YAML writes them
+    # The changed fields among CRITERION_VALUES, before and after: what a score counts for is read at a glance,
+    # where a changed description or exception is only named.
+    values: list[SettingChange] = dataclasses.field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SectionChange:
+    key: str
+    title: str
+    values: list[SettingChange]  # its title and weight, where changed
+
+
+# The rubric's own settings a diff compares, beside its sections and criteria (the slug never changes between
+# versions): its wording, its routing (review threshold, audit, warm-up) and its quality score's policy.
+DIFF_SETTINGS = (
+    "name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments",
+    "auto_fail", "not_applicable", "route_auto_fail",
+)  # fmt: skip
+# A criterion's fields whose values a diff shows (short ones, the quality score's policy among them).
+CRITERION_VALUES = ("section", "weight", "critical", "fail_at", "scale_min", "scale_max", "subject")
+SECTION_VALUES = ("title", "weight")
 
 
 @dataclass(frozen=True)
 class RubricDiff:
-    """What a version changes against the one it follows: its settings, and criterion by criterion key."""
+    """What a version changes against the one it follows: its settings, its sections and its criteria, each by key."""
 
     previous: Rubric | None
     added: list[CriterionSpec]
     removed: list[CriterionSpec]
     changed: list[CriterionChange]
     settings: list[SettingChange] = dataclasses.field(default_factory=list)
+    sections_added: list[SectionSpec] = dataclasses.field(default_factory=list)
+    sections_removed: list[SectionSpec] = dataclasses.field(default_factory=list)
+    sections_changed: list[SectionChange] = dataclasses.field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
-        return not (self.added or self.removed or self.changed or self.settings)
+        return not (
+            self.added or self.removed or self.changed or self.settings
+            or self.sections_added or self.sections_removed or self.sections_changed
+        )  # fmt: skip
+
+
+def _changes(before: object, after: object, names: tuple[str, ...]) -> list[SettingChange]:
+    """The fields `names` whose value differs between two specs, in that order."""
+    return [
+        SettingChange(name, getattr(before, name), getattr(after, name))
+        for name in names
+        if getattr(before, name) != getattr(after, name)
+    ]
 
 
 def rubric_diff(*, rubric: Rubric) -> RubricDiff:
     previous = rubric.previous_version()
     before_spec = rubric_spec_of(previous) if previous is not None else None
     after_spec = rubric_spec_of(rubric)
-    before = {c.key: c for c in before_spec.criteria} if before_spec is not None else {}
+    if before_spec is None:  # the first version: every criterion is new, and there is nothing to compare
+        return RubricDiff(previous=None, added=list(after_spec.criteria), removed=[], changed=[])
+    before = {c.key: c for c in before_spec.criteria}
     after = {c.key: c for c in after_spec.criteria}
-    settings = [
-        SettingChange(name, getattr(before_spec, name), getattr(after_spec, name))
-        for name in DIFF_SETTINGS
-        if before_spec is not None and getattr(before_spec, name) != getattr(after_spec, name)
-    ]
     changed = []
     for key in after.keys() & before.keys():
         old, new = dataclasses.asdict(before[key]), dataclasses.asdict(after[key])
         if fields := [name for name in new if new[name] != old[name]]:
-            changed.append(CriterionChange(key=key, title=after[key].title, fields=fields))
+            values = _changes(before[key], after[key], CRITERION_VALUES)
+            changed.append(CriterionChange(key=key, title=after[key].title, fields=fields, values=values))
     order = list(after)
+    sections_before = {s.key: s for s in before_spec.sections}
+    sections_after = {s.key: s for s in after_spec.sections}
     return RubricDiff(
         previous=previous,
         added=[after[key] for key in order if key not in before],
         removed=[spec for key, spec in before.items() if key not in after],
         changed=sorted(changed, key=lambda change: order.index(change.key)),
-        settings=settings,
+        settings=_changes(before_spec, after_spec, DIFF_SETTINGS),
+        sections_added=[spec for key, spec in sections_after.items() if key not in sections_before],
+        sections_removed=[spec for key, spec in sections_before.items() if key not in sections_after],
+        sections_changed=[
+            SectionChange(key=key, title=spec.title, values=values)
+            for key, spec in sections_after.items()
+            if key in sections_before and (values := _changes(sections_before[key], spec, SECTION_VALUES))
+        ],
     )
 
 

@@ -7,7 +7,7 @@ import factory
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
-from access.models import Membership, Role, default_workspace_id
+from access.models import Membership, Role, default_workspace_id, role_of_groups
 from qa.models import JudgeRun, Recording, Score, values_by_key
 from rubrics.models import Criterion, CriterionException, Rubric
 from rubrics.services import rubric_publish
@@ -142,17 +142,3 @@ class UserFactory(factory.django.DjangoModelFactory):
                 )
         if create:
             self.save()
-
-
-def role_of_groups(groups: set[str]) -> str | None:
-    """The role these groups give, as the workspaces' migration (access 0002) decides it."""
-    lead, owner, supervisor = "QA leads" in groups, "Rubric owners" in groups, "Supervisors" in groups
-    if owner and (lead or supervisor):
-        return Role.ADMIN
-    if lead:
-        return Role.QA_LEAD
-    if owner:
-        return Role.RUBRIC_OWNER
-    if supervisor:
-        return Role.SUPERVISOR
-    return Role.AGENT if "Agents" in groups else None

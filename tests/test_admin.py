@@ -2,6 +2,7 @@
 
 from collections.abc import Callable
 
+import html
 import re
 
 import pytest
@@ -223,6 +224,64 @@ def test_publishing_shows_the_diff_and_errors_block_it(client):
     assert client.post(publish, {"confirm_warnings": "1"}).status_code == 200
     draft.refresh_from_db()
     assert draft.is_draft
+
+
+def _policy_draft() -> Rubric:
+    """v1: sections compliance (weight 3) and service (1), criteria debt (compliance) and greets (service);
+    its draft v2 changes the policy only: a section renamed and reweighted, one removed, one added, a
+    criterion moved and reweighted, another made critical, and the rubric's auto-fail and N/A rules."""
+    from rubrics.models import Section
+    from rubrics.services import rubric_new_version, rubric_publish
+
+    first = RubricFactory(slug="care")
+    compliance = Section.objects.create(rubric=first, key="compliance", title="Compliance", weight=3, order=1)
+    service = Section.objects.create(rubric=first, key="service", title="Service", weight=1, order=2)
+    for key, title, section in (("debt", "States the debt", compliance), ("greets", "Greets", service)):
+        CriterionExceptionFactory(
+            criterion=CriterionFactory(rubric=first, key=key, title=title, section=section,
+                                       description=f"The agent {key} the caller.", evidence_guidance="Quote it."),
+        )  # fmt: skip
+    rubric_publish(rubric=first)
+    draft = rubric_new_version(rubric=first)
+    closing = Section.objects.create(rubric=draft, key="closing", title="Closing", weight=1, order=3)
+    draft.sections.filter(key="service").update(title="Customer service", weight=2)
+    draft.criteria.filter(key="debt").update(section=closing, weight=2.5)
+    draft.sections.filter(key="compliance").delete()
+    draft.criteria.filter(key="greets").update(critical=True, fail_at=2)
+    Rubric.objects.filter(pk=draft.pk).update(auto_fail="flag", not_applicable="met")
+    return draft
+
+
+def _diff_items(page: str) -> list[str]:
+    return [html.unescape(" ".join(re.sub(r"<[^>]+>", "", item).split())) for item in re.findall(r"<li[^>]*>(.*?)</li>", page.split('class="rubric-diff', 1)[1].split("</section>", 1)[0], re.S)]
+
+
+@pytest.mark.django_db
+def test_publishing_lists_the_policy_changes_sections_rules_and_criteria_values(client):
+    client = owner_client(client)
+    publish = reverse("admin:rubrics_rubric_publish", args=[_policy_draft().pk])
+
+    english = _diff_items(client.get(publish, HTTP_ACCEPT_LANGUAGE="en").content.decode())
+    assert english == [
+        "Section added: closing Closing (weight 1.0)",
+        "Section removed: compliance Compliance",
+        "Section changed: service Customer service — title: Service → Customer service, weight: 1.0 → 2.0",
+        "Changed: debt States the debt — weight: 1.0 → 2.5, section: compliance → closing",
+        "Changed: greets Greets — critical: no → yes, fails at: — → 2",
+        "Changed: auto-fail: Zero the call's score → Flag the call and keep the computed score",
+        "Changed: not applicable criteria: Leave it out of the weights → Count it as met",
+    ]
+    spanish = _diff_items(client.get(publish, HTTP_ACCEPT_LANGUAGE="es").content.decode())
+    assert spanish == [
+        "Sección agregada: closing Closing (peso 1,0)",
+        "Sección eliminada: compliance Compliance",
+        "Sección modificada: service Customer service — título: Service → Customer service, peso: 1,0 → 2,0",
+        "Modificado: debt States the debt — peso: 1,0 → 2,5, sección: compliance → closing",
+        "Modificado: greets Greets — crítico: no → sí, falla en: — → 2",
+        "Modificado: fallo crítico: Poner a cero la puntuación de la llamada → Marcar la llamada y mantener la "
+        "puntuación calculada",
+        "Modificado: criterios que no aplican: Excluirlo de los pesos → Contarlo como cumplido",
+    ]
 
 
 @pytest.mark.django_db

@@ -61,8 +61,6 @@ SCOPED_BY_CALLER = {
     ("reviews/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
     ("reviews/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
     ("reviews/reports/selectors.py", "previous_reviewed_version"): "a version of a rubric read in scope",
-    ("reviews/reports/selectors.py", "versions_report"): "a slug the form took from the reader's rubrics",
-    ("reviews/reports/selectors.py", "_rejections_by_week"): "a slug the form took from the reader's rubrics",
     # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
     ("reviews/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
     ("reviews/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",

@@ -113,6 +113,21 @@ def test_existing_people_become_members_of_the_default_workspace_with_the_role_t
     assert roles == {"sup": "supervisor", "lead": "qa_lead", "owner": "rubric_owner", "both": "admin"}
 
 
+def test_the_role_a_persons_groups_give_is_the_workspaces_migrations():
+    """access.models.role_of_groups (what the test factories give a person in role groups) decides as the
+    frozen copy in access 0002 did, for every combination of the three groups that existed then."""
+    import importlib
+    from itertools import combinations
+
+    from access.models import role_of_groups
+
+    frozen = importlib.import_module("access.migrations.0002_default_workspace").role_for
+    names = ("Supervisors", "QA leads", "Rubric owners")
+    for groups in (set(chosen) for size in range(len(names) + 1) for chosen in combinations(names, size)):
+        assert role_of_groups(groups) == frozen(groups), groups
+    assert role_of_groups({"Agents"}) == Role.AGENT  # the Agents group came with the migration: no one was in it
+
+
 @pytest.mark.django_db(transaction=True)
 def test_existing_rubrics_calls_keys_and_experiments_go_into_the_default_workspace_with_their_teams():
     from django.db import connection

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 
-from access.scope import scope_for_request
+from access.scope import Scope, scope_for_request
 from qa.errors import InvalidInputError
 from qa.models import ApiKey, Recording
 
@@ -65,3 +65,22 @@ def source_apply(request: Request, values: dict[str, Any]) -> None:
                 % {"source": key.source, "other": values["source"]}
             }
         )
+
+
+def recording_team_check(scope: Scope, values: dict[str, Any]) -> None:
+    """Refuse a call posted or uploaded to a team outside the poster's (`Scope.teams_limit`): a team-limited
+    supervisor could not read it once stored. A call naming no team is refused to them too, since it is in
+    none of their teams. `values` are `recording_ingest`'s, with its rubric found in `scope`."""
+    teams = scope.teams_limit(values["rubric"].workspace_id)
+    team = values.get("team", "")
+    if not teams or team in teams:
+        return
+    names = ", ".join(sorted(teams))
+    if team:
+        message = _("You may add calls only to your teams (%(teams)s), not to team %(team)s.") % {
+            "teams": names,
+            "team": team,
+        }
+    else:
+        message = _("Name the call's team: you may add calls only to your teams (%(teams)s).") % {"teams": names}
+    raise InvalidInputError({"team": message})

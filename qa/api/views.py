@@ -38,7 +38,7 @@ from qa.api.serializers import (
 )
 from qa.errors import InvalidInputError
 from qa.judging import recording_enqueue_judging
-from qa.api.scope import recordings_visible, source_apply
+from qa.api.scope import recording_team_check, recordings_visible, source_apply
 from qa.models import Recording
 from qa.selectors import recording_active_run, recording_list
 from qa.services import (
@@ -87,11 +87,13 @@ class RecordingsView(GenericAPIView):
     )
     def post(self, request: Request) -> Response:
         # A body over QA_AUDIO_MAX_BYTES (and the form's room) was refused unread: config.body_limit.
+        scope = scope_for_request(request)
         if isinstance(request.data, QueryDict):  # multipart/form-data, with the audio
-            values = parse_with(RecordingIngestSerializer, request.data, scope=scope_for_request(request))
+            values = parse_with(RecordingIngestSerializer, request.data, scope=scope)
         else:
-            values = recording_input(request.data, rubric=rubric_lookup(scope_for_request(request)))
+            values = recording_input(request.data, rubric=rubric_lookup(scope))
         source_apply(request, values)
+        recording_team_check(scope, values)
         recording, created = recording_ingest(**values)
         body = self.get_serializer(recording).data
         if not created:
@@ -118,13 +120,15 @@ class RecordingBatchView(GenericAPIView):
     )
     def post(self, request: Request) -> Response:
         items = batch_items(request.data)
-        rubric = rubric_lookup(scope_for_request(request))
+        scope = scope_for_request(request)
+        rubric = rubric_lookup(scope)
         results: list[dict | None] = [None] * len(items)
         prepared, positions = [], []
         for index, item in enumerate(items):
             try:
                 values = recording_input(item, rubric=rubric)
                 source_apply(request, values)
+                recording_team_check(scope, values)
                 prepared.append(recording_prepare(**values))
             except InvalidInputError as error:
                 results[index] = {"index": index, "status": status.HTTP_400_BAD_REQUEST, "errors": error.errors}

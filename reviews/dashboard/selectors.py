@@ -98,7 +98,7 @@ class OpenDisputes:
 
 
 def by_week(place: Place) -> dict:
-    return {"week": place.week}
+    return {"week": place.week, "team": place.team}  # the team: a team-limited reader's weeks sum their teams'
 
 
 def _monday(week: date | datetime | str | None) -> date | None:
@@ -123,21 +123,30 @@ def quality_weeks(filters: ReportFilters) -> tuple[Estimate, list[QualityWeek]]:
     the calls the filters and the reader's scope select (the rollup keeps agent-weeks apart)."""
     samples = period_samples(filters, by_week, narrowed=True)
     weekly: dict[date | None, CellSample] = {}
-    for ((week,), column), sample in samples.cells.items():
-        if column == OVERALL:
-            monday = _monday(week)
-            weekly[monday] = weekly.get(monday, CellSample()) + sample
+    rubric, hidden = CellSample(), False
+    for ((week, team), column), sample in samples.cells.items():
+        if column != OVERALL:
+            continue
+        rubric += sample
+        if filters.scope is not None and not filters.scope.sees_team(filters.rubric.workspace_id, team):
+            hidden = True  # another team's calls: no figure of a team-limited supervisor's (as the scorecard's totals)
+            continue
+        monday = _monday(week)
+        weekly[monday] = weekly.get(monday, CellSample()) + sample
     total = sum(weekly.values(), CellSample())
+    # Their teams' figures borrow the rubric's audit where their own is too small, as the scorecard's totals do.
+    pools = [(CorrectionLevel.RUBRIC, rubric)] if hidden else []
     weeks = [
         QualityWeek(
             week,
-            scorecard_estimate(sample, [(CorrectionLevel.RUBRIC, total)]),  # a week with few audited calls: the period's
+            # A week with few audited calls: the period's (then, for a team-limited reader, the rubric's).
+            scorecard_estimate(sample, [(CorrectionLevel.RUBRIC, total), *pools]),
             mean_interval(sample.whole.judged),
             mean_interval(sample.whole.human),
         )
         for week, sample in sorted(weekly.items(), key=lambda item: (item[0] is None, item[0] or date.min))
     ]
-    return scorecard_estimate(total, []), weeks
+    return scorecard_estimate(total, pools), weeks
 
 
 def auto_fail_rates(filters: ReportFilters, counts: Tallies) -> tuple[int, int, list[AutoFailRate]]:

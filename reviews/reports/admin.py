@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
+from access.scope import scope_for
 from reviews.reports.selectors import ReportFilters, rubric_health
 from reviews.reports.views import filter_query
 from rubrics.admin import RubricAdmin
@@ -20,7 +21,9 @@ class RubricHealthAdmin(RubricAdmin):
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context=None):
         rubric = self.get_object(request, object_id)
         context = dict(extra_context or {})
-        if rubric is not None and (health := rubric_health(slug=rubric.slug)) is not None:
+        # The reader's calls: a staff supervisor limited to teams reads their teams' figures only.
+        scope = scope_for(request.user)
+        if rubric is not None and (health := rubric_health(slug=rubric.slug, scope=scope)) is not None:
             findings: dict[str, list] = {}
             for finding in rubric_lint(health.current):
                 findings.setdefault(finding.criterion, []).append(finding)

@@ -271,4 +271,5 @@ class VersionsReportView(APIView):
 
     def get(self, request: Request) -> Response:
         form = _valid(VersionsFilterForm(request.query_params, scope=scope_for_request(request)))
-        return Response(VersionsReportSerializer(versions_report(slug=form.cleaned_data["rubric"])).data)
+        report = versions_report(slug=form.cleaned_data["rubric"], scope=form.scope)
+        return Response(VersionsReportSerializer(report).data)

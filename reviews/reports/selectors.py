@@ -635,8 +635,8 @@ class RubricHealth:
     criteria: list[CriterionHealth]
 
 
-def _figures(rubric: Rubric) -> dict[str, CriterionFigures]:
-    filters = ReportFilters(rubric=rubric)
+def _figures(rubric: Rubric, scope: Scope | None = None) -> dict[str, CriterionFigures]:
+    filters = ReportFilters(rubric=rubric, scope=scope)
     report = deviation_report(filters)
     deviation = {row.criterion.pk: row.agreement for row in report.groups[Group.ALL].criteria}
     evidence = {row.criterion.pk: row.tally for row in evidence_report(filters).criteria}
@@ -665,8 +665,9 @@ def worst_quarter(rates: dict[str, tuple[float | None, int]]) -> set[str]:
     return {key for rate, key in ranked[:cut] if rate > bar}
 
 
-def rubric_health(*, slug: str) -> RubricHealth | None:
-    """Each criterion of the published version beside the previous version's, over all reviewed calls.
+def rubric_health(*, slug: str, scope: Scope | None = None) -> RubricHealth | None:
+    """Each criterion of the published version beside the previous version's, over the reviewed calls in
+    `scope` (the admin's reader: a team-limited supervisor's teams; None: all of them).
 
     None when the rubric has no published version yet.
     """
@@ -674,8 +675,8 @@ def rubric_health(*, slug: str) -> RubricHealth | None:
     if current is None:
         return None
     previous = current.previous_version()
-    now = _figures(current)
-    before = _figures(previous) if previous is not None else {}
+    now = _figures(current, scope)
+    before = _figures(previous, scope) if previous is not None else {}
     worst_rejection = worst_quarter({key: (f.agreement.rejection_rate, f.agreement.reviewed) for key, f in now.items()})
     worst_unverified = worst_quarter({key: (f.evidence.rate, f.evidence.total) for key, f in now.items()})
     worst_upheld = worst_quarter({key: (f.upheld_dispute_rate, f.agreement.reviewed) for key, f in now.items()})
@@ -731,16 +732,19 @@ class VersionsReport:
     weeks: list[WeekRejections]
 
 
-def versions_report(*, slug: str) -> VersionsReport:
-    """Each criterion's figures (over all reviewed calls) in every version of a rubric, and the
-    weekly rejection rate across versions. A criterion new in a version starts a line; one
-    whose key is gone ends its line there, unless a criterion of the next version replaces it."""
-    versions = list(Rubric.objects.filter(slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("version"))
+def versions_report(*, slug: str, scope: Scope) -> VersionsReport:
+    """Each criterion's figures (over the reviewed calls in the reader's `scope`: a supervisor's teams')
+    in every version of a rubric, and the weekly rejection rate across versions. A criterion new in a
+    version starts a line; one whose key is gone ends its line there, unless a criterion of the next
+    version replaces it."""
+    versions = list(
+        Rubric.objects.filter(scope.workspaces_q(), slug=slug).exclude(status=Rubric.Status.DRAFT).order_by("version")
+    )
     lines: list[dict] = []
     open_lines: dict[str, dict] = {}  # key in the previous version -> its line
     for index, version in enumerate(versions):
         continued: dict[str, dict] = {}
-        for key, figures in _figures(version).items():
+        for key, figures in _figures(version, scope).items():
             line = open_lines.pop(key, None) or open_lines.pop(figures.criterion.replaces, None)
             if line is None:
                 line = {"cells": [None] * len(versions)}
@@ -752,7 +756,7 @@ def versions_report(*, slug: str) -> VersionsReport:
         slug=slug,
         versions=versions,
         lines=[_line(line["cells"]) for line in lines],
-        weeks=_rejections_by_week(slug),
+        weeks=_rejections_by_week(slug, scope),
     )
 
 
@@ -761,11 +765,14 @@ def _line(cells: list[CriterionFigures | None]) -> CriterionLine:
     return CriterionLine(key=latest.criterion.key, title=latest.criterion.title, cells=cells)
 
 
-def _rejections_by_week(slug: str) -> list[WeekRejections]:
-    """Reviewed and rejected scores per week the call was judged, over every version of the rubric."""
+def _rejections_by_week(slug: str, scope: Scope) -> list[WeekRejections]:
+    """Reviewed and rejected scores per week the call was judged, over every version of the rubric, of the
+    calls in `scope`."""
     final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
+    path = "run__recording__"
+    calls = scope.recordings_q(workspace=f"{path}workspace", team=f"{path}team", agent=f"{path}agent_id")
     rows = (
-        with_review_entry(Score.objects.filter(run__rubric__slug=slug, run__reviews__in=final_reviews))
+        with_review_entry(Score.objects.filter(calls, run__rubric__slug=slug, run__reviews__in=final_reviews))
         .values(week=TruncWeek("run__created_at"), rejected=IS_REJECTED)
         .annotate(count=Count("pk"))
         .order_by()

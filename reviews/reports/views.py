@@ -558,7 +558,7 @@ class VersionsView(ReportView):
     template_name = "reports/versions.html"
 
     def context(self, form: VersionsFilterForm) -> dict[str, Any]:
-        report = versions_report(slug=form.cleaned_data["rubric"])
+        report = versions_report(slug=form.cleaned_data["rubric"], scope=form.scope)
         return {
             "report": report,
             "lines": [
@@ -610,7 +610,7 @@ class VersionsView(ReportView):
         )
 
     def csv(self, form: VersionsFilterForm) -> HttpResponse:
-        report = versions_report(slug=form.cleaned_data["rubric"])
+        report = versions_report(slug=form.cleaned_data["rubric"], scope=form.scope)
         header = ["line", "version", "criterion_key", "replaces", "reviewed", "rejected", "rejection_rate",
                   "scores", "unverified", "unverified_rate", "n", "mae", "qwk", "not_applicable_disputed"]  # fmt: skip
         rows = (

@@ -145,9 +145,12 @@ def by_agent(place: Place) -> dict[str, Expression]:
     return {"team": place.team, "agent_id": place.agent_id}
 
 
-def by_week_around(agent_id: str, team: str) -> Grouping:
+def by_week_around(agent_id: str) -> Grouping:
+    """Per week and team, the agent's calls apart from the others': an agent's page sums the agent's calls
+    (in the teams its reader sees), their team's and the rubric's."""
+
     def grouping(place: Place) -> dict[str, Expression]:
-        return {"week": place.week, "is_agent": Exact(place.agent_id, agent_id), "in_team": Exact(place.team, team)}
+        return {"week": place.week, "is_agent": Exact(place.agent_id, agent_id), "team": place.team}
 
     return grouping
 

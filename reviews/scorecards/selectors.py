@@ -69,7 +69,8 @@ class Scorecard:
     rubric: Rubric
     columns: list[Column]
     rows: list[ScorecardRow]  # each team, then its agents
-    totals: list[Estimate]  # the whole rubric: what the correction does, column by column
+    totals: list[Estimate]  # the calls the rows cover: what the correction does, column by column
+    totals_whole: bool = True  # False: the reader sees only some teams, and the totals are of those teams' calls
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,8 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
         agents[team][agent_id][column] = sample
         teams[team][column] += sample
         rubric[column] += sample
-    if filters.scope is not None:  # a supervisor's own teams' rows; the rubric's figures stay whole
+    every_team = len(teams)
+    if filters.scope is not None:  # a supervisor's own teams' rows; the correction's pools stay the rubric's
         workspace_id = filters.rubric.workspace_id
         agents = {team: cells for team, cells in agents.items() if filters.scope.sees_team(workspace_id, team)}
         teams = defaultdict(lambda: defaultdict(CellSample), {team: teams[team] for team in agents})
@@ -196,9 +198,20 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
             for agent_id, cells in agents[team].items()
         ]
         rows += [team_row, *sorted(agent_rows, key=lambda row: _sort_key(row.cells[sort_index]))]
-    return Scorecard(
-        rubric=filters.rubric, columns=columns, rows=rows, totals=estimates(rubric, lambda column: [])
-    )
+    # The totals are of the calls the rows cover. A team-limited supervisor reads no figure of another team's
+    # calls, so theirs are their teams' calls only, corrected (where their own audit is too small) by the
+    # rubric's audit, as each of their rows is: the pools are how the estimate is made, not a figure shown.
+    # A reader of every team gets the whole rubric's, which has no pool above it.
+    whole = len(teams) == every_team
+    if whole:
+        totals = estimates(rubric, lambda column: [])
+    else:
+        seen: defaultdict[str, CellSample] = defaultdict(CellSample)
+        for cells in teams.values():
+            for column, sample in cells.items():
+                seen[column] += sample
+        totals = estimates(seen, rubric_pool)
+    return Scorecard(rubric=filters.rubric, columns=columns, rows=rows, totals=totals, totals_whole=whole)
 
 
 def _day(week: date | datetime | str) -> date:
@@ -231,12 +244,20 @@ def agent_card(filters: ReportFilters, agent_id: str, *, viewer: AbstractBaseUse
     period = ReportFilters(
         rubric=filters.rubric, date_from=filters.date_from, date_to=filters.date_to, scope=filters.scope
     )
-    samples = period_samples(period, by_week_around(agent_id, team))
+    samples = period_samples(period, by_week_around(agent_id))
+    workspace_id = filters.rubric.workspace_id
+
+    def counts_for_agent(call_team: str) -> bool:
+        # The agent's calls in a team the reader does not see are no figure of theirs (a team-limited
+        # supervisor's); they stay in the rubric's pool, which only corrects.
+        return filters.scope is None or filters.scope.contains_calls(workspace_id, call_team, agent_id)
+
     # Per column: the agent's, the team's and the rubric's samples, each overall and per week.
     whole: defaultdict[tuple[str, str], CellSample] = defaultdict(CellSample)
     weekly: defaultdict[tuple[str, str, date], CellSample] = defaultdict(CellSample)
-    for ((week, is_agent, in_team), column), sample in samples.cells.items():
-        scopes = ["rubric", *(["agent"] if is_agent else []), *(["team"] if in_team else [])]
+    for ((week, is_agent, call_team), column), sample in samples.cells.items():
+        is_agent = is_agent and counts_for_agent(call_team)
+        scopes = ["rubric", *(["agent"] if is_agent else []), *(["team"] if call_team == team else [])]
         for scope in scopes:
             whole[(scope, column)] += sample
             if week is not None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from django.urls import reverse
 
+from access.scope import EVERYTHING
 from qa.models import JudgeRun
 from reviews.reports.selectors import versions_report
 from rubrics.models import Rubric
@@ -40,7 +41,7 @@ def two_versions(care_rubric, deviation_data) -> tuple[Rubric, Rubric]:
 def test_lines_follow_keys_and_replaces(two_versions):
     first, second = two_versions
 
-    report = versions_report(slug="care")
+    report = versions_report(slug="care", scope=EVERYTHING)
 
     assert report.versions == [first, second]
     lines = {line.key: line for line in report.lines}
@@ -56,7 +57,7 @@ def test_lines_follow_keys_and_replaces(two_versions):
 
 
 def test_weekly_rejection_rate_across_versions(two_versions):
-    weeks = {row.week.isoformat(): (row.reviewed, row.rejected) for row in versions_report(slug="care").weeks}
+    weeks = {row.week.isoformat(): (row.reviewed, row.rejected) for row in versions_report(slug="care", scope=EVERYTHING).weeks}
 
     # v2's two reviewed calls, judged in the week of 16 March: 4 scores, 2 rejected (the reject's two).
     assert weeks["2026-03-16"] == (4, 2)
