@@ -197,7 +197,7 @@ def test_dashboard(bench_env):
         "dashboard page, last 12 weeks", "dashboard page, all 26 weeks", "dashboard page, 12 weeks from a Wed",
         "  quality score by week", "  auto-fail rates",
         "  unverified-quote rate", "  review backlog", "  furthest criteria (ceiling)", "  the reports' counts (rollup)",
-        "  open disputes", "evidence report (its page's data)",
+        "  open disputes", "evidence report (its page's data)", "all tiles, from a Wednesday",
     ):  # fmt: skip
         row = next(line for line in output.splitlines() if line.startswith(what))
         assert re.fullmatch(r"[\d.]+", row.split()[-1]), row

@@ -99,6 +99,9 @@ def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Age
         calibration_calls__agreed_values__isnull=False,
         calibration_calls__session__status=CalibrationSession.Status.CLOSED,
     )
+    pairs: defaultdict[Agent, defaultdict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    if not isinstance(recording_ids, QuerySet) and not recording_ids:
+        return pairs  # no SQL for an empty list: the raw statement below cannot be written for none
     if isinstance(recording_ids, QuerySet):  # a subquery: first the calls with a reference, fewer
         recording_ids = Recording.objects.filter(
             Q(reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True) | agreed, pk__in=recording_ids
@@ -117,7 +120,6 @@ def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Age
         f" WHERE s.value IS NOT NULL AND refs.human_value IS NOT NULL"
         f" GROUP BY r.team, r.agent_id, refs.criterion_key, refs.source, s.value, refs.human_value"
     )
-    pairs: defaultdict[Agent, defaultdict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         for team, agent_id, key, source, model, human, count in cursor.fetchall():

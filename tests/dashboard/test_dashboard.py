@@ -164,3 +164,16 @@ def test_the_quality_trend_is_of_the_calls_the_filters_and_the_reader_select(tea
     member_add(user=marta, workspace=Workspace.objects.get(pk=teams_data.workspace_id), role=Role.SUPERVISOR, teams=["north"])
     [north] = dashboard(ReportFilters(**period, scope=scope_for(marta))).weeks
     assert north.judge.n == 26  # a1's 20 and a2's 6, none of south's
+
+
+def test_the_dashboard_reads_whole_weeks_and_its_links_carry_them(teams_data):
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    # Sunday 1 March to Tuesday 31 March: the weeks of Monday 23 February to Sunday 5 April.
+    page = client.get("/dashboard/?rubric=care&date_from=2026-03-01&date_to=2026-03-31").content.decode()
+    assert 'value="2026-02-23"' in page and 'value="2026-04-05"' in page
+    assert "/reports/evidence/?rubric=care&amp;version=1&amp;date_from=2026-02-23&amp;date_to=2026-04-05" in page
+    assert "reads whole weeks" in page
+    # A date that is not one is the form's to report, left as it was.
+    page = client.get("/dashboard/?rubric=care&date_from=2026-13-01").content.decode()
+    assert 'value="2026-13-01"' in page and "Enter a valid date." in page
