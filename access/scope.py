@@ -89,6 +89,19 @@ class Scope:
         grant = next((grant for grant in self.grants if grant.workspace_id == workspace_id), None)
         return grant.teams if grant is not None and grant.role == Role.SUPERVISOR else frozenset()
 
+    def whole_workspaces_q(self, field: str = "workspace") -> Q:
+        """Rows of the workspaces where this scope sees every call: not a team-limited supervisor's, not an
+        agent's. For what is about all of a workspace's calls at once and cannot be cut by team (an
+        experiment compares judges on a sample of them, quotes included)."""
+        if self.everything:
+            return Q()
+        ids = sorted(
+            grant.workspace_id
+            for grant in self.grants
+            if grant.role != Role.AGENT and not (grant.role == Role.SUPERVISOR and grant.teams)
+        )
+        return Q(**{f"{field}__in": ids})
+
     def sees_team(self, workspace_id: int, team: str) -> bool:
         """Whether a team's figures as a whole (a scorecard's team row) are in scope: a supervisor's
         own teams, any team for a workspace-wide role; an agent sees no team's."""

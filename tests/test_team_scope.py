@@ -161,3 +161,18 @@ def test_a_team_limited_supervisor_uploads_calls_only_to_their_teams(acme):
         assert response.status_code == 400
         assert response.context["form"].errors["team"] == [message]
     assert Recording.objects.count() == before
+
+
+def test_a_team_limited_supervisor_sees_no_experiment_a_whole_workspace_one_does(acme):
+    from access.scope import scope_for
+    from reviews.experiments.models import Experiment
+    from reviews.experiments.selectors import experiments_list
+
+    rubric = acme["rubric"]
+    experiment = Experiment.objects.create(workspace_id=rubric.workspace_id, rubric_slug=rubric.slug, recording_ids=[])
+    everyone = User.objects.create_user("eva")
+    member_add(user=everyone, workspace=rubric.workspace, role=Role.SUPERVISOR)  # no teams: every team
+    assert list(experiments_list(scope=scope_for(everyone))) == [experiment]
+    assert list(experiments_list(scope=scope_for(acme["lead"]))) == [experiment]
+    # An experiment's sample is any team's calls, quotes included: not for a supervisor of north.
+    assert list(experiments_list(scope=scope_for(acme["north"]))) == []

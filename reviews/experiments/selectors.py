@@ -100,8 +100,10 @@ def experiment_criterion_titles(experiment: Experiment) -> dict[str, str]:
 
 
 def experiments_list(*, scope: Scope) -> QuerySet[Experiment]:
-    """The experiments of the workspaces in `scope`; every read of experiments starts here."""
-    return Experiment.objects.filter(scope.workspaces_q()).prefetch_related("arms__rubric", "arms__judge")
+    """The experiments of the workspaces in `scope` where it sees every call; every read of experiments
+    starts here. A team-limited supervisor sees none: an experiment's figures and calls are the sample's,
+    any team's, and cutting them by team would change what the comparison measures."""
+    return Experiment.objects.filter(scope.whole_workspaces_q()).prefetch_related("arms__rubric", "arms__judge")
 
 
 # --- The comparison -------------------------------------------------------------
