@@ -73,15 +73,16 @@ def recordings_matching(recordings: QuerySet, words: str) -> QuerySet:
 
 @contextmanager
 def matches_first() -> Iterator[None]:
-    """Within it, PostgreSQL finds a search's calls from its full-text indexes' matches (bitmap scans of
-    them) instead of walking the table, or a b-tree index, and testing each call's vector; PostgreSQL's
-    only (elsewhere it does nothing).
+    """Within it, PostgreSQL finds a search's calls from bitmap scans (the full-text indexes' matches,
+    or another filter's index where that is the fewer calls) instead of walking the table, or a b-tree
+    index, and testing each call's vector; PostgreSQL's only (elsewhere it does nothing).
 
     For a statement that stops early (a LIMIT: the calls list's capped count) with a second condition
-    (a date range, a judge's value in qa_score), PostgreSQL prices both plans alike, since it counts the
-    test of a vector as one operator: it is reading the vector out of line (TOAST, three pages a call),
-    0.03 ms a call, and the walk tests several thousand before it has counted a thousand: 280 ms, against
-    50 ms from the indexes' matches (bench/search/README.md). The settings are local to a transaction (a
+    (a judge's value in qa_score), PostgreSQL prices both plans alike, since it counts the test of a
+    vector as one operator: it is reading the vector out of line (TOAST, three or four pages a call), and
+    the walk tests ten thousand calls before it has counted a thousand: 101 ms on a quiet machine (280
+    with cold buffers), against 46 ms from the indexes' matches, whose vectors are not read (an exact
+    bitmap needs no recheck; bench/search/README.md). The settings are local to a transaction (a
     savepoint within one) that is rolled back on leaving, which takes them back: what runs within must
     only read.
     """
