@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 
 import django
 
@@ -31,6 +30,7 @@ from django.db import connection  # noqa: E402
 
 from access.models import DEFAULT_WORKSPACE, Role, Workspace  # noqa: E402
 from access.services import member_add  # noqa: E402
+from bench.database import JUDGE_RUN_STEPS, SCORES_INSERT, run_steps  # noqa: E402
 from qa.evidence import VERIFIER_VERSION, verify_evidence  # noqa: E402
 from rubrics.models import Criterion, CriterionException, Rubric  # noqa: E402
 from rubrics.services import rubric_publish  # noqa: E402
@@ -159,25 +159,13 @@ def generate(*, recordings: int, review_percent: int) -> None:
             FROM generate_series(1, %(n)s) AS i
             """,
         ),
-        (
-            "runs",
-            """
-            INSERT INTO qa_judgerun (recording_id, rubric_id, backend, model, prompt_version, status, attempts,
-                created_at, started_at, finished_at, llm_duration_ms, prompt_tokens, completion_tokens, raw_output, error)
-            SELECT id, rubric_id, 'openai', 'gpt-4.1-mini', 'judge-v3', 'succeeded', 1,
-                created_at, created_at, created_at + interval '9 seconds', 9000, 6200, 900, '', ''
-            FROM qa_recording
-            """,
-        ),
-        ("current runs", "UPDATE qa_recording r SET current_run_id = j.id FROM qa_judgerun j WHERE j.recording_id = r.id"),
+        *JUDGE_RUN_STEPS,
         # Scores: the confidence is spread over [0.05, 1) from a hash of (run, criterion); one score in
         # ten has an unverified quote (confidence 0), as the verifier leaves it.
         (
             "scores",
-            """
-            INSERT INTO qa_score (run_id, criterion_id, value, confidence, model_confidence, evidence,
-                evidence_verified, verification_status, verification_spans, verification_closest,
-                verifier_version, rationale)
+            SCORES_INSERT
+            + """
             SELECT j.id, e.criterion_id, 1 + (j.id * 7 + e.criterion_id) %% 5,
                 CASE WHEN bad THEN 0 ELSE 0.05 + 0.95 * h END, 0.5 + 0.5 * h,
                 CASE WHEN bad THEN e.bad_quote ELSE e.quote END, NOT bad,
@@ -235,12 +223,7 @@ def generate(*, recordings: int, review_percent: int) -> None:
         "user": earlier.pk,
         "user_name": earlier.username,
     }
-    for name, sql in steps:
-        started = time.perf_counter()
-        with connection.cursor() as cursor:  # autocommit: one transaction per step, and VACUUM needs none
-            cursor.execute(sql, parameters)
-            rows = cursor.rowcount
-        print(f"{name:>24}: {rows:>9,} rows in {time.perf_counter() - started:6.1f} s", flush=True)
+    run_steps(steps, parameters, width=24)
 
 
 def main() -> None:

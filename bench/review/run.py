@@ -16,23 +16,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import statistics
-import subprocess
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 import django
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 django.setup()
 
 from django.contrib.auth.models import User  # noqa: E402
-from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from bench.review.generate import BENCH_USER  # noqa: E402
+from bench.timing import machine, timed  # noqa: E402
 from qa.models import Recording, Score  # noqa: E402
 from reviews.models import ReviewClaim  # noqa: E402
 from access.scope import EVERYTHING  # noqa: E402
@@ -41,56 +34,12 @@ from reviews.selectors import QueueFilters, QueuePosition, queue_recordings  # n
 LIMIT_MS = 300
 
 
-@dataclass
-class QueryMeter:
-    """Counts the queries of a request and the time spent in them."""
-
-    count: int = 0
-    seconds: float = 0.0
-    shapes: set[str] = field(default_factory=set)
-
-    def __call__(self, execute: Callable, sql: str, params, many: bool, context: dict):
-        started = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            self.seconds += time.perf_counter() - started
-            self.count += 1
-
-
 def measure(client: Client, url: str, repeat: int) -> dict:
-    for _ in range(3):  # warm the caches (PostgreSQL's and Django's) before timing
-        client.get(url)
-    timings, sql_times, counts = [], [], set()
-    for _ in range(repeat):
-        meter = QueryMeter()
-        with connection.execute_wrapper(meter):
-            started = time.perf_counter()
-            response = client.get(url)
-            elapsed = time.perf_counter() - started
+    def get() -> None:
+        response = client.get(url)
         assert response.status_code == 200, (url, response.status_code)
-        timings.append(elapsed * 1000)
-        sql_times.append(meter.seconds * 1000)
-        counts.add(meter.count)
-    timings.sort()
-    return {
-        "median": statistics.median(timings),
-        "p95": timings[int(0.95 * (len(timings) - 1))],
-        "max": timings[-1],
-        "sql": statistics.median(sql_times),
-        "queries": sorted(counts),
-    }
 
-
-def machine() -> str:
-    cpu = next(
-        (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "unknown CPU"
-    )
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW server_version")
-        server = cursor.fetchone()[0]
-    return f"{cpu}, nproc {nproc}, Python {platform.python_version()}, PostgreSQL {server}"
+    return timed(get, repeat)
 
 
 def main() -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import django
 
@@ -31,6 +30,7 @@ from django.db import connection  # noqa: E402
 
 from access.models import Role  # noqa: E402
 from access.services import member_add  # noqa: E402
+from bench.database import JUDGE_RUN_STEPS, SCORES_INSERT, run_steps  # noqa: E402
 from qa.evidence import VERIFIER_VERSION  # noqa: E402
 from rubrics.models import Criterion, Rubric  # noqa: E402
 from rubrics.services import rubric_publish  # noqa: E402
@@ -153,23 +153,11 @@ def generate(*, recordings: int) -> None:
             FROM generate_series(1, %(n)s) AS i
             """,
         ),
-        (
-            "runs",
-            """
-            INSERT INTO qa_judgerun (recording_id, rubric_id, backend, model, prompt_version, status, attempts,
-                created_at, started_at, finished_at, llm_duration_ms, prompt_tokens, completion_tokens, raw_output, error)
-            SELECT id, rubric_id, 'openai', 'gpt-4.1-mini', 'judge-v3', 'succeeded', 1,
-                created_at, created_at, created_at + interval '9 seconds', 9000, 6200, 900, '', ''
-            FROM qa_recording
-            """,
-        ),
-        ("current runs", "UPDATE qa_recording r SET current_run_id = j.id FROM qa_judgerun j WHERE j.recording_id = r.id"),
+        *JUDGE_RUN_STEPS,
         (
             "scores",
-            """
-            INSERT INTO qa_score (run_id, criterion_id, value, confidence, model_confidence, evidence,
-                evidence_verified, verification_status, verification_spans, verification_closest,
-                verifier_version, rationale)
+            SCORES_INSERT
+            + """
             SELECT j.id, c.id, 1 + (j.id * 7 + c.id) %% 5, 0.8, 0.8, 'quote', (j.id + c.id) %% 10 <> 0,
                 CASE WHEN (j.id + c.id) %% 10 <> 0 THEN 'verified' ELSE 'not_found' END, '[]'::jsonb, NULL,
                 %(verifier)s, ''
@@ -202,12 +190,7 @@ def generate(*, recordings: int) -> None:
         "criteria": [criterion.pk for criterion in criteria],
         "verifier": VERIFIER_VERSION,
     }
-    for name, sql in steps:
-        started = time.perf_counter()
-        with connection.cursor() as cursor:  # autocommit: one transaction per step, and VACUUM needs none
-            cursor.execute(sql, parameters)
-            rows = cursor.rowcount
-        print(f"{name:>16}: {rows:>9,} rows in {time.perf_counter() - started:6.1f} s", flush=True)
+    run_steps(steps, parameters, width=16)
 
 
 def main() -> None:

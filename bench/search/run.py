@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 from urllib.parse import urlencode
 
 import django
@@ -28,12 +26,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 django.setup()
 
 from django.contrib.auth.models import User  # noqa: E402
-from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench.review.run import QueryMeter, machine  # noqa: E402
 from bench.search.generate import BENCH_USER  # noqa: E402
+from bench.timing import machine, timed  # noqa: E402
 from qa.models import Recording  # noqa: E402
 from reviews.calls.selectors import CallFilters, call_page, call_search, calls_visible  # noqa: E402
 
@@ -54,26 +51,6 @@ def queries() -> dict[str, dict]:
         "en word, c1 = 2": {"q": "invoice", "criterion": "c1", "value": "2"},
         "ticket code": {"q": "T1234"},
         "es or en": {"q": "factura or invoice"},
-    }
-
-
-def timed(run, repeat: int) -> dict:
-    for _ in range(3):  # warm PostgreSQL's and Django's caches before timing
-        run()
-    timings, counts = [], set()
-    for _ in range(repeat):
-        meter = QueryMeter()
-        with connection.execute_wrapper(meter):
-            started = time.perf_counter()
-            run()
-            timings.append((time.perf_counter() - started) * 1000)
-        counts.add(meter.count)
-    timings.sort()
-    return {
-        "median": statistics.median(timings),
-        "p95": timings[int(0.95 * (len(timings) - 1))],
-        "max": timings[-1],
-        "queries": ",".join(map(str, sorted(counts))),
     }
 
 
@@ -108,7 +85,7 @@ def main() -> None:
         alone, whole = timed(search, args.repeat), timed(page, args.repeat)
         print(
             f"{name:<22}{matches:>8,}  {alone['median']:>13.1f}{alone['p95']:>7.1f}{alone['max']:>7.1f}"
-            f"{alone['queries']:>8}   {whole['median']:>11.1f}{whole['p95']:>7.1f}"
+            f"{','.join(map(str, alone['queries'])):>8}   {whole['median']:>11.1f}{whole['p95']:>7.1f}"
         )
         if alone["p95"] > LIMIT_MS:
             slow.append(name)
