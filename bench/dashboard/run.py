@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -31,17 +30,9 @@ from datetime import timedelta
 
 import django
 
+from bench.timing import timed
+
 LIMIT_S = 0.5
-
-
-def timed(call: Callable[[], object], repeat: int) -> tuple[float, float]:
-    call()  # warm the caches, as a server that has been running would be
-    timings = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        call()
-        timings.append(time.perf_counter() - started)
-    return statistics.median(timings), max(timings)
 
 
 def run(*, repeat: int) -> bool:
@@ -103,7 +94,8 @@ def run(*, repeat: int) -> bool:
         ("dashboard page, all 26 weeks", f"/dashboard/?rubric={BENCH_SLUG}{whole}"),
         ("dashboard page, 12 weeks from a Wed", f"/dashboard/?rubric={BENCH_SLUG}&date_from={monday + timedelta(days=2)}"),
     ):
-        median, worst = timed(page(url), repeat)
+        result = timed(page(url), repeat)
+        median, worst = result["median"] / 1000, result["max"] / 1000
         print(f"{name:<38}{median:>10.3f}{worst:>8.3f}")
         ok &= median < LIMIT_S
     filters = ReportFilters(rubric=rubric, date_from=first, date_to=last)
@@ -120,8 +112,8 @@ def run(*, repeat: int) -> bool:
         ("all tiles, from a Wednesday", lambda: parts.dashboard(replace(filters, date_from=monday + timedelta(days=2)))),
         ("evidence report (its page's data)", lambda: evidence_report(filters)),
     ):
-        median, worst = timed(call, repeat)
-        print(f"{name:<38}{median:>10.3f}{worst:>8.3f}")
+        result = timed(call, repeat)
+        print(f"{name:<38}{result['median'] / 1000:>10.3f}{result['max'] / 1000:>8.3f}")
     print("load average after:  {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     return ok
 

@@ -30,25 +30,11 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-
 import django
 
+from bench.timing import QueryMeter
+
 LIMIT_S = 1.0
-
-
-@dataclass
-class QueryMeter:
-    count: int = 0
-    seconds: float = 0.0
-
-    def __call__(self, execute: Callable, sql: str, params, many: bool, context: dict):
-        started = time.perf_counter()
-        try:
-            return execute(sql, params, many, context)
-        finally:
-            self.seconds += time.perf_counter() - started
-            self.count += 1
 
 
 def cpu_seconds(client, url: str, before: Callable[[], None] | None = None) -> float:
