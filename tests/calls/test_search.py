@@ -197,17 +197,16 @@ def test_the_count_reads_no_walk_of_the_calls_and_leaves_the_settings_as_they_we
     GIN matches on the benchmark's 100,000 calls (bench/search/README.md); here, on four, whichever."""
     walk = re.compile(r"(Seq Scan|Index Scan using \w+) on qa_recording ")
 
-    def count_plan(filters: CallFilters, *, first: bool) -> str:
+    def count_plan(filters: CallFilters) -> str:
         recordings = call_search(recordings=calls_visible(supervisor), filters=filters, user=supervisor)
-        if not first:
-            return recordings.order_by()[:COUNT_LIMIT].explain()
         with matches_first():
             return recordings.order_by()[:COUNT_LIMIT].explain()
 
+    # Without it, the plan for four calls depends on the table's statistics (after the suite's other tests
+    # it may already read bitmaps), so only what it forces is asserted.
     together = CallFilters(words="refund", date_from=at(1).date(), criterion="c1", value="4")
     for filters in (CallFilters(words="refund"), together):
-        assert walk.search(count_plan(filters, first=False))  # what PostgreSQL does with a few calls
-        plan = count_plan(filters, first=True)
+        plan = count_plan(filters)
         assert not walk.search(plan) and "Bitmap Heap Scan on qa_recording " in plan, plan
     recordings = call_search(recordings=calls_visible(supervisor), filters=together, user=supervisor)
     page = call_page(recordings=recordings, filters=together, number=1, size=50)
