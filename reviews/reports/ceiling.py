@@ -95,14 +95,14 @@ def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Age
     human references (`reviews.selectors.human_reference_rows`, the SQL form of `human_references`) beside
     the judge's value on the run each reference was given on, counted in the database. Reading the
     references and the runs' scores into Python took 20 s over a million scores (bench/dashboard/README.md)."""
-    agreed = Q(
-        calibration_calls__agreed_values__isnull=False,
-        calibration_calls__session__status=CalibrationSession.Status.CLOSED,
-    )
     pairs: defaultdict[Agent, defaultdict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     if not isinstance(recording_ids, QuerySet) and not recording_ids:
         return pairs  # no SQL for an empty list: the raw statement below cannot be written for none
     if isinstance(recording_ids, QuerySet):  # a subquery: first the calls with a reference, fewer
+        agreed = Q(
+            calibration_calls__agreed_values__isnull=False,
+            calibration_calls__session__status=CalibrationSession.Status.CLOSED,
+        )
         recording_ids = Recording.objects.filter(
             Q(reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True) | agreed, pk__in=recording_ids
         ).values("pk")

@@ -227,14 +227,7 @@ def report_run_q(filters: ReportFilters, prefix: str) -> Q:
         q &= Q(**{f"{prefix}recording__occurred_at__gte": day_start(filters.date_from)})
     if filters.date_to:
         q &= Q(**{f"{prefix}recording__occurred_at__lt": day_start(filters.date_to + timedelta(days=1))})
-    if filters.team:
-        q &= Q(**{f"{prefix}recording__team": filters.team})
-    if filters.agent:
-        q &= Q(**{f"{prefix}recording__agent_id": filters.agent})
-    if filters.scope is not None:
-        path = f"{prefix}recording__"
-        q &= filters.scope.recordings_q(workspace=f"{path}workspace", team=f"{path}team", agent=f"{path}agent_id")
-    return q
+    return q & place_q(filters)(f"{prefix}recording__")
 
 
 def _group_q(group: Group, reasons_path: str) -> Q:
