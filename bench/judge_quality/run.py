@@ -270,10 +270,13 @@ def table(report: dict[str, object]) -> str:
     lines.append("confidence band  n     mean conf  exact")
     for band in overall["confidence_bands"]:  # type: ignore[index]
         lines.append(f"{band['band']:<15}{band['n']:>3}{cell(band['mean_confidence'], 12)}{cell(band['exact'], 8)}")
+    def mean(key: str, digits: int) -> str:
+        return "-" if overall[key] is None else f"{overall[key]:.{digits}f}"
+
     lines.append(
         f"\ncalls {overall['calls']} ({overall['failed_calls']} failed); per call: prompt tokens "
-        f"{cell(overall['prompt_tokens_per_call'], 0).strip()}, completion tokens "
-        f"{cell(overall['completion_tokens_per_call'], 0).strip()}, seconds {cell(overall['seconds_per_call'], 0).strip()}"
+        f"{mean('prompt_tokens_per_call', 0)}, completion tokens {mean('completion_tokens_per_call', 0)}, "
+        f"seconds {mean('seconds_per_call', 2)}"
     )
     return "\n".join(lines)
 
