@@ -201,8 +201,8 @@ def evaluate(
             started = time.monotonic()
             judgment = judgment_with_retries(askings[call.rubric], call.transcript)
             seconds = time.monotonic() - started
-            call_pairs_ = call_pairs(call, first[call.external_id], judgment)
-            pairs += call_pairs_
+            judged = call_pairs(call, first[call.external_id], judgment)
+            pairs += judged
             error = judgment.error or (str(judgment.retry) if judgment.retry else "")
             rows.append({
                 "external_id": call.external_id,
@@ -221,14 +221,18 @@ def evaluate(
                         "confidence": pair.confidence,
                         "in_deciding_turn": pair.in_deciding_turn,
                     }
-                    for pair in call_pairs_
+                    for pair in judged
                 },
             })  # fmt: skip
-            progress(f"{call.external_id}: {seconds:.1f} s, "
-                     + (f"failed: {error}" if error else f"{sum(p.verified for p in call_pairs_)}/{len(call_pairs_)} verified"))
+            outcome = f"failed: {error}" if error else f"{sum(pair.verified for pair in judged)}/{len(judged)} verified"
+            progress(f"{call.external_id}: {seconds:.1f} s, {outcome}")
 
-    first_values = {call: {key: label.value for key, label in labels.items()} for call, labels in first.items()}
-    second_values = {call: {key: label.value for key, label in labels.items()} for call, labels in second.items()}
+    # The ceiling on the same calls as the judge: those the run selected.
+    chosen = {call.external_id for call in calls}
+    first_values = {name: {key: label.value for key, label in first[name].items()} for name in chosen}
+    second_values = {
+        name: {key: label.value for key, label in labels.items()} for name, labels in second.items() if name in chosen
+    }
     ceiling_overall, ceiling_criteria = ceiling(first_values, second_values)
     empty_ceiling = {"n": 0, "exact": None, "within_one": None, "qwk": None}
     criteria = {}

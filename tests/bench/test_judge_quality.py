@@ -242,3 +242,14 @@ def test_the_labelled_set_runs_through_the_product_path():
     assert [row["external_id"] for row in report["calls"]] == ["jq-es-001", "jq-es-002", "jq-es-003"]
     assert report["overall"]["failed_calls"] == 0
     assert report["overall"]["answered"] == report["overall"]["pairs"] == 33
+
+
+@pytest.mark.django_db
+def test_the_human_ceiling_covers_only_the_calls_the_run_selected(tmp_path):
+    write_set(tmp_path / "set")  # labels-second/ has fx-001 only
+    with FakeOpenAI(default=scripted) as server:
+        arguments = ["--base-url", server.base_url, "--model", "fake-judge", "--set", str(tmp_path / "set")]
+        only_second = runner.main([*arguments, "--calls", "fx-002"])
+        only_first = runner.main([*arguments, "--calls", "fx-001"])
+    assert only_second["overall"]["human_ceiling"]["n"] == 0
+    assert only_first["overall"]["human_ceiling"]["n"] == 6
