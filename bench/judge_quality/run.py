@@ -110,11 +110,14 @@ def rubric_published(slug: str):
 
 
 def judge_for(*, base_url: str, model: str, api_key_env: str):
-    """An unsaved judge row: the server and model the command line names, its key read from `api_key_env`."""
-    from qa.models import Judge
+    """An unsaved judge row: the server and model the command line names, its key read from `api_key_env`.
+    OpenAI's own API is named the way a judge row names it, by no base URL: the product then asks it for
+    the answer shape its strict mode accepts (no maxLength)."""
+    from qa.models import OPENAI_API_HOST, Judge
 
-    return Judge(name="judge-quality-bench", backend=Judge.Backend.OPENAI_COMPATIBLE, base_url=base_url,
-                 model=model, api_key_variable=api_key_env)
+    own_api = (urlsplit(base_url).hostname or "").lower() == OPENAI_API_HOST
+    return Judge(name="judge-quality-bench", backend=Judge.Backend.OPENAI_COMPATIBLE,
+                 base_url="" if own_api else base_url, model=model, api_key_variable=api_key_env)
 
 
 def judgment_with_retries(asking, transcript: str):

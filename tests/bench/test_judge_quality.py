@@ -253,3 +253,17 @@ def test_the_human_ceiling_covers_only_the_calls_the_run_selected(tmp_path):
         only_first = runner.main([*arguments, "--calls", "fx-001"])
     assert only_second["overall"]["human_ceiling"]["n"] == 0
     assert only_first["overall"]["human_ceiling"]["n"] == 6
+
+
+def test_openai_own_api_is_asked_for_the_answer_shape_its_strict_mode_accepts(monkeypatch, settings):
+    from qa.answer import STANDARD_SHAPE, UNBOUNDED_SHAPE
+    from qa.llm import answer_shape_get
+
+    monkeypatch.setenv("BENCH_JUDGE_KEY", "sk-test")
+    settings.QA_JUDGE_KEY_VARIABLES = ["BENCH_JUDGE_KEY"]
+    settings.QA_JUDGE_ALLOWED_HOSTS = ["api.openai.com", "127.0.0.1"]
+    key = "BENCH_JUDGE_KEY"
+    openai_judge = runner.judge_for(base_url="https://api.openai.com/v1", model="gpt-4.1-mini", api_key_env=key)
+    server_judge = runner.judge_for(base_url="http://127.0.0.1:8000/v1", model="qwen", api_key_env=key)
+    assert answer_shape_get(openai_judge) == UNBOUNDED_SHAPE  # no maxLength: OpenAI's strict mode refuses it
+    assert answer_shape_get(server_judge) == STANDARD_SHAPE
