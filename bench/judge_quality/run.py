@@ -47,8 +47,12 @@ class Label:
     turn: int | None
 
 
-def label_value(raw: object) -> int | None:
-    return None if raw == NOT_APPLICABLE else int(raw)  # type: ignore[call-overload]
+def label_value(raw: object, where: str) -> int | None:
+    if raw == NOT_APPLICABLE:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise ValueError(f"{where}: value {raw!r} is neither an integer nor {NOT_APPLICABLE!r}.")
+    return raw
 
 
 def calls_load(folder: Path, pattern: str = "*") -> list[Call]:
@@ -70,7 +74,8 @@ def labels_load(folder: Path) -> dict[str, dict[str, Label]]:
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         labels[data["external_id"]] = {
-            key: Label(label_value(entry["value"]), entry.get("turn")) for key, entry in data["criteria"].items()
+            key: Label(label_value(entry["value"], f"{folder.name}/{path.name} {key}"), entry.get("turn"))
+            for key, entry in data["criteria"].items()
         }
     return labels
 
@@ -102,7 +107,10 @@ def rubric_published(slug: str):
     from rubrics.selectors import rubric_latest_published
     from rubrics.services import rubric_import
 
-    spec = rubric_spec_parse((ROOT / "samples" / "rubrics" / f"{slug}.yaml").read_text(encoding="utf-8"))
+    path = ROOT / "samples" / "rubrics" / f"{slug}.yaml"
+    if not path.is_file():
+        raise ValueError(f"A call names the rubric {slug!r}, which samples/rubrics/ does not have.")
+    spec = rubric_spec_parse(path.read_text(encoding="utf-8"))
     current = rubric_latest_published(slug=spec.slug, scope=EVERYTHING)
     if current is not None and rubric_spec_of(current) == spec:
         return current
@@ -306,10 +314,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     calls = calls_load(args.set / "calls", args.calls)
     if not calls:
         parser.error(f"no call in {args.set / 'calls'} matches --calls {args.calls!r}.")
-    report = evaluate(
-        calls=calls, first=labels_load(args.set / "labels"), second=labels_load(args.set / "labels-second"),
-        base_url=args.base_url, model=args.model, api_key_env=args.api_key_env, evidence=args.evidence,
-    )  # fmt: skip
+    try:
+        report = evaluate(
+            calls=calls, first=labels_load(args.set / "labels"), second=labels_load(args.set / "labels-second"),
+            base_url=args.base_url, model=args.model, api_key_env=args.api_key_env, evidence=args.evidence,
+        )  # fmt: skip
+    except ValueError as error:  # a label or call the set should not hold: say which, judge nothing more
+        parser.error(str(error))
     print(table(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

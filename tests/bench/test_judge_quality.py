@@ -267,3 +267,14 @@ def test_openai_own_api_is_asked_for_the_answer_shape_its_strict_mode_accepts(mo
     server_judge = runner.judge_for(base_url="http://127.0.0.1:8000/v1", model="qwen", api_key_env=key)
     assert answer_shape_get(openai_judge) == UNBOUNDED_SHAPE  # no maxLength: OpenAI's strict mode refuses it
     assert answer_shape_get(server_judge) == STANDARD_SHAPE
+
+
+@pytest.mark.django_db
+def test_a_bad_label_stops_the_run_naming_the_file_and_criterion(tmp_path, capsys):
+    write_set(tmp_path / "set")
+    path = tmp_path / "set" / "labels" / "fx-002.yaml"
+    path.write_text(path.read_text().replace("value: 5", "value: five", 1))
+    with FakeOpenAI(default=scripted) as server, pytest.raises(SystemExit):
+        runner.main(["--base-url", server.base_url, "--model", "fake-judge", "--set", str(tmp_path / "set")])
+    assert not server.requests
+    assert "labels/fx-002.yaml greeting: value 'five' is neither an integer nor 'n/a'" in capsys.readouterr().err
