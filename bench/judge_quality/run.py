@@ -205,10 +205,11 @@ def evaluate(
     }
     rows, pairs = [], []
     with override_settings(**allowed):
-        askings = {}
+        askings = {
+            slug: asking_prepare(rubric=rubric_published(slug), judge=judge)
+            for slug in dict.fromkeys(call.rubric for call in calls)
+        }
         for call in calls:
-            if call.rubric not in askings:
-                askings[call.rubric] = asking_prepare(rubric=rubric_published(call.rubric), judge=judge)
             started = time.monotonic()
             judgment = judgment_with_retries(askings[call.rubric], call.transcript)
             seconds = time.monotonic() - started
