@@ -6,12 +6,13 @@ drift apart."""
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SHELL = ("sh", "bash", "shell", "console")
-FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
+FENCE = re.compile(r"^([ \t]*)```(\S*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.M | re.S)
 HEADING = re.compile(r"^(#{1,6}) +(.+?) *#*$")
 MARKER = re.compile(r"<!--\s*(run-by|not-run):\s*(.*?)\s*-->\s*$")
 
@@ -37,7 +38,7 @@ def _outside_fences(text: str) -> list[tuple[int, str]]:
     """(line number, line) of every line not inside a fenced block."""
     lines, inside = [], False
     for number, line in enumerate(text.splitlines(), 1):
-        if line.startswith("```"):
+        if line.lstrip().startswith("```"):
             inside = not inside
         elif not inside:
             lines.append((number, line))
@@ -81,21 +82,20 @@ def docs_blocks(text: str, language: str | tuple[str, ...] = SHELL) -> list[Bloc
     languages = (language,) if isinstance(language, str) else language
     blocks = []
     for match in FENCE.finditer(text):
-        if match.group(1) not in languages:
+        indent, found, code = match.groups()
+        if found not in languages:
             continue
         line = text.count("\n", 0, match.start()) + 1
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         marker = MARKER.search(before)
-        blocks.append(Block(match.group(1), match.group(2), line, marker.groups() if marker else None))
+        code = "".join(row.removeprefix(indent) for row in code.splitlines(keepends=True))
+        blocks.append(Block(found, code, line, marker.groups() if marker else None))
     return blocks
 
 
 def manage_commands(code: str) -> list[list[str]]:
-    """The `python manage.py ...` lines of a shell block as argument lists (the command first), comments
-    dropped and continuation lines joined."""
-    import shlex
-
+    """Every `python manage.py ...` of a shell block (a line's, or inside `$(...)`) as its argument list,
+    the command first: continuation lines joined, comments dropped, a redirection (`> file`) kept as
+    its two words for the caller."""
     joined = re.sub(r"\\\n\s*", " ", code)
-    return [
-        shlex.split(line, comments=True)[2:] for line in joined.splitlines() if line.startswith("python manage.py ")
-    ]
+    return [shlex.split(found, comments=True) for found in re.findall(r"python manage\.py ([^)\n]*)", joined)]
