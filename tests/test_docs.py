@@ -18,6 +18,7 @@ from tests.support.curl import curl_run
 from tests.support.docs import ROOT, anchors, doc_pages, doc_text, docs_blocks, docs_section, manage_commands
 
 CONFIGURATION = "docs/operations/configuration.md"
+RUN_HERE = ("run-by", "tests/test_docs.py")
 NAME = r"([A-Z][A-Z0-9_]*)"
 # How the code reads an environment variable: django-environ's `env(...)`, `env.int(...)`..., and os.environ.
 ENV_READS = (
@@ -134,8 +135,10 @@ def run_block(code: str) -> str:
     return printed.getvalue()
 
 
-def readme_block(heading: str, index: int = 0) -> str:
-    return docs_blocks(docs_section("README.md", heading))[index].code
+def readme_block(heading: str) -> str:
+    """The README section's one shell block that says this file runs it."""
+    [block] = [block for block in docs_blocks(docs_section("README.md", heading)) if block.marker == RUN_HERE]
+    return block.code
 
 
 @pytest.mark.django_db
@@ -152,7 +155,9 @@ def test_the_readmes_first_hour_runs_as_written(tmp_path, monkeypatch):
     run_block(readme_block("Admin or operator"))
 
     roles = dict(Membership.objects.filter(workspace__slug="acme").values_list("user__username", "role"))
-    assert roles == {"ana": "supervisor", "pablo": "supervisor", "luis": "qa_lead", "olga": "rubric_owner", "marta": "agent"}
+    assert roles == {
+        "ana": "supervisor", "pablo": "supervisor", "luis": "qa_lead", "olga": "rubric_owner", "marta": "agent"
+    }  # fmt: skip
     ana = Membership.objects.get(user__username="ana")
     assert set(ana.teams.values_list("name", flat=True)) == {"north", "south"}
     assert Membership.objects.get(user__username="marta").agent_id == "a-17"

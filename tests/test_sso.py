@@ -1,4 +1,4 @@
-"""Single sign-on over real HTTP, as docs/operations/sso.md says: Veredicto's live server, a real OpenID Connect provider
+"""Single sign-on over real HTTP, as its page says: Veredicto's live server, a real OpenID Connect provider
 (django-oidc-provider, tests/support/oidc_idp) in a second process on loopback, and a person's browser played
 by a `requests` session that follows the redirects and posts the provider's login form.
 

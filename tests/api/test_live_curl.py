@@ -45,9 +45,8 @@ def test_the_documented_curl_posts_a_review(live_server):
 
 def test_the_review_curl_the_api_page_shows_is_the_one_run_here():
     """The REST API page's review example is this command, so running CURL runs what the page says."""
-    [documented] = [
-        block.code for block in docs_blocks(docs_section("docs/api/rest.md", "Endpoints and reviews")) if "/review" in block.code
-    ]
+    section = docs_section("docs/api/rest.md", "Endpoints and reviews")
+    [documented] = [block.code for block in docs_blocks(section) if "/review" in block.code]
     assert " ".join(documented.replace("\\\n", " ").split()) == " ".join(CURL.split())
 
 
