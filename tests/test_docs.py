@@ -31,9 +31,11 @@ SETTING_READS = (re.compile(r"\bsettings\.(QA_[A-Z0-9_]+)"), re.compile(r"getatt
 
 
 def code_modules() -> list[Path]:
-    """config/ and every Django app (a folder with an apps.py) at the repository's root, migrations aside."""
-    folders = [ROOT / "config", *sorted(path.parent for path in ROOT.glob("*/apps.py"))]
-    return [path for folder in folders for path in sorted(folder.rglob("*.py")) if "migrations" not in path.parts]
+    """config/ and every Django app (a folder with an apps.py, wherever it sits), migrations and tests aside."""
+    skip = {".venv", "tests", "bench", "migrations", "node_modules"}
+    apps = [path.parent for path in ROOT.rglob("apps.py") if not skip & set(path.relative_to(ROOT).parts)]
+    modules = {module for folder in [ROOT / "config", *apps] for module in folder.rglob("*.py")}
+    return sorted(module for module in modules if not skip & set(module.relative_to(ROOT).parts))
 
 
 def names_read(patterns) -> dict[str, set[str]]:
