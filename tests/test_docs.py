@@ -95,6 +95,15 @@ def test_links_between_the_readme_and_the_pages_resolve():
     assert broken == []
 
 
+def test_every_page_is_linked_from_the_readme_or_another_page():
+    linked = set()
+    for page in doc_pages():
+        for target in re.findall(r"\]\(([^)\s#]+)(?:#[^)\s]*)?\)", page.read_text(encoding="utf-8")):
+            if not re.match(r"[a-z]+:", target) and (page.parent / target).resolve() != page:
+                linked.add((page.parent / target).resolve())
+    assert [str(page.relative_to(ROOT)) for page in doc_pages()[1:] if page not in linked] == []
+
+
 def test_every_shell_block_is_run_by_a_test_or_says_why_not():
     """`<!-- run-by: tests/FILE.py -->` just before a block names a test file that reads that page;
     `<!-- not-run: reason -->` says why nothing can run it here. A block with neither fails."""
