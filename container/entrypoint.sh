@@ -1,5 +1,5 @@
 #!/bin/sh
-# The image's entry point: a role name runs that process, the way the README's production section
+# The image's entry point: a role name runs that process, the way docs/operations/running.md
 # starts it; anything else (manage.py create_api_key crm, a shell) runs as given.
 # Every role first waits for PostgreSQL, and all but `migrate` for the migrations to be applied, so
 # the start order of the containers does not matter (a compose tool that ignores depends_on

@@ -505,7 +505,7 @@ class Score(models.Model):
         return judge_value_exists(evidence_verified=self.evidence_verified)
 
 
-# Does the judge's value exist (shared/design.md): only when its quote verified. An unverified value is
+# Does the judge's value exist (docs/dev/design.md): only when its quote verified. An unverified value is
 # shown, marked, but is no value: it never counts as the judge's number in a scorecard, a call's quality
 # score or an approve. This is the one answer: `judge_value_exists` (or `Score.value_exists`) for a row,
 # `JUDGE_VALUE_EXISTS` inside a query on scores; nothing else tests `evidence_verified` for that.

@@ -395,7 +395,7 @@ def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
 
 # --- The human reference ------------------------------------------------------
 # What a human stands behind for a (recording, criterion): the one definition
-# that the reports, experiments and scorecards read (shared/design.md).
+# that the reports, experiments and scorecards read (docs/dev/design.md).
 
 
 def latest_reviews(*, decisions: Iterable[str] | None = None) -> QuerySet[Review]:

@@ -150,7 +150,7 @@ def review_create(
             }
 
     scores = list(recording.current_run.scores.select_related("criterion"))
-    # What the judge said where its value exists; an unverified value is no value (shared/design.md).
+    # What the judge said where its value exists; an unverified value is no value (docs/dev/design.md).
     model_values = {score.criterion.key: score.value for score in scores if score.value_exists}
     unverified = {score.criterion.key for score in scores if not score.value_exists}
     criterion_errors = _criteria_errors(criteria, criteria_by_key, model_values, blind=blind)

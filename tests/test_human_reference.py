@@ -1,4 +1,4 @@
-"""The human reference (shared/design.md): what a supervisor stands behind, per recording and criterion."""
+"""The human reference (docs/dev/design.md): what a supervisor stands behind, per recording and criterion."""
 
 from datetime import timedelta
 

@@ -1,4 +1,4 @@
-"""Login throttling (django-axes), as the README says: after QA_LOGIN_FAILURE_LIMIT wrong passwords
+"""Login throttling (django-axes), as docs/operations/security.md says: after QA_LOGIN_FAILURE_LIMIT wrong passwords
 for one username from one address, that pair is locked out for QA_LOGIN_LOCKOUT_MINUTES, even with
 the right password; another address or user is not."""
 

@@ -1,8 +1,8 @@
-"""Single sign-on over real HTTP, as the README says: Veredicto's live server, a real OpenID Connect provider
+"""Single sign-on over real HTTP, as its page says: Veredicto's live server, a real OpenID Connect provider
 (django-oidc-provider, tests/support/oidc_idp) in a second process on loopback, and a person's browser played
 by a `requests` session that follows the redirects and posts the provider's login form.
 
-Veredicto is configured as the README's "Single sign-on" section tells an operator: its variables, with the
+Veredicto is configured as the single sign-on page tells an operator: its variables, with the
 values the provider's discovery document gives, read by the settings module in a process of their own.
 """
 
@@ -29,6 +29,7 @@ from access.services import member_add, workspace_create
 from access.sso import SsoBackend
 from tests.factories import UserFactory
 from tests.review.test_browser import browser  # noqa: F401  (the headless Chromium fixture)
+from tests.support.docs import docs_section
 from tests.support.oidc_provider import IdentityProvider
 
 # The groups' permissions come from migrations; a flush by an earlier transactional test drops them, so
@@ -41,8 +42,8 @@ PASSWORD = "the provider checks this one"
 
 
 def readme_sso_variables() -> dict[str, str]:
-    """The variables of the README's single sign-on block (NAME=value lines of its first shell block)."""
-    section = ROOT.joinpath("README.md").read_text().split("## Single sign-on", 1)[1].split("\n## ", 1)[0]
+    """The variables of the single sign-on page's block (NAME=value lines of its first shell block)."""
+    section = docs_section("docs/operations/sso.md", "Single sign-on")
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     return dict(line.split("=", 1) for line in block.splitlines() if re.match(r"^[A-Z_]+=", line))
 
@@ -56,7 +57,7 @@ def identity_provider(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def sso_settings(identity_provider, live_server) -> dict:
-    """Veredicto's settings for the provider: the README's variables, each filled from the provider's
+    """Veredicto's settings for the provider: the single sign-on page's variables, each filled from the provider's
     discovery document or with the client registered there, read by config.settings in a new process."""
     discovery = identity_provider.discovery()
     identity_provider.register_client(
@@ -70,12 +71,12 @@ def sso_settings(identity_provider, live_server) -> dict:
         "OIDC_OP_TOKEN_ENDPOINT": discovery["token_endpoint"],
         "OIDC_OP_USER_ENDPOINT": discovery["userinfo_endpoint"],
         "OIDC_OP_JWKS_ENDPOINT": discovery["jwks_uri"],
-        # This provider gives Veredicto's claims for a scope of their own (README: ask for it so).
+        # This provider gives Veredicto's claims for a scope of their own (the page: ask for it so).
         "OIDC_RP_SCOPES": "openid email profile veredicto",
         "QA_OIDC_PROVIDER_NAME": "Test IdP",
         "QA_OIDC_TEAMS_CLAIM": "veredicto_teams",
     }
-    assert set(values) == set(readme_sso_variables())  # every variable the README shows, and no other
+    assert set(values) == set(readme_sso_variables())  # every variable the page shows, and no other
     script = (
         "import json, config.settings.test as s; print(json.dumps({k: getattr(s, k) for k in dir(s) if "
         "k.startswith(('OIDC_', 'QA_OIDC_', 'QA_SSO', 'AXES_WHITELIST')) or k == 'AUTHENTICATION_BACKENDS'}))"

@@ -315,13 +315,13 @@ def test_a_key_posts_only_to_its_workspaces_rubrics_and_an_external_id_is_per_wo
 
 
 def readme_commands(block: int) -> list[list[str]]:
-    """The `python manage.py ...` lines of the README's workspaces section's sh block number `block`."""
+    """The `python manage.py ...` lines of the workspaces page's sh block number `block`."""
     import re
     import shlex
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("## Workspaces, teams and roles", 1)[1].split("\n## ", 1)[0]
+    from tests.support.docs import docs_section
+
+    section = docs_section("docs/operations/workspaces.md", "Workspaces, teams and roles")
     code = re.findall(r"```sh\n(.*?)```", section, re.S)[block]
     return [shlex.split(line.split("#", 1)[0])[2:] for line in code.splitlines() if line.startswith("python manage.py")]
 

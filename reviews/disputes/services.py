@@ -2,7 +2,7 @@
 go through here; the resolution's new review goes through `reviews.services.review_create`, the one
 write path of reviews.
 
-Where a dispute's review stands in the human reference (shared/design.md): a calibration session's
+Where a dispute's review stands in the human reference (docs/dev/design.md): a calibration session's
 agreed value first; else the latest final review, and an upheld dispute's resolution is a final review
 (`Review.from_dispute`) made after the review disputed, so it supersedes it. A rejected dispute writes no
 review: the review disputed keeps standing.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,6 +12,7 @@ from tests.api.conftest import new_key
 from tests.api.test_redis_down import own_redis  # noqa: F401 (a fixture)
 from tests.factories import judged_recording, published_rubric
 from tests.support.curl import curl_run
+from tests.support.docs import docs_blocks, docs_section
 
 CURL = (
     'curl -X POST http://localhost:8000/recordings/1/review -H "Content-Type: application/json" '
@@ -43,10 +43,16 @@ def test_the_documented_curl_posts_a_review(live_server):
     assert Recording.objects.get(pk=1).status == Recording.Status.REVIEWED
 
 
-def _readme_command(heading: str) -> str:
-    """The first `sh` block after `heading` in the README, as written there."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index(heading) :]
+def test_the_review_curl_the_api_page_shows_is_the_one_run_here():
+    """The REST API page's review example is this command, so running CURL runs what the page says."""
+    section = docs_section("docs/api/rest.md", "Endpoints and reviews")
+    [documented] = [block.code for block in docs_blocks(section) if "/review" in block.code]
+    assert " ".join(documented.replace("\\\n", " ").split()) == " ".join(CURL.split())
+
+
+def _readme_command(page: str, heading: str) -> str:
+    """The first `sh` block of the section under `heading` of the docs page `page`, as written there."""
+    section = docs_section(page, heading)
     return section.split("```sh\n", 1)[1].split("\n```", 1)[0]
 
 
@@ -55,7 +61,7 @@ def test_the_readmes_batch_curl_stores_one_call_and_refuses_the_summary(live_ser
     """Published to a Redis of the test's own, which nothing consumes."""
     published_rubric(slug="customer-care")
     _api_key, key = new_key("crm")
-    command = _readme_command("### Posting many calls at once")
+    command = _readme_command("docs/api/batches.md", "Posting many calls at once")
 
     body, status = curl_run(command, server=live_server.url, key=key)
 

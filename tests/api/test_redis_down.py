@@ -1,4 +1,4 @@
-"""Redis stops (the broker and the throttle's store in one, as the README's production
+"""Redis stops (the broker and the throttle's store in one, as docs/operations/running.md's production
 recipe sets it): ingest keeps the recording and says it is only received, the
 throttle lets requests through with a warning, and the rest of the API answers."""
 

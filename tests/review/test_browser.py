@@ -125,7 +125,7 @@ def test_a_supervisor_reviews_a_call_by_keyboard_with_an_undo(live_server, brows
     assert [(e.criterion.key, e.adjusted_value, e.comment) for e in saved.criteria.all()] == [
         ("c2", 2, "no confirma la hora: ver turno 5 (a, r, n)"), ("c3", 4, ""),
     ]
-    # Approving with one adjusted value, as stated in the README: 4 keys, and 2 more for the criterion
+    # Approving with one adjusted value, as stated in docs/user/review-queue.md: 4 keys, and 2 more for the criterion
     # whose quote did not verify.
     assert (review.clicks, review.keys) == (0, 6)
     assert page.locator("#undo-toast").is_visible()

@@ -29,7 +29,7 @@ def findings_of(rubric) -> set[tuple[str, str]]:
 
 def test_the_sample_rubrics_show_only_their_real_problems():
     # Each of these tests two behaviours (or, for "closing", says how well instead of what): the
-    # lint says so. Every other sample criterion is written as the README asks, and gets nothing.
+    # lint says so. Every other sample criterion is written as docs/user/rubrics.md asks, and gets nothing.
     assert findings_of(sample("customer-care")) == {
         ("greeting", "two-behaviours"),
         ("closing", "two-behaviours"),

@@ -273,10 +273,9 @@ def test_lint_warns_on_an_ambiguous_critical_criterion_and_a_weightless_section(
 
 
 def _readme_yaml() -> str:
-    from pathlib import Path
+    from tests.support.docs import docs_section
 
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = text.split("### Critical criteria and the quality score", 1)[1]
+    section = docs_section("docs/user/rubrics.md", "Critical criteria and the quality score")
     return section.split("```yaml\n", 1)[1].split("```", 1)[0]
 
 

@@ -267,7 +267,7 @@ def test_the_migration_marks_every_judged_call_for_the_first_read():
 
 
 def test_after_a_time_zone_change_marking_every_call_draws_the_weeks_again(settings):
-    """As the README says to do after changing TIME_ZONE, with the command it gives."""
+    """As the scorecards page says to do after changing TIME_ZONE, with the command it gives."""
     rubric = published_rubric(criteria=1)
     for day, hour in ((1, 23), (2, 3), (4, 12)):  # a Sunday night, a Monday morning and a Wednesday, in UTC
         judged_recording(rubric=rubric, agent_id="a1", team="t", occurred_at=datetime(2026, 3, day, hour, tzinfo=UTC))
@@ -279,7 +279,7 @@ def test_after_a_time_zone_change_marking_every_call_draws_the_weeks_again(setti
     stale = period_samples(filters, by_agent).cells[(("t", "a1"), "c1")].whole.judged.n
     assert stale != call_samples(rubric, from_calls, by_agent).cells[(("t", "a1"), "c1")].whole.judged.n
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs/user/scorecards.md").read_text()
     command = re.search(r'`python manage.py shell -c "([^"]*rollup_stale[^"]*)"`', readme).group(1)
     call_command("shell", command=command)
     assert_same_samples(period_samples(filters, by_agent), call_samples(rubric, from_calls, by_agent))
@@ -292,7 +292,7 @@ def test_with_too_many_changed_calls_a_read_reads_the_calls_and_leaves_the_rollu
     filters = ReportFilters(rubric=rubric, date_from=date(2026, 3, 2), date_to=date(2026, 3, 15))
     from_calls = call_samples(rubric, judged_calls(rubric, filters.date_from, filters.date_to), by_agent)
 
-    assert services.REFRESH_IN_READ_MAX == 5_000  # the README's figure; here, fewer calls do
+    assert services.REFRESH_IN_READ_MAX == 5_000  # the scorecards page's figure; here, fewer calls do
     monkeypatch.setattr(services, "REFRESH_IN_READ_MAX", 2)
     assert_same_samples(period_samples(filters, by_agent), from_calls)
     assert Recording.objects.filter(rollup_stale=True).count() == 3 and not ScorecardWeek.objects.exists()
@@ -349,7 +349,7 @@ def test_a_review_committed_while_a_refresh_runs_is_read_by_the_next_one(monkeyp
 
 
 def test_a_reverified_score_that_no_longer_verifies_leaves_the_scorecard_at_the_next_read():
-    """As the README says: re-verifying a score whose confidence changes routes the call again, which marks
+    """As the scorecards page says: re-verifying a score whose confidence changes routes the call again, which marks
     it, so the rollup reads its week again and the value stops counting as the judge's."""
     rubric = published_rubric(criteria=1)
     recording = judged_recording(rubric=rubric, values={"c1": 5}, agent_id="a1", team="t")

@@ -1,4 +1,4 @@
-"""Running a curl command from the README, as written, against the test's live server."""
+"""Running a curl command from the docs, as written, against the test's live server."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def test_audio_over_the_size_limit_is_a_413_and_nothing_is_stored(api, rubric, s
 
 
 def _readme_curl() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs/api/audio.md").read_text(encoding="utf-8")
     return re.search(r"```sh\n(curl -X POST [^`]*?-F audio=@[^`]*?)\n```", readme).group(1)
 
 

@@ -21,21 +21,19 @@ def receiver(settings):
 
 
 def readme_verify():
-    """The receiver's check, exactly as the README's Webhooks section shows it."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Webhooks") :]
+    """The receiver's check, exactly as the webhooks page shows it."""
+    section = (ROOT / "docs/api/webhooks.md").read_text()
     [snippet] = [block for block in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "def verify(" in block][:1]
     namespace: dict = {}
-    exec(compile(snippet, "README.md (Webhooks)", "exec"), namespace)
+    exec(compile(snippet, "docs/api/webhooks.md (verify)", "exec"), namespace)
     return namespace["verify"]
 
 
 def readme_receiver(*, secret: str, handle):
-    """The README's whole receiver (its `Receiver` class), with its `verify`, the secret and a `handle`."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Webhooks") :]
+    """The webhooks page's whole receiver (its `Receiver` class), with its `verify`, the secret and a `handle`."""
+    section = (ROOT / "docs/api/webhooks.md").read_text()
     [snippet] = [block for block in re.findall(r"```python\n(.*?)```", section, re.DOTALL) if "class Receiver(" in block]
     namespace: dict = {"verify": readme_verify(), "handle": handle, "__name__": "readme"}
-    exec(compile(snippet, "README.md (Webhooks, receiver)", "exec"), namespace)
+    exec(compile(snippet, "docs/api/webhooks.md (receiver)", "exec"), namespace)
     namespace["SECRET"] = secret
     return namespace["Receiver"]

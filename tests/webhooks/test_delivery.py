@@ -1,5 +1,5 @@
-"""Events delivered in-process to the suite's real HTTP receiver on loopback: signed as the README
-says (checked with the README's own snippet), the API's JSON, retried, given up, paused, redelivered
+"""Events delivered in-process to the suite's real HTTP receiver on loopback: signed as the webhooks page
+says (checked with the page's own snippet), the API's JSON, retried, given up, paused, redelivered
 with the same id, and never sent for a transaction that rolled back."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def test_a_judged_recording_arrives_signed_with_the_apis_json(receiver, fake_llm
     assert body["event"] == "recording.judged" and body["recording"] == recording.pk
     assert body["id"] == request.headers["X-Veredicto-Delivery"]
     assert abs(int(request.headers["X-Veredicto-Timestamp"]) - time.time()) < 30
-    # The README's snippet accepts it, and refuses another secret, a changed body and an old timestamp.
+    # The webhooks page's snippet accepts it, and refuses another secret, a changed body and an old timestamp.
     verify = readme_verify()
     assert verify(secret, request.headers, request.body)
     assert not verify("another-secret-of-enough-length", request.headers, request.body)

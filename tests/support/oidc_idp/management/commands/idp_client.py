@@ -1,5 +1,5 @@
 """Registers (or updates) a confidential Authorization Code client that signs its ID tokens with RS256,
-as an operator registers Veredicto at their identity provider (README, "Single sign-on")."""
+as an operator registers Veredicto at their identity provider (docs/operations/sso.md)."""
 
 from django.core.management.base import BaseCommand
 from oidc_provider.models import Client, ResponseType
