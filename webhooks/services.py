@@ -39,7 +39,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from access.models import DEFAULT_WORKSPACE, Workspace, default_workspace_id
 from outbox.models import EVENT_NAMES, Event
 from qa.errors import InvalidInputError
-from qa.models import ApiKey
+from qa.models import ApiKey, Recording
 from qa.queue import task_publish, tasks_in_process
 from webhooks.hosts import HostNotAllowed, Target, url_target
 from webhooks.models import Attempt, Delivery, Subscription
@@ -284,11 +284,21 @@ def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID] | None:
         now = timezone.now()
         # Its workspace's subscriptions alone (an event that names none is the default workspace's).
         in_workspace = Q(workspace_id=event.workspace_id) if event.workspace_id else Q(workspace__slug=DEFAULT_WORKSPACE)
-        subscriptions = [
+        candidates = [
             subscription
             for subscription in Subscription.objects.filter(in_workspace, status=Subscription.Status.ACTIVE)
+            .select_related("api_key")
             if event.name in subscription.events
         ]
+        # Within the workspace, a key's subscription gets only the calls its key reads (its source).
+        recording = (
+            Recording.objects.filter(pk=event.recording_id).only("workspace_id", "team", "agent_id", "source").first()
+            if candidates and event.recording_id is not None
+            else None
+        )
+        if candidates and event.recording_id is not None and recording is None:
+            candidates = [subscription for subscription in candidates if subscription.api_key is None]
+        subscriptions = [subscription for subscription in candidates if subscription.receives_recording(recording)]
         deliveries = []
         data = event_data(event=event) if subscriptions else None
         if subscriptions and data is None:
