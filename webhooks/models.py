@@ -112,7 +112,7 @@ class Attempt(models.Model):
     started_at = models.DateTimeField(_("started"))
     duration_ms = models.FloatField(_("duration (ms)"))
     response_code = models.PositiveIntegerField(_("response code"), null=True, blank=True)
-    response_body = models.TextField(_("response body"), blank=True, help_text=_("Its first 2,000 characters."))
+    response_body = models.TextField(_("response body"), blank=True, help_text=_("A short excerpt of its start."))
     error = models.TextField(_("error"), blank=True)
     outcome = models.CharField(_("outcome"), max_length=10, choices=Outcome.choices)
 

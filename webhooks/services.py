@@ -20,6 +20,7 @@ import secrets
 import socket
 import ssl
 import time
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,8 +50,11 @@ from webhooks.selectors import events_wanted_forget
 logger = logging.getLogger(__name__)
 
 SECRET_MIN_LENGTH = 24
-RESPONSE_KEPT = 2000  # characters of a receiver's answer kept in the log
-RESPONSE_READ = 64 * 1024  # bytes read of it at most
+# What of a receiver's answer the delivery log keeps: enough to tell its error page from its "ok", not
+# a service's reply to read back (a webhook aimed at an internal service would otherwise be a way to
+# query it and read the answer in GET /api/webhooks/{id}/deliveries/).
+RESPONSE_KEPT = 120  # characters, after `response_excerpt`
+RESPONSE_READ = 4 * 1024  # bytes read of it at most
 USER_AGENT = "Veredicto-Webhooks/1"
 
 
@@ -371,6 +375,18 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # the certificate names the host
 
 
+_INVISIBLE = {"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"}
+
+
+def response_excerpt(answer: str) -> str:
+    """The start of a receiver's answer as the log keeps it: control and invisible characters out (they
+    could forge what an admin reads), runs of white space as one space, RESPONSE_KEPT characters at most,
+    an ellipsis where it was cut."""
+    visible = "".join(" " if unicodedata.category(char) in _INVISIBLE or char.isspace() else char for char in answer)
+    text = " ".join(visible.split())
+    return text if len(text) <= RESPONSE_KEPT else text[: RESPONSE_KEPT - 1] + "…"
+
+
 def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, str]:
     """POST without following redirects (a redirect could lead inside the network): (code, answer)."""
     timeout = settings.QA_WEBHOOK_TIMEOUT
@@ -380,7 +396,7 @@ def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, st
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()
         answer = response.read(RESPONSE_READ).decode("utf-8", errors="replace")
-        return response.status, answer[:RESPONSE_KEPT]
+        return response.status, response_excerpt(answer)
     finally:
         connection.close()
 

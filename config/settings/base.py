@@ -423,8 +423,10 @@ CELERY_BEAT_SCHEDULE["audio-orphans-sweep"] = {"task": "qa.audio_orphans_sweep",
 # --- end audio and transcription ---
 
 # --- Webhooks (section owned by webhooks) ---
-# The hosts a webhook may reach (host names, `.domain` for its subdomains, `*`, addresses or networks);
-# a loopback, private or other non-public address must be listed as an address or network. Empty: none.
+# The hosts a webhook may reach (host names, `.domain` for its subdomains, `*`, addresses or networks),
+# each with an optional port (`127.0.0.1:8443`, `[::1]:9000`, `hooks.internal:*`); without one, only the
+# scheme's own port (443, 80). A loopback, private or other non-public address must be listed as an
+# address or network (with its port). Empty: none. webhooks/hosts.py.
 QA_WEBHOOK_ALLOWED_HOSTS = env.list("QA_WEBHOOK_ALLOWED_HOSTS", default=[])
 QA_WEBHOOK_TIMEOUT = env.float("QA_WEBHOOK_TIMEOUT", default=10.0)
 # A failed attempt waits RETRY_BASE, then twice as long each time, until RETRY_WINDOW after the first send.
