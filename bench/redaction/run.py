@@ -103,7 +103,9 @@ def _recall(languages: list[str]) -> None:
             recalls = ", ".join(f"{kind} {scores.recall(kind):.3f} ({scores.total[kind]})" for kind in sorted(scores.total))
             print(f"{language} {name}: {recalls}")
             print(f"  look-alikes kept {scores.kept_rate():.3f} of {sum(scores.lookalikes.values())}; "
-                  f"misses {scores.misses[:5]}; masked look-alikes {scores.masked_lookalikes[:5]}")
+                  f"found where nothing is labelled: {len(scores.extra)}; labels touched: {scores.labels_touched}")
+            print(f"  misses {scores.misses[:5]}; masked look-alikes {scores.masked_lookalikes[:5]}; "
+                  f"unlabelled finds {scores.extra[:5]}")
 
 
 def load_cost(language: str) -> dict:
