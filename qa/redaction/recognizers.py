@@ -164,6 +164,7 @@ def pattern_recognizers(language: str) -> list[LocalRecognizer]:
 # of any kind, a dot. Up to three in a row ("4539 - 5787").
 _CARD_SEPARATOR = r"[\s\p{Zs}\p{Cf}\p{Pd}.\u00b7\u2024\uff0e]"
 _DIGIT_CHAIN = regex.compile(r"(?<!\w)\d+(?:" + _CARD_SEPARATOR + r"{1,3}\d+)*(?!\w)")
+_DIGITS = regex.compile(r"\d+")
 
 
 def _card_grouping(lengths: Sequence[int]) -> bool:
@@ -203,24 +204,25 @@ def card_numbers(text: str) -> Iterable[tuple[int, int]]:
         return real_start + position - virtual_start
 
     for chain in _DIGIT_CHAIN.finditer(flat):
-        groups = [(group.start(), group.end()) for group in regex.finditer(r"\d+", chain.group())]
+        groups = [(group.start(), group.end()) for group in _DIGITS.finditer(flat, chain.start(), chain.end())]
         first = 0
         while first < len(groups):
-            found = None
-            for last in range(len(groups) - 1, first - 1, -1):  # the longest card starting at this group
-                digits = "".join(chain.group()[a:b] for a, b in groups[first : last + 1])
-                if len(digits) > 19:
-                    continue
-                if len(digits) < 13:
+            # The longest card starting at this group: at most 19 digits on, so a long run of numbers
+            # costs linear time.
+            found, lengths, total = None, [], 0
+            for last in range(first, len(groups)):
+                lengths.append(groups[last][1] - groups[last][0])
+                total += lengths[-1]
+                if total > 19:
                     break
-                if _card_grouping([b - a for a, b in groups[first : last + 1]]) and checksums.luhn(digits):
-                    found = last
-                    break
+                if total >= 13 and _card_grouping(lengths):
+                    digits = "".join(flat[a:b] for a, b in groups[first : last + 1])
+                    if checksums.luhn(digits):
+                        found = last
             if found is None:
                 first += 1
                 continue
-            start, end = chain.start() + groups[first][0], chain.start() + groups[found][1]
-            yield real(start), real(end - 1) + 1
+            yield real(groups[first][0]), real(groups[found][1] - 1) + 1
             first = found + 1
 
 

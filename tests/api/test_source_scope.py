@@ -12,6 +12,7 @@ import pytest
 from access.models import default_workspace_id
 from outbox.services import recording_judged_emit
 from tests.api.conftest import key_client, new_key
+from reviews.services import review_create
 from tests.factories import judged_recording, published_rubric
 from tests.webhooks.conftest import receiver  # noqa: F401  (the suite's receiver on loopback)
 from webhooks.models import Delivery
@@ -69,9 +70,22 @@ def test_the_versions_and_deviation_reports_count_the_keys_source_alone(calls):
     assert {line["versions"][0]["scores"] for line in versions["criteria"]} == {1}
     nothing = other.get("/api/reports/versions/", {"rubric": "care"}).json()
     assert {line["versions"][0]["scores"] for line in nothing["criteria"]} == {0}
-    deviation = other.get("/api/reports/deviation/", {"rubric": "care"})
-    assert deviation.status_code == 200
-    assert "dialer" not in deviation.content.decode() and "b1" not in deviation.content.decode()
+
+
+def test_the_deviation_report_counts_the_keys_reviewed_calls_alone(calls):
+    _rubric, crm, dialer = calls
+    for recording in (*crm, *dialer):
+        review_create(recording=recording, decision="approve", reviewer="sup")
+    bound = key_client(new_key("crm-key", source="crm-a")[1])
+    hub = key_client(new_key("hub-key", all_sources=True)[1])
+    other = key_client(new_key("other-key", source="other-a")[1])
+
+    def reviewed(client) -> int:
+        response = client.get("/api/reports/deviation/", {"rubric": "care"})
+        assert response.status_code == 200, response.content
+        return sum(group["recordings"] for group in response.json()["groups"].values())
+
+    assert (reviewed(bound), reviewed(hub), reviewed(other)) == (1, 4, 0)
 
 
 @pytest.mark.parametrize("group", ["agent", "team"])
