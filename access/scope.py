@@ -3,8 +3,9 @@
 
 A QA lead, rubric owner or admin sees their workspace; a supervisor their teams' calls (all of the
 workspace's when their membership names no team); an agent their own calls; a superuser everything.
-A key sees its workspace (and, from the hardening issue, its source, which `ApiKey.may_use_source`
-keeps deciding).
+A key sees its workspace and, unless it is made for every source, only the calls of its source
+(`scope_for_key`): every read that goes through the scope (selectors, reports, scorecards, exports,
+the webhooks' fan-out) is bound to it, not only the recording endpoints.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class Grant:
     role: str
     teams: frozenset[str] = frozenset()  # empty: every team
     agent_id: str = ""
+    source: str | None = None  # a key's source: only its calls. None: every source
 
 
 @dataclass(frozen=True)
@@ -40,19 +42,36 @@ class Scope:
     def role_in(self, workspace_id: int) -> str | None:
         return next((grant.role for grant in self.grants if grant.workspace_id == workspace_id), None)
 
+    @property
+    def by_source(self) -> bool:
+        """Whether some of this scope's calls are limited to a source (a source-bound key's): figures
+        kept per team or week without the source (the reports' rollups) are not its to read."""
+        return any(grant.source is not None for grant in self.grants)
+
     def workspaces_q(self, field: str = "workspace") -> Q:
         """Rows of the workspaces in scope (rubrics, judges, experiments, calibrations: no team or agent)."""
         if self.everything:
             return Q()
         return Q(**{f"{field}__in": sorted(self.workspace_ids)}) if self.grants else Q(pk__in=[])
 
-    def recordings_q(self, *, workspace: str = "workspace", team: str = "team", agent: str = "agent_id") -> Q:
+    def recordings_q(
+        self, *, workspace: str = "workspace", team: str = "team", agent: str = "agent_id", source: str | None = ""
+    ) -> Q:
         """Recordings (or rows reached through one, by these field paths) in scope: a supervisor's teams,
-        an agent's own calls."""
+        an agent's own calls, a key's source. `source` defaults to the path of `workspace` with "source"
+        in its place; None for rows that carry no source (a rollup's), of which a source-bound grant
+        gets none: it cannot tell its calls from the others'."""
         if self.everything:
             return Q()
+        if source == "":
+            source = workspace.removesuffix("workspace") + "source"
         q = Q(pk__in=[])
         for grant in self.grants:
+            if grant.source is not None:
+                if source is None:
+                    continue
+                q |= Q(**{workspace: grant.workspace_id, source: grant.source})
+                continue
             part = Q(**{workspace: grant.workspace_id})
             if grant.role == Role.AGENT:
                 part &= Q(**{agent: grant.agent_id})
@@ -64,16 +83,22 @@ class Scope:
 
     def contains_recording(self, recording: object) -> bool:
         """Whether one loaded recording is in scope (`recordings_q`'s rule, without a query)."""
-        return self.contains_calls(getattr(recording, "workspace_id", None), recording.team, recording.agent_id)
+        return self.contains_calls(
+            getattr(recording, "workspace_id", None), recording.team, recording.agent_id, source=recording.source
+        )
 
-    def contains_calls(self, workspace_id: int | None, team: str, agent_id: str) -> bool:
-        """Whether the calls of `agent_id` in `team` of a workspace are in scope (`recordings_q`'s rule)."""
+    def contains_calls(self, workspace_id: int | None, team: str, agent_id: str, *, source: str | None = None) -> bool:
+        """Whether the calls of `agent_id` in `team` of a workspace (of `source`; None: of any source) are
+        in scope (`recordings_q`'s rule)."""
         if self.everything:
             return True
         for grant in self.grants:
             if grant.workspace_id != workspace_id:
                 continue
-            if grant.role == Role.AGENT:
+            if grant.source is not None:
+                if source == grant.source:
+                    return True
+            elif grant.role == Role.AGENT:
                 if agent_id == grant.agent_id:
                     return True
             elif grant.role != Role.SUPERVISOR or not grant.teams or team in grant.teams:
@@ -104,11 +129,14 @@ class Scope:
 
     def sees_team(self, workspace_id: int, team: str) -> bool:
         """Whether a team's figures as a whole (a scorecard's team row) are in scope: a supervisor's
-        own teams, any team for a workspace-wide role; an agent sees no team's."""
+        own teams, any team for a workspace-wide role; an agent sees no team's, nor a source-bound key
+        (a team's calls come from every source)."""
         if self.everything:
             return True
         return any(
-            grant.role != Role.AGENT and (grant.role != Role.SUPERVISOR or not grant.teams or team in grant.teams)
+            grant.role != Role.AGENT
+            and grant.source is None
+            and (grant.role != Role.SUPERVISOR or not grant.teams or team in grant.teams)
             for grant in self.grants
             if grant.workspace_id == workspace_id
         )
@@ -182,11 +210,18 @@ def scope_for_workspace(workspace_id: int) -> Scope:
 EVERYTHING = Scope(everything=True)
 
 
+def scope_for_key(key: object) -> Scope:
+    """What an API key sees: its workspace, and only its source's calls unless it is made for every
+    source (`ApiKey.may_use_source`'s rule)."""
+    source = None if key.all_sources else key.source
+    return Scope(grants=(Grant(workspace_id=key.workspace_id, role=Role.ADMIN, source=source),))
+
+
 def scope_for_request(request: object) -> Scope:
-    """The scope of an API request: its key's workspace, or its person's (`scope_for`)."""
+    """The scope of an API request: its key's (`scope_for_key`), or its person's (`scope_for`)."""
     from access import is_api_key
 
     auth = getattr(request, "auth", None)
     if is_api_key(auth):
-        return scope_for_workspace(auth.workspace_id)
+        return scope_for_key(auth)
     return scope_for(request.user)

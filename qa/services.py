@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -104,17 +105,36 @@ def transcript_check_size(*, transcript: str | None, turns: list[Turn] | None) -
         )  # fmt: skip
 
 
-def turns_check(turns: list[Turn]) -> None:
+def _breaks_line(text: str) -> bool:
+    """Whether `text` holds a line or paragraph break, or another control character but a tab: rendered
+    (`turns_render`), any of them could start a line that reads as another speaker's turn."""
+    return any(char != "\t" and unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in text)
+
+
+def turns_check(turns: list[Turn], *, duration_seconds: int | None = None) -> None:
+    """Each turn is one speaker's line. Its text may not break the line: rendered, "hola\nAGENTE: ..."
+    would be read back as an agent's turn, and the customer's words would verify for an agent criterion.
+    It is refused rather than joined into one line, so that the stored text is the one sent: a client
+    sends a message of several lines as several turns. Its times lie within the call (its duration and
+    a second, or QA_AUDIO_MAX_SECONDS, the longest call taken, when it names none)."""
     if not turns:
         raise InvalidInputError({"turns": _("At least one turn is needed.")})
+    limit_ms = ((duration_seconds + 1) if duration_seconds is not None else settings.QA_AUDIO_MAX_SECONDS) * 1000
     errors = {}
     for index, turn in enumerate(turns):
-        if not turn.speaker.strip() or ":" in turn.speaker or "\n" in turn.speaker:
+        if not turn.speaker.strip() or ":" in turn.speaker or has_control_characters(turn.speaker):
             errors[str(index)] = _("Each turn needs a speaker without ':' or line breaks.")
         elif not turn.text.strip():
             errors[str(index)] = _("Each turn needs a non-empty text.")
+        elif _breaks_line(turn.text):
+            errors[str(index)] = _(
+                "A turn's text may not contain line breaks or control characters (they would start another "
+                "speaker's turn): send each line as its own turn."
+            )
         elif turn.start_ms is not None and turn.end_ms is not None and turn.end_ms < turn.start_ms:
             errors[str(index)] = _("end_ms is before start_ms.")
+        elif any(time is not None and time > limit_ms for time in (turn.start_ms, turn.end_ms)):
+            errors[str(index)] = _("start_ms and end_ms must lie within the call: at most %(max)s ms.") % {"max": limit_ms}
     if errors:
         raise InvalidInputError({"turns": errors})
 
@@ -214,12 +234,13 @@ def recording_ingest(
 
 def _check_common(
     *, external_id: str, source: str, transcript: str | None, turns: list[Turn] | None, audio: File | None,
-    agent_channel: str, customer_channel: str,
+    agent_channel: str, customer_channel: str, agent_id: str = "", team: str = "",
 ) -> None:  # fmt: skip
     """The checks every recording passes, whether it brings a transcript, turns or audio."""
     if not external_id.strip():
         raise InvalidInputError({"external_id": _("external_id may not be blank.")})
-    for field, value in (("external_id", external_id), ("source", source)):
+    # The same rule for every identifier a page, an export or a log line shows.
+    for field, value in (("external_id", external_id), ("source", source), ("agent", agent_id), ("team", team)):
         if has_control_characters(value):
             raise InvalidInputError(
                 {field: _("%(field)s may not contain control characters (line breaks, tabs, NUL...).") % {"field": field}}
@@ -261,11 +282,11 @@ def recording_prepare(
     naming the field otherwise. Writes nothing, so a batch checks every item before storing any."""
     _check_common(
         external_id=external_id, source=source, transcript=transcript, turns=turns, audio=None,
-        agent_channel=agent_channel, customer_channel=customer_channel,
+        agent_channel=agent_channel, customer_channel=customer_channel, agent_id=agent_id, team=team,
     )  # fmt: skip
     transcript_check_size(transcript=transcript, turns=turns)
     if turns is not None:
-        turns_check(turns)
+        turns_check(turns, duration_seconds=duration_seconds)
         transcript = turns_render(turns)
     transcript_check_verbatim(transcript)
     _check_rubric_and_time(rubric=rubric, occurred_at=occurred_at)
@@ -419,7 +440,7 @@ def _recording_ingest_audio(
     """Store the file and enqueue its transcription (qa.transcribing); the judgment follows the transcript."""
     _check_common(
         external_id=external_id, source=source, transcript=transcript, turns=turns, audio=audio,
-        agent_channel=agent_channel, customer_channel=customer_channel,
+        agent_channel=agent_channel, customer_channel=customer_channel, agent_id=agent_id, team=team,
     )  # fmt: skip
     audio_info = audio_inspect(audio, size=audio.size)
     agent, customer = channel_map_check(

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from access.models import Workspace, default_workspace_id
+from access.scope import scope_for_key
 from outbox.models import Event
 from qa.models import ApiKey
 
@@ -55,6 +56,14 @@ class Subscription(models.Model):
 
     def __str__(self) -> str:
         return self.url
+
+    def receives_recording(self, recording: object | None) -> bool:
+        """Whether an event about `recording` (a loaded Recording, or None for one about no call) may be
+        sent here: a key's subscription only its key's calls (its scope: its source), as the key could
+        read them; the workspace is checked by the fan-out's query."""
+        if recording is None or self.api_key is None:
+            return True
+        return scope_for_key(self.api_key).contains_recording(recording)
 
 
 class Delivery(models.Model):
@@ -103,7 +112,7 @@ class Attempt(models.Model):
     started_at = models.DateTimeField(_("started"))
     duration_ms = models.FloatField(_("duration (ms)"))
     response_code = models.PositiveIntegerField(_("response code"), null=True, blank=True)
-    response_body = models.TextField(_("response body"), blank=True, help_text=_("Its first 2,000 characters."))
+    response_body = models.TextField(_("response body"), blank=True, help_text=_("A short excerpt of its start."))
     error = models.TextField(_("error"), blank=True)
     outcome = models.CharField(_("outcome"), max_length=10, choices=Outcome.choices)
 

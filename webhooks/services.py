@@ -20,6 +20,7 @@ import secrets
 import socket
 import ssl
 import time
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from access.models import DEFAULT_WORKSPACE, Workspace, default_workspace_id
 from outbox.models import EVENT_NAMES, Event
 from qa.errors import InvalidInputError
-from qa.models import ApiKey
+from qa.models import ApiKey, Recording
 from qa.queue import task_publish, tasks_in_process
 from webhooks.hosts import HostNotAllowed, Target, url_target
 from webhooks.models import Attempt, Delivery, Subscription
@@ -49,8 +50,11 @@ from webhooks.selectors import events_wanted_forget
 logger = logging.getLogger(__name__)
 
 SECRET_MIN_LENGTH = 24
-RESPONSE_KEPT = 2000  # characters of a receiver's answer kept in the log
-RESPONSE_READ = 64 * 1024  # bytes read of it at most
+# What of a receiver's answer the delivery log keeps: enough to tell its error page from its "ok", not
+# a service's reply to read back (a webhook aimed at an internal service would otherwise be a way to
+# query it and read the answer in GET /api/webhooks/{id}/deliveries/).
+RESPONSE_KEPT = 120  # characters, after `response_excerpt`
+RESPONSE_READ = 4 * 1024  # bytes read of it at most
 USER_AGENT = "Veredicto-Webhooks/1"
 
 
@@ -284,11 +288,21 @@ def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID] | None:
         now = timezone.now()
         # Its workspace's subscriptions alone (an event that names none is the default workspace's).
         in_workspace = Q(workspace_id=event.workspace_id) if event.workspace_id else Q(workspace__slug=DEFAULT_WORKSPACE)
-        subscriptions = [
+        candidates = [
             subscription
             for subscription in Subscription.objects.filter(in_workspace, status=Subscription.Status.ACTIVE)
+            .select_related("api_key")
             if event.name in subscription.events
         ]
+        # Within the workspace, a key's subscription gets only the calls its key reads (its source).
+        recording = (
+            Recording.objects.filter(pk=event.recording_id).only("workspace_id", "team", "agent_id", "source").first()
+            if candidates and event.recording_id is not None
+            else None
+        )
+        if candidates and event.recording_id is not None and recording is None:
+            candidates = [subscription for subscription in candidates if subscription.api_key is None]
+        subscriptions = [subscription for subscription in candidates if subscription.receives_recording(recording)]
         deliveries = []
         data = event_data(event=event) if subscriptions else None
         if subscriptions and data is None:
@@ -361,6 +375,18 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # the certificate names the host
 
 
+_INVISIBLE = {"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"}
+
+
+def response_excerpt(answer: str) -> str:
+    """The start of a receiver's answer as the log keeps it: control and invisible characters out (they
+    could forge what an admin reads), runs of white space as one space, RESPONSE_KEPT characters at most,
+    an ellipsis where it was cut."""
+    visible = "".join(" " if unicodedata.category(char) in _INVISIBLE or char.isspace() else char for char in answer)
+    text = " ".join(visible.split())
+    return text if len(text) <= RESPONSE_KEPT else text[: RESPONSE_KEPT - 1] + "…"
+
+
 def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, str]:
     """POST without following redirects (a redirect could lead inside the network): (code, answer)."""
     timeout = settings.QA_WEBHOOK_TIMEOUT
@@ -370,7 +396,7 @@ def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, st
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()
         answer = response.read(RESPONSE_READ).decode("utf-8", errors="replace")
-        return response.status, answer[:RESPONSE_KEPT]
+        return response.status, response_excerpt(answer)
     finally:
         connection.close()
 

@@ -68,6 +68,15 @@ AGENTE: Gracias. Su pedido {K:order:4417223398} salió de {E:LOCATION:Monterrey}
 CLIENTE: Mi celular es el {E:PHONE_NUMBER:+52 55 1234 5678} por si el repartidor se pierde.
 AGENTE: Anotado. Llega en {K:duration:2 días} y el envío cuesta {K:amount:150 pesos}.
 """),
+        ("Marta Quiroga", """AGENTE: Buenos días, le atiende {K:agent_name:Marta}. ¿En qué le ayudo?
+CLIENTE: Llamo por la tarjeta de mi hija. Mi hija {E:PERSON:Valentina Pérez} llamará después, pero pago yo.
+AGENTE: Perfecto. ¿Me dicta el número?
+CLIENTE: Es {E:CREDIT_CARD:4539\u00a05787\u00a06362\u00a01486}.
+AGENTE: ¿Y la otra tarjeta, la de su hermano?
+CLIENTE: La de mi hermano {E:PERSON:Tomás} es {E:CREDIT_CARD:4111 1111}
+CLIENTE: {E:CREDIT_CARD:1111 1111}, y el pedido es el {K:order:4417.2290}.
+AGENTE: Gracias, el débito de {K:amount:$ 12.500} queda para el {K:date:3 de diciembre}.
+"""),
     ],
     "en": [
         ("Karen Doyle", """AGENT: Thank you for calling First Meridian, this is {K:agent_name:Karen}. Who am I speaking with?
@@ -101,6 +110,14 @@ AGENT: Got it. Your order {K:order:4417223398} was delayed, the ticket is {K:tic
 CUSTOMER: I moved to {E:LOCATION:Chicago} last month, maybe that's why.
 AGENT: Could be. I've updated it; it should ship within {K:duration:48 hours}, and you'll get a {K:percentage:15%} credit.
 CUSTOMER: Also, my refund should go to my German account, {E:IBAN_CODE:DE89 3704 0044 0532 0130 00}.
+"""),
+        ("Karen Doyle", """AGENT: Thanks for calling, this is {K:agent_name:Karen}. How can I help?
+CUSTOMER: Hi, I'm calling for my daughter. My daughter {E:PERSON:Emily} will call back later.
+AGENT: Sure. Which card do you want to use?
+CUSTOMER: It's {E:CREDIT_CARD:4539\u200b5787\u200b6362\u200b1486}.
+AGENT: And the one your brother used?
+CUSTOMER: My brother {E:PERSON:Tom Becker} used {E:CREDIT_CARD:4111.1111.1111.1111}, order {K:order:5521.8890}.
+AGENT: Got it, {K:amount:$45.20} will be charged on {K:date:December 3}.
 """),
     ],
 }

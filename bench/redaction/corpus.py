@@ -101,6 +101,17 @@ def not_a_card(rng: random.Random) -> str:
             return " ".join(number[i : i + 4] for i in range(0, 16, 4))
 
 
+# Separators a card is written with besides a space and a dash: a no-break space (a word processor's,
+# a CRM's), a narrow one, a zero-width space (pasted from a web form), dots, a space and a format
+# character together.
+CARD_SEPARATORS = {"nbsp": "\u00a0", "narrow_nbsp": "\u202f", "zwsp": "\u200b", "dot": ".", "space_zwsp": " \u200b"}
+
+
+def card_digits(rng: random.Random) -> str:
+    number = "4" + _digits(rng, 14)
+    return number + _luhn_digit(number)
+
+
 def cuit(rng: random.Random) -> str:
     while True:
         number = rng.choice(["20", "23", "27", "30"]) + _digits(rng, 8)
@@ -432,7 +443,8 @@ def _templates(language: str):
 
 def corpus(language: str, *, per_type: int = 120, per_lookalike: int = 16, seed: int = 2026) -> list[Call]:
     """Calls in `language` holding `per_type` mentions of every entity type (people: twice that) and
-    `per_lookalike` of each look-alike phrasing, five lines each between a greeting and a goodbye."""
+    `per_lookalike` of each look-alike phrasing, five lines each between a greeting and a goodbye; then
+    the calls of `card_variants`."""
     rng = random.Random(f"{seed}-{language}")
     agent_label, customer_label, entity, keep = _templates(language)
     pool = []
@@ -454,6 +466,30 @@ def corpus(language: str, *, per_type: int = 120, per_lookalike: int = 16, seed:
             for speaker, parts in phrasing(rng):
                 call.add(speaker, *parts)
         call.add(agent_label, "Gracias por llamar, que tenga buen día." if language == "es" else "Thanks for calling, have a good day.")
+        calls.append(call)
+    return calls + card_variants(language)
+
+
+def card_variants(language: str, *, per_variant: int = 24, seed: int = 2026) -> list[Call]:
+    """Calls whose cards are written with the separators of CARD_SEPARATORS, or dictated across two
+    turns ("es 4539 5787" / "6362 1486": each half labelled, since the label between them is not the
+    card), with as many numbers in groups of four that fail the Luhn check written the same ways,
+    which must survive. Their own seed: `corpus` is the same with or without them."""
+    rng = random.Random(f"{seed}-{language}-cards")
+    agent_label, customer_label = ("AGENTE", "CLIENTE") if language == "es" else ("AGENT", "CUSTOMER")
+    says = "La tarjeta es " if language == "es" else "The card is "
+    keeps = "El número de operación es " if language == "es" else "The transaction ID is "
+    calls = []
+    for number in range(per_variant):
+        call = Call(f"{language}-cards-{number + 1:04d}", language, rng.choice(AGENTS[language]))
+        for name, separator in CARD_SEPARATORS.items():
+            card = card_digits(rng)
+            call.add(customer_label, says, E("CREDIT_CARD", separator.join(card[i : i + 4] for i in range(0, 16, 4))), ".")
+            other = not_a_card(rng).replace(" ", separator)
+            call.add(agent_label, keeps, K("operation", other), ".")
+        card = card_digits(rng)
+        call.add(customer_label, says, E("CREDIT_CARD", f"{card[:4]} {card[4:8]}"))
+        call.add(customer_label, E("CREDIT_CARD", f"{card[8:12]} {card[12:]}"), ".")
         calls.append(call)
     return calls
 

@@ -15,7 +15,7 @@ import sys
 import statistics
 import time
 
-from bench.redaction.corpus import corpus
+from bench.redaction.corpus import card_variants, corpus, measure
 from qa.redaction import engine
 
 SIZE = 6 * 1024  # bytes of UTF-8
@@ -61,9 +61,12 @@ def main() -> None:
     parser.add_argument("--transcripts", type=int, default=40)
     parser.add_argument("--language", choices=["es", "en"], action="append")
     parser.add_argument("--load-only", choices=["es", "en"], help=argparse.SUPPRESS)
+    parser.add_argument("--recall", action="store_true", help="recall and look-alike survival instead of times")
     args = parser.parse_args()
     if args.load_only:
         return _load_only(args.load_only)
+    if args.recall:
+        return _recall(args.language or ["es", "en"])
     print(f"{args.transcripts} transcripts of about {SIZE // 1024} KB per language; CPU time of this process")
     for language in args.language or ["es", "en"]:
         texts = transcripts(language, args.transcripts)
@@ -86,6 +89,23 @@ def main() -> None:
         print(f"  model load (a fresh process): {load['cpu']:.2f} s CPU, {load['wall']:.2f} s wall, "
               f"+{load['rss']:.0f} MB resident (process then {load['total']:.0f} MB)")
         del patterns
+
+
+def _recall(languages: list[str]) -> None:
+    """Recall per entity type and look-alikes kept, on the whole corpus and on its card variants alone
+    (corpus.card_variants: other separators, a card dictated across two turns)."""
+    for language in languages:
+        def find(text, language, keep_names):
+            return engine.find(text, language, keep_names=keep_names)
+
+        for name, calls in (("corpus", corpus(language)), ("card variants", card_variants(language))):
+            scores = measure(calls, find)
+            recalls = ", ".join(f"{kind} {scores.recall(kind):.3f} ({scores.total[kind]})" for kind in sorted(scores.total))
+            print(f"{language} {name}: {recalls}")
+            print(f"  look-alikes kept {scores.kept_rate():.3f} of {sum(scores.lookalikes.values())}; "
+                  f"found where nothing is labelled: {len(scores.extra)}; labels touched: {scores.labels_touched}")
+            print(f"  misses {scores.misses[:5]}; masked look-alikes {scores.masked_lookalikes[:5]}; "
+                  f"unlabelled finds {scores.extra[:5]}")
 
 
 def load_cost(language: str) -> dict:

@@ -51,6 +51,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    # Before anything reads the admin's query (its changelists' filters reach the database).
+    "config.middleware.NulInAdminQueryRefused",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -423,8 +425,10 @@ CELERY_BEAT_SCHEDULE["audio-orphans-sweep"] = {"task": "qa.audio_orphans_sweep",
 # --- end audio and transcription ---
 
 # --- Webhooks (section owned by webhooks) ---
-# The hosts a webhook may reach (host names, `.domain` for its subdomains, `*`, addresses or networks);
-# a loopback, private or other non-public address must be listed as an address or network. Empty: none.
+# The hosts a webhook may reach (host names, `.domain` for its subdomains, `*`, addresses or networks),
+# each with an optional port (`127.0.0.1:8443`, `[::1]:9000`, `hooks.internal:*`); without one, only the
+# scheme's own port (443, 80). A loopback, private or other non-public address must be listed as an
+# address or network (with its port). Empty: none. webhooks/hosts.py.
 QA_WEBHOOK_ALLOWED_HOSTS = env.list("QA_WEBHOOK_ALLOWED_HOSTS", default=[])
 QA_WEBHOOK_TIMEOUT = env.float("QA_WEBHOOK_TIMEOUT", default=10.0)
 # A failed attempt waits RETRY_BASE, then twice as long each time, until RETRY_WINDOW after the first send.

@@ -1,6 +1,6 @@
-"""What a request may reach: its scope (`access.scope.scope_for_request`: a key's workspace, a
-person's workspaces and teams), and for a key the recordings of the source it was made for
-(`ApiKey.source`), or every source's with `all_sources`. A person's session is not bound to a source.
+"""What a request may reach: its scope (`access.scope.scope_for_request`: a key's workspace and the
+source it was made for (`ApiKey.source`; every source's with `all_sources`), a person's workspaces and
+teams). A person's session is not bound to a source.
 
 Another source's recording answers 404, as one that does not exist: a key learns nothing of another
 system's calls, not even that an id is taken.
@@ -29,22 +29,15 @@ def request_key(request: Request) -> ApiKey | None:
 
 def recordings_visible(request: Request, recordings: QuerySet[Recording], path: str = "") -> QuerySet[Recording]:
     """`recordings` (or rows reached through a recording, by `path`, e.g. "recording__") narrowed to
-    the request's scope and, for a key, to its source."""
+    the request's scope (for a key, its source)."""
     scope = scope_for_request(request)
-    recordings = recordings.filter(
+    return recordings.filter(
         scope.recordings_q(workspace=f"{path}workspace", team=f"{path}team", agent=f"{path}agent_id")
     )
-    key = request_key(request)
-    if key is None or key.all_sources:
-        return recordings
-    return recordings.filter(**{f"{path}source": key.source})
 
 
 def recording_check_visible(request: Request, recording: Recording) -> Recording:
-    """The recording, or a 404 if it is outside the request's scope or the key is bound to another source."""
-    key = request_key(request)
-    if key is not None and not key.may_use_source(recording.source):
-        raise NotFound()
+    """The recording, or a 404 if it is outside the request's scope (for a key, of another source)."""
     if not scope_for_request(request).contains_recording(recording):
         raise NotFound()
     return recording

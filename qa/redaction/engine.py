@@ -27,7 +27,7 @@ from qa.evidence import parse_turns
 from . import checksums
 from .recognizers import (
     ALL_TYPES, AR_DNI, EMAIL_ADDRESS, LANGUAGES, LOCATION, MODEL_TYPES, PERSON, PHONE_NUMBER, PRIORITY,
-    pattern_recognizers,
+    name_recognizers, pattern_recognizers,
 )
 
 # The spaCy model that finds names and places, per language. Spanish: Explosion's es_core_news_sm
@@ -237,6 +237,9 @@ def analyzer(language: str, names: bool = True) -> AnalyzerEngine:
     registry = RecognizerRegistry(supported_languages=[language])
     for recognizer in pattern_recognizers(language):
         registry.add_recognizer(recognizer)
+    if names:
+        for recognizer in name_recognizers(language):
+            registry.add_recognizer(recognizer)
     if with_model:
         registry.add_recognizer(
             SpacyRecognizer(supported_language=language, supported_entities=[*MODEL_TYPES, _MISC])

@@ -8,12 +8,15 @@ amount, a date or a case number, and those must survive for the judge to quote t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import bisect
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import regex
 from presidio_analyzer import LocalRecognizer, RecognizerResult
 import phonenumbers
+
+from qa.evidence import parse_turns
 
 from . import checksums
 
@@ -73,11 +76,6 @@ def _words(*phrases: str) -> str:
     return "(?:" + "|".join(phrase.replace(" ", r"\s+") for phrase in phrases) + ")"
 
 
-_CARD = (
-    _NOT_DIGIT_BEFORE
-    + r"(?:\d{4}(?:[ -]?\d{4}){3}(?:[ -]?\d{1,3})?|\d{4}[ -]?\d{6}[ -]?\d{4,5}|\d{13,19})"
-    + _NOT_DIGIT_AFTER
-)
 
 _EXPIRY_CONTEXT = _words(
     "vence", "vencimiento", "vto", "expira", "caduca", "válida hasta", "valida hasta", "venc",
@@ -133,7 +131,6 @@ PHONE_REGIONS = ("AR", "ES", "MX", "US")
 
 def _rules() -> dict[str, list[Rule]]:
     return {
-        CREDIT_CARD: [Rule(CREDIT_CARD, _CARD, checksums.luhn)],
         CARD_EXPIRY: [Rule(CARD_EXPIRY, _EXPIRY, group="value", score=0.8)],
         CARD_SECURITY_CODE: [Rule(CARD_SECURITY_CODE, _SECURITY_CODE, group="value", score=0.8)],
         AR_DNI: [Rule(AR_DNI, _DNI, group="value", score=0.7)],
@@ -155,10 +152,139 @@ def pattern_recognizers(language: str) -> list[LocalRecognizer]:
     recognizers: list[LocalRecognizer] = [
         RegexRecognizer(entity, rules, language) for entity, rules in _rules().items()
     ]
+    recognizers.append(CardNumberRecognizer(language))
     recognizers.append(EmailRecognizer(language))
     recognizers.append(PhoneNumberRecognizer(language))
     recognizers.append(SpokenEmailRecognizer(language))
     return recognizers
+
+
+# What may stand between a card's digit groups, as said or typed: any space (the no-break and the
+# ideographic ones too), an invisible format character (a zero-width space, a direction mark), a dash
+# of any kind, a dot. Up to three in a row ("4539 - 5787").
+_CARD_SEPARATOR = r"[\s\p{Zs}\p{Cf}\p{Pd}.\u00b7\u2024\uff0e]"
+_DIGIT_CHAIN = regex.compile(r"(?<!\w)\d+(?:" + _CARD_SEPARATOR + r"{1,3}\d+)*(?!\w)")
+_DIGITS = regex.compile(r"\d+")
+
+
+def _card_grouping(lengths: Sequence[int]) -> bool:
+    """Whether digit groups of these lengths are written as a card is: one run of 13-19 digits, blocks
+    of four (16-19 digits, a block's separator may be left out), or 4-6-4/5 (American Express, Diners).
+    Other groupings of as many digits are phone numbers, amounts or dates said together."""
+    total = sum(lengths)
+    if len(lengths) == 1:
+        return 13 <= total <= 19
+    cuts, at = set(), 0
+    for length in lengths[:-1]:
+        at += length
+        cuts.add(at)
+    if 16 <= total <= 19 and all(cut % 4 == 0 and cut <= 16 for cut in cuts):
+        return True
+    return total in (14, 15) and cuts <= {4, 10}
+
+
+def card_numbers(text: str) -> Iterable[tuple[int, int]]:
+    """(start, end) of each card number in `text`, a transcript of ``SPEAKER: text`` lines: digit groups
+    written with any separator (_CARD_SEPARATOR) and read on across a turn change, since a caller
+    dictating a card often finishes it in their next turn ("es 4539 5787" / "CLIENTE: 6362 1486"); a span
+    that crosses a turn change covers the label between, which the caller clips to the turns' text.
+    Only groupings a card is written in (_card_grouping) that pass the Luhn check are taken."""
+    turns = [(turn.start, turn.end) for turn in parse_turns(text)] or [(0, len(text))]
+    # The turns' text joined by one space: a card split by a label reads as one split by a separator.
+    joined, starts, offset = [], [], 0
+    for start, end in turns:
+        starts.append((offset, start))
+        joined.append(text[start:end])
+        offset += end - start + 1
+    flat = " ".join(joined)
+    virtual = [virtual_start for virtual_start, _real in starts]
+
+    def real(position: int) -> int:
+        virtual_start, real_start = starts[bisect.bisect_right(virtual, position) - 1]
+        return real_start + position - virtual_start
+
+    for chain in _DIGIT_CHAIN.finditer(flat):
+        groups = [(group.start(), group.end()) for group in _DIGITS.finditer(flat, chain.start(), chain.end())]
+        first = 0
+        while first < len(groups):
+            # The longest card starting at this group: at most 19 digits on, so a long run of numbers
+            # costs linear time.
+            found, lengths, total = None, [], 0
+            for last in range(first, len(groups)):
+                lengths.append(groups[last][1] - groups[last][0])
+                total += lengths[-1]
+                if total > 19:
+                    break
+                if total >= 13 and _card_grouping(lengths):
+                    digits = "".join(flat[a:b] for a, b in groups[first : last + 1])
+                    if checksums.luhn(digits):
+                        found = last
+            if found is None:
+                first += 1
+                continue
+            yield real(groups[first][0]), real(groups[found][1] - 1) + 1
+            first = found + 1
+
+
+class CardNumberRecognizer(LocalRecognizer):
+    """Payment card numbers (card_numbers)."""
+
+    def __init__(self, language: str):
+        super().__init__(supported_entities=[CREDIT_CARD], supported_language=language, name=f"CREDIT_CARD_{language}")
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):
+        return [RecognizerResult(CREDIT_CARD, start, end, 0.9) for start, end in card_numbers(text)]
+
+
+# A family member named after the relation ("mi hija Valentina Pérez", "my brother Tom"): the small
+# models miss many of these names, since a relation word is not one of the cues they learned (a title,
+# "soy", "me llamo"). Only after a possessive, so that "la Madre Teresa" or a sentence's "Padre" is not
+# read as one; only a capitalised name of up to three words, on the same line.
+_RELATIONS = (
+    "hija", "hijo", "hijas", "hijos", "hijastra", "hijastro", "esposa", "esposo", "marido", "mujer", "pareja",
+    "novia", "novio", "prometida", "prometido", "madre", "padre", "mamá", "mama", "papá", "papa", "madrastra",
+    "padrastro", "hermana", "hermano", "hermanas", "hermanos", "abuela", "abuelo", "tía", "tia", "tío", "tio",
+    "prima", "primo", "sobrina", "sobrino", "nieta", "nieto", "suegra", "suegro", "cuñada", "cuñado", "yerno",
+    "nuera", "daughter", "son", "stepdaughter", "stepson", "wife", "husband", "partner", "girlfriend",
+    "boyfriend", "fiancée", "fiancee", "fiancé", "fiance", "mother", "father", "mom", "mum", "dad",
+    "stepmother", "stepfather", "sister", "brother", "grandmother", "grandfather", "grandma", "grandpa",
+    "granddaughter", "grandson", "aunt", "uncle", "cousin", "niece", "nephew", "mother-in-law",
+    "father-in-law", "daughter-in-law", "son-in-law", "sister-in-law", "brother-in-law",
+)
+_POSSESSIVES = ("mi", "mis", "su", "sus", "tu", "tus", "nuestra", "nuestro", "nuestras", "nuestros",
+                "my", "his", "her", "their", "our", "your")
+_NAME_WORD = r"\p{Lu}[\p{L}\p{M}'’-]+"
+_RELATIVE = regex.compile(
+    r"(?<![\w])(?i:" + "|".join(_POSSESSIVES) + r")[ \t]+(?i:"
+    + "|".join(sorted((regex.escape(word) for word in _RELATIONS), key=len, reverse=True))
+    + r")(?![\w-]),?[ \t]+(?P<name>" + _NAME_WORD
+    + r"(?:[ \t]+(?:(?:de|del|de la)[ \t]+)?" + _NAME_WORD + r"){0,2})"
+)
+
+
+class RelativeNameRecognizer(LocalRecognizer):
+    """A name said right after a family relation and a possessive (_RELATIVE); it then goes through the
+    engine's rules for names as the model's do (not the agent's own, not a stop word)."""
+
+    def __init__(self, language: str):
+        super().__init__(supported_entities=[PERSON], supported_language=language, name=f"RELATIVE_NAME_{language}")
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):
+        return [
+            RecognizerResult(PERSON, match.start("name"), match.end("name"), 0.85)
+            for match in _RELATIVE.finditer(text)
+        ]
+
+
+def name_recognizers(language: str) -> list[LocalRecognizer]:
+    """The name recognizers that need no model, run when names are redacted."""
+    return [RelativeNameRecognizer(language)]
 
 
 # A stretch that may hold a phone number: digits with one separator at a time between them (so

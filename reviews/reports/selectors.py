@@ -347,8 +347,10 @@ def place_q(filters: ReportFilters, *, workspace: str = "workspace") -> Callable
         if filters.agent:
             where &= Q(**{f"{prefix}agent_id": filters.agent})
         if filters.scope is not None:
+            # Rollup rows carry no source: a source-bound reader reads the calls instead (`rollups_for`).
             where &= filters.scope.recordings_q(
-                workspace=f"{prefix}{workspace}", team=f"{prefix}team", agent=f"{prefix}agent_id"
+                workspace=f"{prefix}{workspace}", team=f"{prefix}team", agent=f"{prefix}agent_id",
+                source=f"{prefix}source" if workspace == "workspace" else None,
             )
         return where
 
@@ -358,6 +360,12 @@ def place_q(filters: ReportFilters, *, workspace: str = "workspace") -> Callable
 def _add(total: Tallies, found: Tallies) -> None:
     for key, tally in found.items():
         total[key].add(tally)
+
+
+def rollups_for(filters: ReportFilters) -> bool:
+    """Whether the filters' figures may come from the weekly rollups: they are up to date enough, and the
+    reader's calls are not limited to a source, which the rollups do not keep."""
+    return rollups_readable(rubric=filters.rubric) and not (filters.scope is not None and filters.scope.by_source)
 
 
 def period_tallies(filters: ReportFilters) -> Tallies:
@@ -372,7 +380,7 @@ def period_tallies(filters: ReportFilters) -> Tallies:
         for found in call_tallies(rubric, calls).values():
             _add(total, found)
 
-    if not rollups_readable(rubric=rubric):
+    if not rollups_for(filters):
         from_calls(filters.date_from, filters.date_to)
         return total
     split = period_split(filters.date_from, filters.date_to)

@@ -25,7 +25,7 @@ from django.db.models.functions import RowNumber
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
-from reviews.reports.selectors import ReportFilters, place_q, report_run_q
+from reviews.reports.selectors import ReportFilters, place_q, report_run_q, rollups_for
 from reviews.figures.stats import CellSample, CorrectionLevel, Estimate, scorecard_estimate
 from reviews.scorecards.moments import (
     Calls,
@@ -141,7 +141,7 @@ def period_samples(filters: ReportFilters, grouping: Grouping, *, narrowed: bool
         judged = judged_calls(rubric, since, until)
         return lambda prefix: judged(prefix) & place(prefix)
 
-    if not rollups_readable(rubric=rubric):
+    if not (rollups_for(filters) if narrowed else rollups_readable(rubric=rubric)):
         return call_samples(rubric, calls(filters.date_from, filters.date_to), grouping)
     split = period_split(filters.date_from, filters.date_to)
     # The rollup's rows carry their calls' team and agent; their workspace is their rubric's.
@@ -160,7 +160,10 @@ def _sort_key(cell: Estimate) -> tuple:
 def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
     """Every team, then its agents, each ordered by the lower bound of the `sort` column."""
     columns = columns_of(filters.rubric)
-    samples = period_samples(filters, by_agent)
+    # A source-bound key's scorecard is of its calls alone, pools included: the rubric's other calls are
+    # other systems'. Everyone else's rows are cut by team below, over the whole rubric's pools.
+    by_source = filters.scope is not None and filters.scope.by_source
+    samples = period_samples(filters, by_agent, narrowed=by_source)
     names = samples.agent_names
     agents: defaultdict[str, dict[str, dict[str, CellSample]]] = defaultdict(lambda: defaultdict(dict))
     teams: defaultdict[str, dict[str, CellSample]] = defaultdict(lambda: defaultdict(CellSample))
@@ -170,7 +173,7 @@ def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
         teams[team][column] += sample
         rubric[column] += sample
     every_team = len(teams)
-    if filters.scope is not None:  # a supervisor's own teams' rows; the correction's pools stay the rubric's
+    if filters.scope is not None and not by_source:  # a supervisor's own teams' rows; the pools stay the rubric's
         workspace_id = filters.rubric.workspace_id
         agents = {team: cells for team, cells in agents.items() if filters.scope.sees_team(workspace_id, team)}
         teams = defaultdict(lambda: defaultdict(CellSample), {team: teams[team] for team in agents})

@@ -15,6 +15,7 @@ class Answer:
     status: int = 200
     delay: float = 0.0  # seconds before answering (a receiver too slow for the timeout)
     body: str = "ok"
+    headers: dict[str, str] = field(default_factory=dict)  # a redirect's Location, say
 
 
 @dataclass
@@ -43,6 +44,8 @@ class WebhookReceiver:
                 try:
                     self.send_response(answer.status)
                     self.send_header("Content-Length", str(len(payload)))
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
@@ -56,8 +59,12 @@ class WebhookReceiver:
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/hooks/veredicto"
+        return f"http://127.0.0.1:{self.port}/hooks/veredicto"
 
     def script(self, *answers: Answer) -> None:
         with self._lock:

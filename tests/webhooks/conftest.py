@@ -12,11 +12,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def receiver(settings):
-    """The suite's receiver on loopback, which the setting allows (as an operator would list an internal host)."""
-    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    """The suite's receiver on loopback, whose address and port the setting allows (as an operator would
+    list an internal host's)."""
     settings.QA_WEBHOOK_RETRY_BASE = 0.0  # in-process tests call the next attempt at once
     settings.QA_WEBHOOK_TIMEOUT = 1.0
     with WebhookReceiver() as server:
+        settings.QA_WEBHOOK_ALLOWED_HOSTS = [f"127.0.0.1:{server.port}"]
         yield server
 
 

@@ -26,7 +26,7 @@ def test_the_worker_delivers_retrying_a_500_and_a_timeout(fake_llm, receiver, tm
         "OPENAI_BASE_URL": fake_llm.base_url,
         "OPENAI_API_KEY": "test-key",
         "QA_JUDGE_MODEL": "fake-judge",
-        "QA_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+        "QA_WEBHOOK_ALLOWED_HOSTS": f"127.0.0.1:{receiver.port}",
         "QA_WEBHOOK_RETRY_BASE": "0.3",
         "QA_WEBHOOK_TIMEOUT": "1",
     }
