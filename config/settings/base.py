@@ -469,3 +469,7 @@ LOGGING = {
 # redaction policies override both. The agent's own name is kept unless QA_REDACTION_MASK_AGENT_NAME.
 QA_REDACTION_POLICY = env("QA_REDACTION_POLICY", default="")
 QA_REDACTION_MASK_AGENT_NAME = env.bool("QA_REDACTION_MASK_AGENT_NAME", default=False)
+# The spaCy package that finds names and places, per language, over qa.redaction.engine.MODELS
+# ("es=es_core_news_md"). A policy that masks names refuses to redact (and `check --deploy` fails)
+# while its language's model is not installed.
+QA_REDACTION_NAME_MODELS = env("QA_REDACTION_NAME_MODELS", default="")
