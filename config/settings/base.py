@@ -233,6 +233,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("QA_MAX_BODY_BYTES", default=8 * 1024 * 10
 # Celery: a broker URL means real workers; none means tasks run in-process.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=env("REDIS_URL", default=""))
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Without a broker, work a page starts that takes minutes (an experiment's judgments) runs in a thread
+# of the web process, so the page answers at once and shows its progress.
+QA_BACKGROUND_THREADS = env.bool("QA_BACKGROUND_THREADS", default=not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
