@@ -296,6 +296,31 @@ def test_import_rubric_puts_a_new_family_in_its_workspace_and_refuses_another_wo
 
 
 @pytest.mark.django_db
+def test_one_rubric_file_starts_the_rubrics_of_two_workspaces_under_new_slugs(tmp_path, capsys):
+    from rubrics.models import Rubric
+
+    workspace_create(slug="acme")
+    workspace_create(slug="other")
+    path = tmp_path / "care.yaml"
+    path.write_text(
+        "slug: care\nname: Care\nlanguage: es\ncriteria:\n  - key: greets\n    title: Greets\n"
+        "    description: The agent greets the customer by name.\n"
+    )
+    call_command("import_rubric", str(path), "--workspace", "acme", "--slug", "acme-care", "--publish")
+    call_command("import_rubric", str(path), "--workspace", "other", "--slug", "other-care")
+    assert "Imported" in capsys.readouterr().out
+    rubrics = {rubric.slug: rubric for rubric in Rubric.objects.all()}
+    assert set(rubrics) == {"acme-care", "other-care"}
+    assert (rubrics["acme-care"].workspace.slug, rubrics["acme-care"].status) == ("acme", Rubric.Status.PUBLISHED)
+    assert (rubrics["other-care"].workspace.slug, rubrics["other-care"].version) == ("other", 1)
+    assert list(rubrics["other-care"].criteria.values_list("key", flat=True)) == ["greets"]
+    # A slug that is not one is refused by name, and nothing is stored.
+    with pytest.raises(CommandError, match="“Other Care” is not a slug"):
+        call_command("import_rubric", str(path), "--workspace", "other", "--slug", "Other Care")
+    assert Rubric.objects.count() == 2
+
+
+@pytest.mark.django_db
 def test_a_key_posts_only_to_its_workspaces_rubrics_and_an_external_id_is_per_workspace():
     from rest_framework.test import APIClient
 
