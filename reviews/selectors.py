@@ -229,7 +229,9 @@ def queue_assigned(*, filters: QueueFilters, user: AbstractBaseUser) -> QuerySet
 
 def queue_next(*, after: Recording | None, filters: QueueFilters, user: AbstractBaseUser) -> Recording | None:
     """The queue item following `after` in queue order (the first one without it) that `user` may claim:
-    a call assigned to `user` first, in the order assigned; after the last of those, the queue from its start."""
+    a call assigned to `user` first, in the order assigned; after the last of those, the queue from its start.
+    Past the queue's end it starts again from the top, so a call left waiting above `after` (one this
+    supervisor opened and left, say) is offered rather than "no more calls" beside a queue that lists it."""
     assigned = queue_assigned(filters=filters, user=user)
     if after is not None:
         assigned = assigned.exclude(pk=after.pk)
@@ -247,7 +249,8 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
         ).first()
         recordings = recordings.exclude(pk=after.pk)
         if key is not None:
-            recordings = recordings.filter(_after(QueuePosition(key=key, id=after.pk)))
+            following = recordings.filter(_after(QueuePosition(key=key, id=after.pk))).first()
+            return following if following is not None else recordings.first()
     return recordings.first()
 
 
