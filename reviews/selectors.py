@@ -437,8 +437,16 @@ HUMAN_NOT_APPLICABLE = Case(
     default=False,
     output_field=BooleanField(),
 )
+# A criterion is rejected where the supervisor said the judge got it wrong: marked wrong, or, in a reject,
+# given another value or "does not apply" in place of the judge's (what a reject must say, per criterion:
+# reviews.services). A reject's other criteria are not rejected: one wrong criterion of a call is not
+# every criterion wrong.
+_REJECT_CHANGED = Q(review_decision=Review.Decision.REJECT) & (
+    Q(cr_not_applicable=True, value__isnull=False)
+    | (Q(cr_adjusted__isnull=False) & (Q(value__isnull=True) | ~Q(cr_adjusted=F("value"))))
+)
 IS_REJECTED = Case(
-    When(Q(review_decision=Review.Decision.REJECT) | Q(cr_rejected=True), then=True),
+    When(Q(cr_rejected=True) | _REJECT_CHANGED, then=True),
     default=False,
     output_field=BooleanField(),
 )
