@@ -95,7 +95,15 @@ class Recording(models.Model):
     team = models.CharField(_("team"), max_length=100, blank=True, db_index=True)
     channel = models.CharField(_("channel"), max_length=10, choices=Channel.choices, default=Channel.VOICE)
     language = models.CharField(_("language"), max_length=10, blank=True)
+    # Every dated view filters on this, so ingest always sets it: to the time received when the call's own
+    # time was not sent (`occurred_at_received`), which the call's page shows as such.
     occurred_at = models.DateTimeField(_("occurred at"), null=True, blank=True)
+    occurred_at_received = models.BooleanField(
+        _("time received"),
+        default=False,
+        db_default=False,
+        help_text=_("The call's own time was not sent: its time is when it was received."),
+    )
     duration_seconds = models.PositiveIntegerField(_("duration (s)"), null=True, blank=True)
     transcript = models.TextField(_("transcript"), help_text=_("Verbatim, one 'SPEAKER: text' line per turn."))
     turns = models.JSONField(

@@ -5,8 +5,8 @@ full-text search reads them in the recording's language (`spanish` for `es…`, 
 `simple`, which only lowercases, for any other). A trigger sets it on insert and when the transcript
 or the language change (rows written as SQL get it too), and three GIN indexes serve it, one over the
 calls of each configuration (migration qa 0016). It is no model field: Django never writes it, and on
-SQLite, which has no full-text search of this kind, it does not exist and a search is a
-case-insensitive substring test of every word.
+SQLite, which has no full-text search of this kind, it does not exist and a search is read with the same
+operators (`_reading`) as case-insensitive substring tests.
 
 A search's words are read as a web search engine would (`websearch_to_tsquery`: "quoted phrases",
 `or`, `-word`) in each configuration, and each reading is asked of its own calls only:
@@ -21,6 +21,7 @@ import html
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchHeadline, SearchQuery
 from django.db import connection, transaction
@@ -53,8 +54,49 @@ def search_enabled() -> bool:
     return connection.vendor == "postgresql"
 
 
-def _words(words: str) -> list[str]:
-    return [word for word in re.findall(r"\w+", words.lower()) if word != "or"]
+# A search's terms as websearch_to_tsquery reads them: a "quoted phrase" or a bare word, either one
+# negated by a leading "-"; a bare `or` between two terms.
+_TERM = re.compile(r'(-?)"([^"]*)"?|(-?)([^\s"]+)')
+
+
+@dataclass(frozen=True)
+class _Term:
+    text: str  # lowercased, its words joined by single spaces
+    negated: bool = False
+
+
+def _reading(words: str) -> list[list[_Term]]:
+    """SQLite's reading of a search, as PostgreSQL's websearch_to_tsquery reads one: every group must
+    match, a group by any of its terms (`a b or c` is a AND (b OR c)), a negated term by its absence."""
+    groups: list[list[_Term]] = []
+    joined = False
+    for match in _TERM.finditer(words):
+        quoted = match.group(2) is not None
+        negated = bool(match.group(1) if quoted else match.group(3))
+        raw = match.group(2) if quoted else match.group(4)
+        if not quoted and not negated and raw.lower() == "or":
+            joined = bool(groups)
+            continue
+        found = re.findall(r"\w+", raw.lower())
+        if not found:
+            continue
+        # A bare word with inner punctuation ("e-mail") is a phrase of its words, as PostgreSQL reads it.
+        term = _Term(" ".join(found), negated)
+        if joined:
+            groups[-1].append(term)
+        else:
+            groups.append([term])
+        joined = False
+    return groups
+
+
+def _found_terms(words: str) -> list[str]:
+    """The terms a transcript is searched for (not the negated ones): what a snippet marks."""
+    return [term.text for group in _reading(words) for term in group if not term.negated]
+
+
+def _phrase_pattern(text: str) -> str:
+    return r"\W+".join(re.escape(word) for word in text.split())
 
 
 def recordings_matching(recordings: QuerySet, words: str) -> QuerySet:
@@ -66,8 +108,14 @@ def recordings_matching(recordings: QuerySet, words: str) -> QuerySet:
         match = RawSQL(f"({_MATCH_SQL})", [words] * len(SEARCH_CONFIGS), output_field=BooleanField())
         return recordings.filter(match)
     condition = Q()
-    for word in _words(words):
-        condition &= Q(transcript__icontains=word)
+    for group in _reading(words):
+        either = Q()
+        for term in group:
+            # A phrase's words in order, anything but a word between them (SQLite's REGEXP, which Django
+            # provides); a single word as a substring, as before.
+            has = Q(transcript__iregex=_phrase_pattern(term.text)) if " " in term.text else Q(transcript__icontains=term.text)
+            either |= ~has if term.negated else has
+        condition &= either
     return recordings.filter(condition)
 
 
@@ -126,7 +174,7 @@ def headlines(recordings: QuerySet, words: str) -> dict[int, SafeString]:
             )
         ).values_list("pk", "headline")
         return {pk: _marked(text) for pk, text in found}
-    return {pk: _snippet(transcript, _words(words)) for pk, transcript in recordings.values_list("pk", "transcript")}
+    return {pk: _snippet(transcript, _found_terms(words)) for pk, transcript in recordings.values_list("pk", "transcript")}
 
 
 def _marked(text: str) -> SafeString:
@@ -139,7 +187,7 @@ def _snippet(transcript: str, words: list[str]) -> SafeString:
     text = transcript.replace("\n", " ")
     if not words:
         return _marked(text[:SNIPPET_CHARS])
-    pattern = re.compile("|".join(re.escape(word) for word in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+    pattern = re.compile("|".join(_phrase_pattern(word) for word in sorted(words, key=len, reverse=True)), re.IGNORECASE)
     first = pattern.search(text)
     start = max(0, first.start() - SNIPPET_CHARS // 3) if first else 0
     piece = pattern.sub(lambda match: f"{_START}{match.group(0)}{_STOP}", text[start : start + SNIPPET_CHARS])

@@ -253,6 +253,15 @@ def _check_common(
     channel_name_check("customer_channel", customer_channel)
 
 
+def _occurred_or_received(occurred_at: datetime | None) -> tuple[datetime, bool]:
+    """The time a new recording is filed under, and whether it is the time received: the dated views
+    (dashboard, reports, scorecards, lists) filter on `occurred_at`, so a call sent without its own
+    time takes the time it arrived rather than falling out of every one of them."""
+    if occurred_at is None:
+        return timezone.now(), True
+    return occurred_at, False
+
+
 def _check_rubric_and_time(*, rubric: Rubric, occurred_at: datetime | None) -> None:
     if rubric.status != Rubric.Status.PUBLISHED:
         raise InvalidInputError({"rubric": _("Rubric %(slug)s has no published version.") % {"slug": rubric.slug}})
@@ -294,6 +303,8 @@ def recording_prepare(
         transcript=transcript, rubric=rubric, agent_id=agent_id, agent_name=agent_name, team=team,
         channel=channel, language=language, occurred_at=occurred_at, duration_seconds=duration_seconds,
     )  # fmt: skip
+    # The content hash above takes the time as sent, so a resend without it is still the same call.
+    filed_at, received = _occurred_or_received(occurred_at)
     return Recording(
         external_id=external_id,
         source=source,
@@ -306,7 +317,8 @@ def recording_prepare(
         team=team,
         channel=channel,
         language=language or rubric.language,
-        occurred_at=occurred_at,
+        occurred_at=filed_at,
+        occurred_at_received=received,
         duration_seconds=duration_seconds,
         transcript_source=transcript_source,
         content_hash=_content_hash(content),
@@ -463,6 +475,7 @@ def _recording_ingest_audio(
     existing = Recording.objects.filter(workspace=rubric.workspace_id, source=source, external_id=external_id).first()
     if existing is not None:
         return _same_or_conflict(existing, content_hash), False
+    filed_at, received = _occurred_or_received(occurred_at)
     try:
         # A savepoint, so that losing a race to a concurrent identical post
         # leaves this transaction usable for the lookup below.
@@ -477,7 +490,8 @@ def _recording_ingest_audio(
                 team=team,
                 channel=channel,
                 language=language or rubric.language,
-                occurred_at=occurred_at,
+                occurred_at=filed_at,
+                occurred_at_received=received,
                 duration_seconds=(
                     duration_seconds if duration_seconds is not None else _rounded(audio_info.duration_seconds)
                 ),

@@ -32,9 +32,10 @@ class CriterionRow:
 
     @property
     def model_choice(self) -> str:
-        """The model's answer as a value button's value, so the page can tell a change from it."""
+        """The model's answer as a value button's value, so the page can tell a change from it; none where
+        its quote did not verify: that value does not exist, so no value differs from it or needs a comment."""
         score = self.view.score
-        if score is None:
+        if score is None or not score.value_exists:
             return ""
         return NOT_APPLICABLE if score.value is None else str(score.value)
 

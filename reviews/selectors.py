@@ -229,7 +229,9 @@ def queue_assigned(*, filters: QueueFilters, user: AbstractBaseUser) -> QuerySet
 
 def queue_next(*, after: Recording | None, filters: QueueFilters, user: AbstractBaseUser) -> Recording | None:
     """The queue item following `after` in queue order (the first one without it) that `user` may claim:
-    a call assigned to `user` first, in the order assigned; after the last of those, the queue from its start."""
+    a call assigned to `user` first, in the order assigned; after the last of those, the queue from its start.
+    Past the queue's end it starts again from the top, so a call left waiting above `after` (one this
+    supervisor opened and left, say) is offered rather than "no more calls" beside a queue that lists it."""
     assigned = queue_assigned(filters=filters, user=user)
     if after is not None:
         assigned = assigned.exclude(pk=after.pk)
@@ -247,7 +249,8 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
         ).first()
         recordings = recordings.exclude(pk=after.pk)
         if key is not None:
-            recordings = recordings.filter(_after(QueuePosition(key=key, id=after.pk)))
+            following = recordings.filter(_after(QueuePosition(key=key, id=after.pk))).first()
+            return following if following is not None else recordings.first()
     return recordings.first()
 
 
@@ -434,8 +437,16 @@ HUMAN_NOT_APPLICABLE = Case(
     default=False,
     output_field=BooleanField(),
 )
+# A criterion is rejected where the supervisor said the judge got it wrong: marked wrong, or, in a reject,
+# given another value or "does not apply" in place of the judge's (what a reject must say, per criterion:
+# reviews.services). A reject's other criteria are not rejected: one wrong criterion of a call is not
+# every criterion wrong.
+_REJECT_CHANGED = Q(review_decision=Review.Decision.REJECT) & (
+    Q(cr_not_applicable=True, value__isnull=False)
+    | (Q(cr_adjusted__isnull=False) & (Q(value__isnull=True) | ~Q(cr_adjusted=F("value"))))
+)
 IS_REJECTED = Case(
-    When(Q(review_decision=Review.Decision.REJECT) | Q(cr_rejected=True), then=True),
+    When(Q(cr_rejected=True) | _REJECT_CHANGED, then=True),
     default=False,
     output_field=BooleanField(),
 )

@@ -160,8 +160,10 @@ def review_create(
         missing := _unverified_without_own_value(criteria, criteria_by_key, unverified)
     ):
         errors["unverified"] = missing
-    if "criteria" not in errors and decision == Review.Decision.REJECT and not any(
-        _says_what_was_wrong(item, model_values.get(item.criterion_key)) for item in criteria
+    if (
+        "criteria" not in errors
+        and decision == Review.Decision.REJECT
+        and not criteria_say_what_was_wrong(criteria=criteria, model_values=model_values)
     ):
         # A reject with nothing marked tells no one what to fix, and reads as a 100% rejection in the reports.
         errors["decision"] = _(
@@ -336,7 +338,7 @@ def _criteria_errors(
             and not item.comment.strip()
             # Only an existing judge value can be "changed": where its quote did not verify there is none.
             and item.criterion_key in model_values
-            and _replaces_model_value(item, model_values[item.criterion_key])
+            and replaces_model_value(item, model_values[item.criterion_key])
         ):
             message = (
                 _("Marking “%(title)s” not applicable needs a comment saying why.")
@@ -348,12 +350,30 @@ def _criteria_errors(
     return errors
 
 
+def judge_values(recording: Recording) -> dict[str, int | None]:
+    """The judge's values on the recording's current judgment, by criterion key, where they exist
+    (an unverified quote's value is none: shared/design.md)."""
+    return {
+        score.criterion.key: score.value
+        for score in recording.current_run.scores.select_related("criterion")
+        if score.value_exists
+    }
+
+
+def criteria_say_what_was_wrong(
+    *, criteria: list[CriterionAdjustment] | tuple[CriterionAdjustment, ...], model_values: dict[str, int | None]
+) -> bool:
+    """Would these values make a reject that review_create accepts: does any entry mark the judge wrong
+    or replace its value, with a comment?"""
+    return any(_says_what_was_wrong(item, model_values.get(item.criterion_key)) for item in criteria)
+
+
 def _says_what_was_wrong(item: CriterionAdjustment, model_value: int | None) -> bool:
     """The entry marks the judge wrong or replaces its value, and says why."""
-    return bool(item.comment.strip()) and (item.rejected or _replaces_model_value(item, model_value))
+    return bool(item.comment.strip()) and (item.rejected or replaces_model_value(item, model_value))
 
 
-def _replaces_model_value(item: CriterionAdjustment, model_value: int | None) -> bool:
+def replaces_model_value(item: CriterionAdjustment, model_value: int | None) -> bool:
     """The entry puts another number, or "does not apply", in place of what the model said."""
     if item.not_applicable:
         return model_value is not None

@@ -166,7 +166,9 @@ class RubricAdmin(ScopedAdminMixin, DraftOnlyMixin, nested_admin.NestedModelAdmi
                 except (RubricFrozenError, RubricLintError) as error:
                     problem = " ".join(error.messages)
                 else:
-                    self.message_user(request, _("Published %(rubric)s.") % {"rubric": published}, messages.SUCCESS)
+                    # Name and version only: the rubric's str() adds its status, which the sentence already says.
+                    done = _("Published %(name)s v%(version)s.") % {"name": published.name, "version": published.version}
+                    self.message_user(request, done, messages.SUCCESS)
                     return HttpResponseRedirect(reverse("admin:rubrics_rubric_change", args=[published.pk]))
         return self._confirmation(
             request, rubric, action="publish", errors=errors, warnings=warnings, problem=problem

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from access.models import Workspace, default_workspace_id
@@ -44,13 +47,22 @@ def rubric_new_version(*, rubric: Rubric) -> Rubric:
 
 
 @transaction.atomic
-def rubric_import(*, spec: RubricSpec, publish: bool = False, workspace: Workspace | None = None) -> Rubric:
-    """Create the next version of `spec.slug` from a parsed rubric file, in the workspace its family
+def rubric_import(
+    *, spec: RubricSpec, publish: bool = False, workspace: Workspace | None = None, slug: str | None = None
+) -> Rubric:
+    """Create the next version of `spec.slug` (or of `slug`, in place of the file's: one shared file
+    starts the rubrics of several workspaces) from a parsed rubric file, in the workspace its family
     lives in (a new family: `workspace`, by default the default workspace). A slug another workspace
     holds is refused: a slug names one family everywhere.
 
     All or nothing: a database error on any criterion leaves no trace.
     """
+    if slug is not None:
+        if not slug or slug != slugify(slug):
+            raise ValidationError(
+                {"slug": _("“%(slug)s” is not a slug: use lowercase letters, digits and hyphens.") % {"slug": slug}}
+            )
+        spec = replace(spec, slug=slug)
     family = Rubric.objects.filter(slug=spec.slug).values_list("workspace_id", flat=True).first()
     if workspace is not None and family is not None and family != workspace.pk:
         raise ValidationError(

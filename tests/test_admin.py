@@ -161,9 +161,13 @@ def test_rubric_owner_edits_a_draft_with_nested_exceptions_then_publishes_it(cli
     assert client.post(publish, {}).status_code == 200  # warnings not confirmed: asked again
     rubric.refresh_from_db()
     assert rubric.is_draft
-    assert client.post(publish, {"confirm_warnings": "1"}).status_code == 302
+    done = client.post(publish, {"confirm_warnings": "1"}, HTTP_ACCEPT_LANGUAGE="es", follow=True)
+    assert done.redirect_chain[-1][1] == 302
     rubric.refresh_from_db()
     assert rubric.status == Rubric.Status.PUBLISHED
+    # The message says it once, in one language: not "Published Care v1 (Publicada)".
+    said = [str(message) for message in done.context["messages"]]
+    assert said == [f"Se publicó {rubric.name} v1."], said
 
     # Published: the page is read-only, offers no delete, and a forged post changes nothing.
     page = client.get(url).content.decode()

@@ -22,7 +22,9 @@ def log_in(username: str, password: str = "pass-word-123") -> tuple[Client, obje
     return client, response
 
 
-@pytest.mark.parametrize(("username", "landing"), [("supervisor", "/dashboard/"), ("owner", "/dashboard/")])
+@pytest.mark.parametrize(
+    ("username", "landing"), [("supervisor", "/dashboard/"), ("supervisor2", "/dashboard/"), ("owner", "/dashboard/")]
+)
 def test_the_demo_logins_land_where_the_readme_says_and_every_link_of_the_bar_opens(username, landing):
     published_rubric()  # the reports and scorecards open on a rubric
     printed = StringIO()
@@ -70,3 +72,23 @@ def test_an_unknown_address_answers_the_apps_own_page_in_the_users_language(supe
     assert response.status_code == 404
     page = response.content.decode()
     assert "No hay nada en esta dirección." in page and 'href="/"' in page and "Resolver404" not in page
+
+
+def test_the_demo_has_two_supervisors_so_a_calibration_can_run():
+    from reviews.calibration.models import CalibrationSession
+    from tests.factories import judged_recording
+
+    rubric = published_rubric()
+    call = judged_recording(rubric=rubric)
+    lead = UserFactory(username="lead")
+    from access.models import DEFAULT_WORKSPACE, Workspace
+    from access.services import member_add
+
+    member_add(user=lead, workspace=Workspace.objects.get(slug=DEFAULT_WORKSPACE), role="qa_lead")
+    call_command("create_demo_users", stdout=StringIO())
+    call_command(
+        "calibration_create", "--rubric", rubric.slug, "--name", "Demo", "--recordings", str(call.pk),
+        "--participants", "supervisor", "supervisor2", "--lead", "lead", stdout=StringIO(),
+    )  # fmt: skip
+    session = CalibrationSession.objects.get()
+    assert sorted(session.participants.values_list("username", flat=True)) == ["supervisor", "supervisor2"]

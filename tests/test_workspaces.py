@@ -1,5 +1,7 @@
 """Workspaces, memberships and the scope every view asks (access.scope.scope_for)."""
 
+import re
+
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core.management import CommandError, call_command
@@ -78,8 +80,9 @@ def test_the_commands_make_a_workspace_and_a_member_and_name_what_is_wrong(capsy
     assert "ana is Supervisor in acme (north)." in capsys.readouterr().out
     with pytest.raises(CommandError, match="No workspace 'nope'"):
         call_command("add_member", "ana", "--workspace", "nope", "--role", "supervisor")
-    with pytest.raises(CommandError, match="No user 'bob'"):
-        call_command("add_member", "bob", "--workspace", "acme", "--role", "supervisor")
+    with pytest.raises(CommandError, match="No workspace 'nope'"):
+        call_command("add_member", "carla", "--workspace", "nope", "--role", "supervisor")
+    assert not User.objects.filter(username="carla").exists()  # nothing made for a refused command
     with pytest.raises(CommandError, match="slug"):
         call_command("create_workspace", "not a slug")
     assert list(Workspace.objects.values_list("slug", flat=True)) == ["acme", DEFAULT_WORKSPACE]
@@ -293,6 +296,31 @@ def test_import_rubric_puts_a_new_family_in_its_workspace_and_refuses_another_wo
 
 
 @pytest.mark.django_db
+def test_one_rubric_file_starts_the_rubrics_of_two_workspaces_under_new_slugs(tmp_path, capsys):
+    from rubrics.models import Rubric
+
+    workspace_create(slug="acme")
+    workspace_create(slug="other")
+    path = tmp_path / "care.yaml"
+    path.write_text(
+        "slug: care\nname: Care\nlanguage: es\ncriteria:\n  - key: greets\n    title: Greets\n"
+        "    description: The agent greets the customer by name.\n"
+    )
+    call_command("import_rubric", str(path), "--workspace", "acme", "--slug", "acme-care", "--publish")
+    call_command("import_rubric", str(path), "--workspace", "other", "--slug", "other-care")
+    assert "Imported" in capsys.readouterr().out
+    rubrics = {rubric.slug: rubric for rubric in Rubric.objects.all()}
+    assert set(rubrics) == {"acme-care", "other-care"}
+    assert (rubrics["acme-care"].workspace.slug, rubrics["acme-care"].status) == ("acme", Rubric.Status.PUBLISHED)
+    assert (rubrics["other-care"].workspace.slug, rubrics["other-care"].version) == ("other", 1)
+    assert list(rubrics["other-care"].criteria.values_list("key", flat=True)) == ["greets"]
+    # A slug that is not one is refused by name, and nothing is stored.
+    with pytest.raises(CommandError, match="“Other Care” is not a slug"):
+        call_command("import_rubric", str(path), "--workspace", "other", "--slug", "Other Care")
+    assert Rubric.objects.count() == 2
+
+
+@pytest.mark.django_db
 def test_a_key_posts_only_to_its_workspaces_rubrics_and_an_external_id_is_per_workspace():
     from rest_framework.test import APIClient
 
@@ -364,3 +392,25 @@ def test_the_readmes_split_runs_as_written():
     assert Recording.objects.get().workspace == acme
     assert Membership.objects.get(user__username="ana", workspace=acme).role == Role.SUPERVISOR
     assert scope_for(User.objects.get(username="ana")).contains_recording(Recording.objects.get())
+
+
+@pytest.mark.django_db
+def test_add_member_creates_a_missing_user_with_a_password_shown_once(capsys):
+    from django.test import Client
+
+    call_command("create_workspace", "acme", "--name", "ACME Collections")
+    call_command("add_member", "bob", "--workspace", "acme", "--role", "qa_lead", "--email", "bob@example.com")
+    printed = capsys.readouterr().out
+    assert "bob is QA lead in acme (every team)." in printed
+    password = re.search(r"New user bob, password \(shown once\): (\S+)", printed).group(1)
+    bob = User.objects.get(username="bob")
+    assert bob.email == "bob@example.com" and bob.check_password(password)
+    assert Membership.objects.get(user=bob).workspace.slug == "acme"
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.post("/accounts/login/", {"username": "bob", "password": password})
+    assert client.session.get("_auth_user_id") == str(bob.pk)
+    # An existing user keeps their password, and none is printed.
+    call_command("add_member", "bob", "--workspace", DEFAULT_WORKSPACE, "--role", "supervisor")
+    assert "password" not in capsys.readouterr().out
+    bob.refresh_from_db()
+    assert bob.check_password(password)

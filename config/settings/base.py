@@ -235,6 +235,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("QA_MAX_BODY_BYTES", default=8 * 1024 * 10
 # Celery: a broker URL means real workers; none means tasks run in-process.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=env("REDIS_URL", default=""))
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Without a broker, work a page starts that takes minutes (an experiment's judgments) runs in a thread
+# of the web process, so the page answers at once and shows its progress.
+QA_BACKGROUND_THREADS = env.bool("QA_BACKGROUND_THREADS", default=not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -473,3 +476,7 @@ LOGGING = {
 # redaction policies override both. The agent's own name is kept unless QA_REDACTION_MASK_AGENT_NAME.
 QA_REDACTION_POLICY = env("QA_REDACTION_POLICY", default="")
 QA_REDACTION_MASK_AGENT_NAME = env.bool("QA_REDACTION_MASK_AGENT_NAME", default=False)
+# The spaCy package that finds names and places, per language, over qa.redaction.engine.MODELS
+# ("es=es_core_news_md"). A policy that masks names refuses to redact (and `check --deploy` fails)
+# while its language's model is not installed.
+QA_REDACTION_NAME_MODELS = env("QA_REDACTION_NAME_MODELS", default="")

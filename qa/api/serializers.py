@@ -203,6 +203,7 @@ class RecordingSerializer(serializers.ModelSerializer):
             "channel",
             "language",
             "occurred_at",
+            "occurred_at_received",
             "duration_seconds",
             "audio_channels",
             "agent_channel",

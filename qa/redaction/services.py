@@ -17,10 +17,22 @@ from qa.models import Recording
 
 from .engine import PLACEHOLDERS, Found, Redaction, find, redact
 from .models import Action, RecordingRedaction
-from .policy import policy_get, types_with
+from .policy import name_model_missing, name_models, policy_get, types_with
 from .types import LANGUAGES
 
 logger = logging.getLogger(__name__)
+
+
+class NameModelMissingError(RuntimeError):
+    """The policy masks names or places and the model that finds them is not installed: redacting would
+    let every name through, so nothing is redacted, stored or sent."""
+
+
+def _names_findable(policy: dict[str, str], language: str) -> str:
+    """The name model to find with; NameModelMissingError when the policy needs one that is missing."""
+    if reason := name_model_missing(policy, language):
+        raise NameModelMissingError(reason)
+    return name_models()[language]
 
 
 def redaction_language(*languages: str) -> str:
@@ -43,9 +55,10 @@ def recording_redact(*, recording_id: int) -> RecordingRedaction:
     language = redaction_language(recording.language, recording.rubric.language)
     placeholders = redaction_language(recording.rubric.language, language)
     keep = [] if settings.QA_REDACTION_MASK_AGENT_NAME else [recording.agent_name]
-    # Found outside the transaction: 150 ms of CPU need not hold the row's lock.
-    found = find(recording.transcript, language, keep_names=keep)
     policy = policy_get()
+    model = _names_findable(policy, language)
+    # Found outside the transaction: 150 ms of CPU need not hold the row's lock.
+    found = find(recording.transcript, language, keep_names=keep, model=model)
     at_rest = redact(
         recording.transcript, found, placeholder_language=placeholders, types=types_with(policy, Action.MASK_AT_REST)
     )
@@ -186,8 +199,9 @@ def judge_view(
         # A transcript no redaction has seen (an experiment's, say): a mask_at_rest value may still
         # be in it, and must not leave either.
         policy = policy_get()
+        model = _names_findable(policy, language)
         types = types_with(policy, Action.MASK_FOR_LLM) | types_with(policy, Action.MASK_AT_REST)
-        found = [item for item in find(transcript, language) if item.type in types]
+        found = [item for item in find(transcript, language, model=model) if item.type in types]
     else:
         # The types the policy named when the recording was redacted: a judgment reads no policy.
         found = [Found(kind, start, end) for kind, start, end in llm_spans]

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404
 
 from access import Capability, may, signed_in
 from access.scope import scope_for
-from qa.models import JudgeRun, Recording, Score
+from qa.models import JudgeRun, Recording, Score, judge_value_exists
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from reviews.figures.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
 from reviews.selectors import day_start
@@ -227,6 +227,9 @@ class CallRow:
     judge: HumanValue | None  # the judge's value (not_applicable: the judge said N/A); None: no score
     spread: int | None  # max − min of the participants' numbers; None with fewer than two
     agreed: AgreedValue | None
+    # False where the judge's quote did not verify: its value does not exist (shared/design.md), so the
+    # page shows the unverified mark in its place and the judge-against-agreed figures leave it out.
+    judge_verified: bool = True
 
     @property
     def to_discuss(self) -> bool:
@@ -262,12 +265,13 @@ def session_results(*, session: CalibrationSession) -> SessionResults:
         entry__call__session=session
     ).values_list("entry__call_id", "entry__participant_id", "criterion_id", "value", "not_applicable"):
         values[(call_id, criterion_id)][participant_id] = HumanValue(value, not_applicable)
-    judge = {
-        (run_id, criterion_id): HumanValue(value, value is None)
-        for run_id, criterion_id, value in Score.objects.filter(run_id__in={call.run_id for call in calls}).values_list(
-            "run_id", "criterion_id", "value"
-        )
-    }
+    judge = {}
+    judge_verified = {}
+    for run_id, criterion_id, value, evidence_verified in Score.objects.filter(
+        run_id__in={call.run_id for call in calls}
+    ).values_list("run_id", "criterion_id", "value", "evidence_verified"):
+        judge[(run_id, criterion_id)] = HumanValue(value, value is None)
+        judge_verified[(run_id, criterion_id)] = judge_value_exists(evidence_verified=evidence_verified)
     agreed = {(a.call_id, a.criterion_id): a for a in AgreedValue.objects.filter(call__session=session)}
     comments: defaultdict[int, list[tuple[str, str]]] = defaultdict(list)
     for call_id, username, comment in (
@@ -293,13 +297,15 @@ def session_results(*, session: CalibrationSession) -> SessionResults:
                     judge=judge.get((call.run_id, criterion.pk)),
                     spread=max(found.values()) - min(found.values()) if len(found) >= 2 else None,
                     agreed=agreed.get((call.pk, criterion.pk)),
+                    judge_verified=judge_verified.get((call.run_id, criterion.pk), True),
                 )
             )
         rows.sort(key=lambda row: (not row.to_discuss, -(row.spread or 0), row.call.pk))
         compared = [
             (row.judge.value, row.agreed.value)
             for row in rows
-            if row.judge and row.judge.value is not None and row.agreed and row.agreed.value is not None
+            if row.judge and row.judge_verified and row.judge.value is not None
+            and row.agreed and row.agreed.value is not None
         ]
         results.append(
             CriterionResults(

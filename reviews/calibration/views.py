@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from access import Capability, SIGNED_IN, page_requires
 from access.scope import scope_for
 from qa.errors import InvalidInputError
+from qa.models import UNVERIFIED_MARK
 from reviews.calibration.forms import ScoringForm, SessionCreateForm
 from reviews.calibration.selectors import (
     CriterionResults,
@@ -138,7 +139,8 @@ def _matrix_csv(request: HttpRequest, results: Any) -> HttpResponse:
                 agreed = row.agreed
                 yield [
                     row.call.recording_id, row.call.recording.external_id, result.criterion.key,
-                    *(shown(value) for value in row.values), shown(row.judge), row.spread, shown(agreed),
+                    *(shown(value) for value in row.values),
+                    shown(row.judge) if row.judge_verified else UNVERIFIED_MARK, row.spread, shown(agreed),
                     agreed.note if agreed else "",
                 ]  # fmt: skip
 

@@ -10,7 +10,7 @@ review: the review disputed keeps standing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -29,7 +29,13 @@ from reviews.agents.selectors import agent_recordings
 from reviews.disputes.notifications import dispute_opened_notify, dispute_resolved_notify
 from reviews.disputes.selectors import dispute_window_closes, standing_review_of
 from reviews.models import Acknowledgement, Dispute, DisputedCriterion, Review
-from reviews.services import CriterionAdjustment, review_create
+from reviews.services import (
+    CriterionAdjustment,
+    criteria_say_what_was_wrong,
+    judge_values,
+    replaces_model_value,
+    review_create,
+)
 
 
 class DisputeWindowClosedError(ConflictError):
@@ -298,6 +304,7 @@ def _resolution_review(
               "earlier judgment. Reject the criteria, or review the new judgment.")
         )  # fmt: skip
     entries = {entry.criterion.key: entry for entry in base.criteria.select_related("criterion")}
+    model_values = judge_values(base.recording)
     adjustments = []
     for key in sorted({*entries, *upheld}):
         entry = entries.get(key)
@@ -306,15 +313,16 @@ def _resolution_review(
             own = item.value is not None or item.not_applicable
             not_applicable = item.not_applicable if own else disputed[key].proposed_not_applicable
             value = item.value if own else disputed[key].proposed_value
-            adjustments.append(
-                CriterionAdjustment(
-                    criterion_key=key,
-                    adjusted_value=None if not_applicable else value,
-                    not_applicable=not_applicable,
-                    comment=item.comment.strip(),
-                    rejected=bool(entry and entry.rejected),
-                )
+            upheld_entry = CriterionAdjustment(
+                criterion_key=key,
+                adjusted_value=None if not_applicable else value,
+                not_applicable=not_applicable,
+                comment=item.comment.strip(),
             )
+            # "The judge got it wrong" stands only while the value upheld still differs from the judge's.
+            if entry and entry.rejected and replaces_model_value(upheld_entry, model_values.get(key)):
+                upheld_entry = replace(upheld_entry, rejected=True)
+            adjustments.append(upheld_entry)
         else:
             adjustments.append(
                 CriterionAdjustment(
@@ -325,14 +333,19 @@ def _resolution_review(
                     rejected=entry.rejected,
                 )
             )
+    # The decision follows from the values: a reject stays one only while its values still say what the
+    # judge got wrong; upholding the judge's own value leaves nothing wrong, so the resolution approves.
+    rejects = base.decision == Review.Decision.REJECT and criteria_say_what_was_wrong(
+        criteria=adjustments, model_values=model_values
+    )
     return review_create(
         recording=base.recording,
-        decision=base.decision,
+        decision=Review.Decision.REJECT if rejects else Review.Decision.APPROVE,
         reviewer=user.get_username(),
         user=user,
         comment=comment.strip() or _("Resolution of dispute %(id)s.") % {"id": dispute.pk},
         criteria=adjustments,
-        reject_reason=base.reject_reason,
+        reject_reason=base.reject_reason if rejects else "",
         replace_final=True,
         from_dispute=True,
     )

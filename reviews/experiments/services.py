@@ -9,14 +9,16 @@ failure rules, the same sweep: qa.jobs); it writes only the experiment's own row
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -175,7 +177,14 @@ def experiment_create(
 
 
 def items_publish(*, item_ids: list[int], countdown: float = 0.0) -> int:
-    """Hand items to workers; with the broker down they stay pending for the sweep."""
+    """Hand items to workers; with the broker down they stay pending for the sweep. Without a broker
+    (QA_BACKGROUND_THREADS, the first-run default) to a thread of this process: the tasks would run
+    inside the request that started the experiment, and its page would wait minutes for them."""
+    if settings.QA_BACKGROUND_THREADS:
+        threading.Thread(
+            target=_items_run, kwargs={"item_ids": item_ids}, name="experiment-items", daemon=True
+        ).start()
+        return len(item_ids)
     published = 0
     for item_id in item_ids:
         try:
@@ -185,6 +194,19 @@ def items_publish(*, item_ids: list[int], countdown: float = 0.0) -> int:
             break
         published += 1
     return published
+
+
+def _items_run(*, item_ids: list[int]) -> None:
+    """Judge the items one after another in this thread, through the executor's one path (claims,
+    retries, failures); a crash is logged and leaves the items left pending, never the thread's
+    connection open."""
+    try:
+        for item_id in item_ids:
+            item_execute_until_done(item_id=item_id)
+    except Exception:
+        logger.exception("Experiment items stopped in their thread; those left stay pending.")
+    finally:
+        connection.close()
 
 
 # --- Running an item --------------------------------------------------------------

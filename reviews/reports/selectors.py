@@ -20,10 +20,10 @@ The human value of a criterion
     None when the latest final review marked the criterion not applicable;
     else its adjusted value if set; else the model's value when the review
     approves and did not mark the criterion rejected (a supervisor who flags a
-    criterion as wrong does not agree with it); else none. Rejection counts
-    every final review with a score for the criterion whose decision is reject
-    or whose criterion entry is marked rejected ("does not apply" alone is not
-    a rejection).
+    criterion as wrong does not agree with it); else none. A criterion is
+    rejected by a final review whose entry for it is marked rejected, or, in a
+    reject, gives another value or "does not apply" in place of the judge's
+    (`reviews.selectors.IS_REJECTED`): a reject's other criteria are not.
 
 Groups
     As `qa.routing.review_group` says: `random_audit` when the recording's

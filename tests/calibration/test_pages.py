@@ -158,3 +158,31 @@ def test_agreed_values_are_refused_before_close(session, lead, calls):
             session=session, recording_id=calls[0].pk, criterion_key="c1", value=3, not_applicable=False, note="",
             user=lead,
         )  # fmt: skip
+
+
+def test_a_judge_value_whose_quote_did_not_verify_is_marked_and_counts_in_no_figure(session, supervisors, calls, lead):
+    from reviews.calibration.selectors import session_results
+
+    ana, ben, eva = supervisors
+    for call in calls:
+        for person in (ana, ben, eva):
+            score(session, person, call, 2)
+    set_evidence(calls[3], "c1", "una frase que nadie dijo", confidence=0.0)  # the judge's c1 = 4 does not exist
+    calibration_close(session=session, user=lead)
+    for call in calls:
+        agreed_value_set(
+            session=session, user=lead, recording_id=call.pk, criterion_key="c1", value=2, not_applicable=False, note=""
+        )
+
+    c1 = next(result for result in session_results(session=session).criteria if result.criterion.key == "c1")
+    unverified = next(row for row in c1.rows if row.call.recording_id == calls[3].pk)
+    assert not unverified.judge_verified
+    # Judge 1, 2, 3 against agreed 2, 2, 2: the unverified 4 is no value to compare.
+    assert (c1.judge_vs_agreed_n, c1.judge_vs_agreed_mae) == (3, pytest.approx(2 / 3))
+    html = client_for(ana).get(f"/calibrations/{session.pk}/").content.decode()
+    row = html.split(f'id="call-c1-{calls[3].pk}"')[1].split("</tr>")[0]
+    judge_cell = row.split('class="judge">')[1].split("</td>")[0]
+    assert "NOT VERIFIED" in judge_cell and "4" not in judge_cell
+    download = client_for(lead).get(f"/calibrations/{session.pk}/?format=csv").getvalue().decode("utf-8-sig")
+    line = next(line for line in csv.reader(io.StringIO(download)) if line[:3] == [str(calls[3].pk), calls[3].external_id, "c1"])
+    assert line[6] == "NO VERIFICADA / NOT VERIFIED"

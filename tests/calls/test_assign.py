@@ -154,3 +154,19 @@ def test_the_list_says_who_a_call_is_assigned_to(queue, lead, supervisor):
     assert re.findall(r'<tr data-recording="(\d+)">', page) == [str(queue[0].pk)]
     assert client_for(lead).get("/calls/", {"assigned": "none"}).content.decode().count("<tr data-recording=") == 5
     assert "supervisor" in client_for(lead).get("/calls/", {"assigned": "any"}).content.decode()
+
+
+def test_past_the_queues_end_the_next_call_is_one_still_waiting_above(queue, supervisor):
+    from reviews.claims import claim_take
+
+    claim_take(recording=queue[0], user=supervisor)  # opened and left: still in the queue, held by them
+    for recording in queue[1:5]:
+        review_create(recording=recording, decision=Review.Decision.APPROVE, reviewer="supervisor", user=supervisor)
+    assert queue_next(after=queue[5], filters=QueueFilters(), user=supervisor) == queue[0]
+    page = client_for(supervisor)
+    answer = page.post("/review/next/", {"after": str(queue[5].pk)}, follow=True)
+    assert answer.redirect_chain[-1][0].startswith(f"/review/{queue[0].pk}/")
+    assert "No more calls are waiting for review" not in answer.content.decode()
+    # With nothing else left, "no more calls" is true, and said.
+    review_create(recording=queue[0], decision=Review.Decision.APPROVE, reviewer="supervisor", user=supervisor)
+    assert queue_next(after=queue[5], filters=QueueFilters(), user=supervisor) is None

@@ -1,5 +1,5 @@
 """The first-run default, SQLite, still migrates (the full-text column is PostgreSQL's alone) and
-finds calls by substring, with the words marked."""
+finds calls by substring, with the operators the page offers (phrases, `or`, `-word`) and the words marked."""
 
 from __future__ import annotations
 
@@ -24,6 +24,20 @@ assert list(recordings_matching(Recording.objects.all(), "refund")) == [en]
 assert list(recordings_matching(Recording.objects.all(), "factura refund")) == []
 marked = headlines(Recording.objects.filter(pk=es.pk), "factura")[es.pk]
 assert "<mark>factura</mark>" in marked, marked
+# The operators the page offers, read as PostgreSQL's websearch_to_tsquery reads them.
+lost = judged_recording(rubric=rubric, transcript="AGENT: Your card was lost?\\nCUSTOMER: Yes, lost.\\n", language="en")
+card = judged_recording(rubric=rubric, transcript="AGENT: Which card?\\nCUSTOMER: The blue card.\\n", language="en")
+def found(words):
+    return set(recordings_matching(Recording.objects.all(), words))
+assert found("card -lost") == {card}, found("card -lost")
+assert found("card or factura") == {card, lost, es}, found("card or factura")
+assert found('"dos veces" or refund') == {es, en}
+assert found('"veces dos"') == set()
+assert found('card -"blue card"') == {lost}
+assert found("CARD Or REFUND -lost") == {card, en}
+snippets = headlines(Recording.objects.filter(pk__in=[card.pk, es.pk]), 'card or "la factura" -lost')
+assert "<mark>card</mark>" in snippets[card.pk] and "lost" not in snippets[card.pk], snippets
+assert "<mark>la factura</mark>" in snippets[es.pk], snippets
 from django.test import Client
 from tests.factories import UserFactory
 client = Client(HTTP_ACCEPT_LANGUAGE="en")

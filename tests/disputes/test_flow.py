@@ -17,7 +17,10 @@ from reviews.models import Dispute, Review
 from reviews.reports.selectors import Group, ReportFilters, deviation_report, rubric_health
 from reviews.scorecards.selectors import agent_card
 from reviews.selectors import human_reference_rows, human_references
+from reviews.services import CriterionAdjustment, review_create
 from tests.disputes.conftest import reviewed_call
+from tests.factories import judged_recording
+from tests.review.conftest import client_for as page_client_for
 
 
 def client_for(user) -> APIClient:
@@ -243,3 +246,68 @@ def test_acknowledging_and_what_supervisors_and_leads_see(care, ana, sup, lead, 
         assert overdue.external_id in page and acknowledged.external_id not in page
         page = client_for(user).get("/disputes/reviews/?status=acknowledged").content.decode()
         assert acknowledged.external_id in page and "Understood" in page
+
+
+def rejected_call(rubric, supervisor, *changes: tuple[str, int]):
+    """A judged call of agent-ana (the judge said 4 everywhere) that the supervisor rejected, each change
+    a criterion marked wrong with another value."""
+    recording = judged_recording(rubric=rubric, agent_id="agent-ana", agent_name="Ana")
+    review_create(
+        recording=recording,
+        decision="reject",
+        reviewer=supervisor.username,
+        user=supervisor,
+        reject_reason="wrong_score",
+        criteria=[
+            CriterionAdjustment(criterion_key=key, adjusted_value=value, rejected=True, comment="Not what I heard.")
+            for key, value in changes
+        ],
+    )
+    return recording
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_upholding_the_judges_value_against_a_reject_records_an_approve(care, ana, sup, lead, language):
+    call = rejected_call(care, sup, ("c1", 2))
+    disputed = standing(call)
+    assert disputed.decision == "reject"
+    dispute = client_for(ana).post(
+        f"/api/reviews/{disputed.pk}/dispute/", dispute_body(value=4, reason="The judge had it right."), format="json"
+    ).json()
+    answer = client_for(lead).post(
+        f"/api/disputes/{dispute['id']}/resolve/",
+        {"criteria": [{"criterion": "c1", "outcome": "upheld", "comment": "The judge's 4 is right."}]},
+        format="json",
+    )
+    assert answer.status_code == 200, answer.json()
+    resolution = Review.objects.get(pk=answer.json()["resolution"])
+    # Nothing the judge said is wrong any more: the resolution approves, without the reject's reason or mark.
+    assert (resolution.decision, resolution.reject_reason, resolution.from_dispute) == ("approve", "", True)
+    entry = resolution.criteria.get(criterion__key="c1")
+    assert (entry.adjusted_value, entry.rejected) == (4, False)
+    assert human_references(recording_ids=[call.pk])[(call.pk, "c1")].value == 4
+
+    page = page_client_for(ana, language=language).get(f"/me/calls/{call.pk}/").content.decode()
+    summary = page.split('id="review-summary"', 1)[1].split("</p>", 1)[0]
+    expected = {"en": ("Dispute resolved by lead", "Approved"), "es": ("Reclamación resuelta por lead", "Aprobada")}
+    rejected = {"en": "Rejected", "es": "Rechazada"}
+    assert all(text in summary for text in expected[language]) and rejected[language] not in summary, summary
+    assert 'class="outcome upheld"' in page
+
+
+@pytest.mark.django_db
+def test_a_resolution_that_leaves_a_criterion_wrong_stays_a_reject(care, ana, sup, lead):
+    call = rejected_call(care, sup, ("c1", 2), ("c2", 1))
+    dispute = client_for(ana).post(
+        f"/api/reviews/{standing(call).pk}/dispute/", dispute_body(value=4, reason="The judge had it right."), format="json"
+    ).json()
+    answer = client_for(lead).post(
+        f"/api/disputes/{dispute['id']}/resolve/",
+        {"criteria": [{"criterion": "c1", "outcome": "upheld", "comment": "Yes."}]},
+        format="json",
+    )
+    assert answer.status_code == 200, answer.json()
+    resolution = Review.objects.get(pk=answer.json()["resolution"])
+    assert (resolution.decision, resolution.reject_reason) == ("reject", "wrong_score")
+    assert resolution.criteria.get(criterion__key="c2").rejected

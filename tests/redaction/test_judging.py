@@ -190,3 +190,27 @@ def test_a_transcript_never_redacted_loses_its_at_rest_values_too():
     """An experiment judges transcripts as they are: for an external judge a card must go there too."""
     view = judge_view(transcript=render(CARD_CALL_TURNS), local=False, language="es")
     assert "4111" not in view.text and "[TARJETA_1]" in view.text
+
+
+def test_without_the_name_model_a_policy_that_masks_names_sends_nothing(fake_llm, settings):
+    settings.QA_REDACTION_NAME_MODELS = "es=es_core_news_not_installed"
+    recording = RecordingFactory(rubric=judge_rubric(language="es"), transcript=render(CARD_CALL_TURNS),
+                                 agent_name="Marta Quiroga", language="es")
+    run = judge(recording)
+    assert run.status == JudgeRun.Status.FAILED and recording.status == Recording.Status.FAILED
+    assert fake_llm.requests == []
+    assert "'es_core_news_not_installed'" in recording.failure_reason and "PERSON" in recording.failure_reason
+    assert "Lucía Fernández" in recording.transcript and not RecordingRedaction.objects.exists()  # nothing lost
+    # An experiment's transcript, never redacted, is refused the same way.
+    with pytest.raises(RuntimeError, match="es_core_news_not_installed"):
+        judge_view(transcript=recording.transcript, local=False, language="es")
+
+
+def test_without_the_name_model_a_policy_that_keeps_names_still_judges(fake_llm, settings):
+    settings.QA_REDACTION_NAME_MODELS = "es=es_core_news_not_installed"
+    settings.QA_REDACTION_POLICY = "PERSON=keep,LOCATION=keep"
+    recording = RecordingFactory(rubric=judge_rubric(language="es"), transcript=render(CARD_CALL_TURNS),
+                                 agent_name="Marta Quiroga", language="es")
+    assert judge(recording).status == JudgeRun.Status.SUCCEEDED
+    sent = transcript_of(fake_llm.requests[0])
+    assert "Lucía Fernández" in sent and "[TARJETA_1]" in sent

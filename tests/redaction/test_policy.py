@@ -66,3 +66,16 @@ def test_the_admin_sets_the_policy_and_shows_the_counts(admin_client):
     page = admin_client.get(f"/admin/qa/recording/{recording.pk}/change/").content.decode()
     assert "Card number: 1" in page and "E-mail address: 1" in page and "Person&#x27;s name: 1" in page
     assert RecordingRedaction.objects.get(recording=recording).masked_at_rest["EMAIL_ADDRESS"] == 1
+
+
+def test_check_deploy_refuses_a_policy_that_masks_names_without_the_name_model():
+    from tests.test_deployment import PRODUCTION, manage
+
+    missing = manage("check", "--deploy", **PRODUCTION, QA_REDACTION_NAME_MODELS="es=es_core_news_not_installed")
+    assert missing.returncode != 0
+    assert "qa.E001" in missing.stderr and "'es_core_news_not_installed'" in missing.stderr
+    kept = manage(
+        "check", "--deploy", **PRODUCTION, QA_REDACTION_NAME_MODELS="es=es_core_news_not_installed",
+        QA_REDACTION_POLICY="PERSON=keep,LOCATION=keep",
+    )  # fmt: skip
+    assert "qa.E001" not in kept.stderr, kept.stderr

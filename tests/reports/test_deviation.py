@@ -42,13 +42,14 @@ def test_every_figure_per_group_and_criterion(care_rubric, deviation_data, djang
         # observed 14; model {4:1, 3:2, 5:2, 2:1, 1:1}, human {4:2, 2:2, 3:2, 5:1}:
         # n·expected = 11 + 16 + 56 + 19 + 44 = 146; kappa = 1 - 14·7/146 = 24/73.
         (Group.ALL, "c1"): Agreement(7, 23 / 7, 23 / 7, 0.0, 6 / 7, 4 / 7, 5 / 7, float(Fraction(24, 73)), 7, 1, 1 / 7, 0),
-        # c2 audit: r1 (2,2) r2 (1,1) r3 (0,none,R) r9 (1,1): perfect on 3 pairs with two values -> kappa 1.
-        (Group.RANDOM_AUDIT, "c2"): Agreement(3, 4 / 3, 4 / 3, 0.0, 0.0, 1.0, 1.0, 1.0, 4, 1, 1 / 4, 0),
-        # c2 flagged: only r5 (2,2) has a human value: one value on both sides, kappa undefined.
-        (Group.FLAGGED, "c2"): Agreement(1, 2.0, 2.0, 0.0, 0.0, 1.0, 1.0, None, 3, 2, 2 / 3, 0),
+        # c2 audit: r1 (2,2) r2 (1,1) r3 (0,none) r9 (1,1): perfect on 3 pairs with two values -> kappa 1.
+        # r3 rejects the call for its c1: its c2, which it did not mark, is not rejected.
+        (Group.RANDOM_AUDIT, "c2"): Agreement(3, 4 / 3, 4 / 3, 0.0, 0.0, 1.0, 1.0, 1.0, 4, 0, 0.0, 0),
+        # c2 flagged: only r5 (2,2) has a human value: one value on both sides, kappa undefined. r4 marked it wrong.
+        (Group.FLAGGED, "c2"): Agreement(1, 2.0, 2.0, 0.0, 0.0, 1.0, 1.0, None, 3, 1, 1 / 3, 0),
         # c2 all: r1 r2 r5 r7 (3,1) r9 with values, r3 r4 without. observed 4; model {2:2, 1:2, 3:1},
         # human {2:2, 1:3}: n·expected = 6 + 4 + 14 = 24; kappa = 1 - 4·5/24 = 1/6.
-        (Group.ALL, "c2"): Agreement(5, 9 / 5, 7 / 5, 2 / 5, 2 / 5, 4 / 5, 4 / 5, float(Fraction(1, 6)), 7, 2, 2 / 7, 0),
+        (Group.ALL, "c2"): Agreement(5, 9 / 5, 7 / 5, 2 / 5, 2 / 5, 4 / 5, 4 / 5, float(Fraction(1, 6)), 7, 1, 1 / 7, 0),
         # No warm-up recording in the table.
         (Group.WARM_UP, "c1"): Agreement(0, None, None, None, None, None, None, None, 0, 0, None, 0),
         (Group.WARM_UP, "c2"): Agreement(0, None, None, None, None, None, None, None, 0, 0, None, 0),
@@ -163,3 +164,17 @@ def test_a_not_applicable_entry_leaves_its_pair_out_of_the_figures(care_rubric):
     CriterionReview.objects.filter(not_applicable=True).update(not_applicable=False, adjusted_value=5)
     with_value = figures(filters)[(Group.RANDOM_AUDIT, "c1")]
     assert (with_value.n, with_value.human_mean, with_value.mae, with_value.exact_agreement) == (2, 9 / 2, 3 / 2, 1 / 2)
+
+
+def test_a_reject_rejects_only_the_criteria_it_says_the_judge_got_wrong(care_rubric):
+    from reviews.services import CriterionAdjustment, review_create
+
+    call = judged_recording(rubric=care_rubric, values={"c1": 4, "c2": 2}, review_reasons=[AUDIT], occurred_at=at(2))
+    review_create(
+        recording=call, decision="reject", reviewer="sup",
+        criteria=[CriterionAdjustment(criterion_key="c1", adjusted_value=2, comment="No name given.")],
+    )  # fmt: skip
+    got = figures(ReportFilters(rubric=care_rubric))
+    # c1 was given another value: rejected. c2 the supervisor left as the judge said: not rejected, not 100%.
+    assert (got[(Group.ALL, "c1")].rejected, got[(Group.ALL, "c1")].rejection_rate) == (1, 1.0)
+    assert (got[(Group.ALL, "c2")].rejected, got[(Group.ALL, "c2")].rejection_rate) == (0, 0.0)

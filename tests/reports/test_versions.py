@@ -48,9 +48,10 @@ def test_lines_follow_keys_and_replaces(two_versions):
     assert set(lines) == {"c1-name", "c2", "c3"}
     c1 = lines["c1-name"]
     assert [cell.criterion.key for cell in c1.cells] == ["c1", "c1-name"]
-    # v1's c1 as the deviation report counts it: 7 reviewed, 1 rejected; v2: 2 reviewed, 1 rejected (a reject).
+    # v1's c1 as the deviation report counts it: 7 reviewed, 1 rejected; v2: 2 reviewed, none rejected (the
+    # reject marked only c3 wrong).
     assert (c1.cells[0].agreement.reviewed, c1.cells[0].agreement.rejected) == (7, 1)
-    assert (c1.cells[1].agreement.reviewed, c1.cells[1].agreement.rejected) == (2, 1)
+    assert (c1.cells[1].agreement.reviewed, c1.cells[1].agreement.rejected) == (2, 0)
     assert lines["c2"].cells[1] is None and lines["c2"].last_version == 0  # removed in v2
     assert lines["c3"].cells[0] is None and lines["c3"].first_version == 1  # added in v2
     assert lines["c3"].cells[1].agreement.rejection_rate == 1 / 2
@@ -59,11 +60,11 @@ def test_lines_follow_keys_and_replaces(two_versions):
 def test_weekly_rejection_rate_across_versions(two_versions):
     weeks = {row.week.isoformat(): (row.reviewed, row.rejected) for row in versions_report(slug="care", scope=EVERYTHING).weeks}
 
-    # v2's two reviewed calls, judged in the week of 16 March: 4 scores, 2 rejected (the reject's two).
-    assert weeks["2026-03-16"] == (4, 2)
-    # v1's reviewed scores all count in the weeks their runs were made: 7 + 7 reviewed, 1 + 2 rejected.
+    # v2's two reviewed calls, judged in the week of 16 March: 4 scores, 1 rejected (the one the reject marked).
+    assert weeks["2026-03-16"] == (4, 1)
+    # v1's reviewed scores all count in the weeks their runs were made: 7 + 7 reviewed, 1 + 1 rejected.
     assert sum(reviewed for week, (reviewed, _) in weeks.items() if week != "2026-03-16") == 14
-    assert sum(rejected for week, (_, rejected) in weeks.items() if week != "2026-03-16") == 3
+    assert sum(rejected for week, (_, rejected) in weeks.items() if week != "2026-03-16") == 2
 
 
 def test_the_page_marks_added_removed_and_publish_dates(client, supervisor, two_versions):
@@ -91,5 +92,5 @@ def test_csv_and_api(client, supervisor, two_versions):
     assert [v["version"] for v in body["versions"]] == [1, 2]
     c1 = next(line for line in body["criteria"] if line["key"] == "c1-name")
     assert [(v["version"], v["criterion_key"], v["reviewed"]) for v in c1["versions"]] == [(1, "c1", 7), (2, "c1-name", 2)]
-    assert {"week": "2026-03-16", "reviewed": 4, "rejected": 2, "rejection_rate": 0.5} in body["weeks"]
+    assert {"week": "2026-03-16", "reviewed": 4, "rejected": 1, "rejection_rate": 0.25} in body["weeks"]
     assert client.get("/api/reports/versions/", {"rubric": "nope"}).status_code == 400

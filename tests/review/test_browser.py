@@ -379,3 +379,32 @@ def test_an_undo_after_its_seconds_is_refused(live_server, browser, supervisor_w
     page.keyboard.press("a")
     page.wait_for_url(f"{live_server.url}/review/")
     page.locator("#undo-toast").wait_for(state="hidden", timeout=12_000)
+
+
+def test_unverified_criteria_take_one_key_each_whatever_the_value(live_server, browser, supervisor_with_password):
+    rubric = published_rubric(criteria=6)
+    call = queued(rubric=rubric, values={f"c{n}": 4 for n in range(1, 7)})
+    for n in range(1, 7):  # no quote verified: none of the judge's six values exists
+        set_evidence(call, f"c{n}", "una frase que nadie dijo en esta llamada", confidence=0.0)
+
+    page = browser.new_page(locale="es-ES", viewport={"width": 1280, "height": 800})
+    log_in(page, f"{live_server.url}/review/{call.pk}/")
+    assert page.locator("input[name$='-value']:checked").count() == 0
+    review = Counted(page)
+    # A digit other than the judge's 4 changes nothing that exists: no comment is asked, the next criterion
+    # takes the focus, and the keys never end up typed into a comment box.
+    for number, key in enumerate(("3", "2", "5", "1", "3", "2"), start=1):
+        review.press(key)
+        assert page.locator(f"[name=criterion-c{number}-value]:checked").get_attribute("value") == key
+        if number < 6:
+            assert focused(page).startswith(f"criterion-c{number + 1}-value=")
+    assert page.locator("textarea:focus").count() == 0
+    assert all(not text for text in page.locator("textarea").evaluate_all("(boxes) => boxes.map((box) => box.value)"))
+    review.press("a")
+    page.locator(".messages").wait_for(timeout=15000)
+    saved = Review.objects.get()
+    assert saved.decision == "approve"
+    assert [(e.criterion.key, e.adjusted_value, e.comment) for e in saved.criteria.order_by("criterion__order")] == [
+        (f"c{n}", int(key), "") for n, key in enumerate(("3", "2", "5", "1", "3", "2"), start=1)
+    ]
+    assert (review.clicks, review.keys) == (0, 7)

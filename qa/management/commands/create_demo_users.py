@@ -8,16 +8,20 @@ from django.core.management.base import BaseCommand
 from access.models import Membership, Role, Workspace, default_workspace_id
 from access.services import member_add
 
+# Two supervisors, so that a calibration session (two people scoring the same calls) can be tried.
 DEMO_USERS = {
     "supervisor": ["Supervisors"],
+    "supervisor2": ["Supervisors"],
     "owner": ["Rubric owners"],
 }
 # Their memberships of the default workspace, which gives them their groups (access.services.member_add).
-DEMO_ROLES = {"supervisor": Role.SUPERVISOR, "owner": Role.RUBRIC_OWNER}
+DEMO_ROLES = {"supervisor": Role.SUPERVISOR, "supervisor2": Role.SUPERVISOR, "owner": Role.RUBRIC_OWNER}
 
 
 class Command(BaseCommand):
-    help = "Create (or reset) the demo users 'supervisor' and 'owner' with fresh passwords, and print them."
+    help = (
+        "Create (or reset) the demo users 'supervisor', 'supervisor2' and 'owner' with fresh passwords, and print them."
+    )
 
     def handle(self, *args, **options) -> None:
         for username, group_names in DEMO_USERS.items():

@@ -21,8 +21,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--workspace", default="", help="The workspace of a new rubric (its slug); default: the default workspace."
         )
+        parser.add_argument(
+            "--slug", default=None, help="The rubric's slug instead of the file's: one file starts several workspaces' rubrics."
+        )
 
-    def handle(self, *args, file: Path, publish: bool, workspace: str, **options) -> None:
+    def handle(self, *args, file: Path, publish: bool, workspace: str, slug: str | None, **options) -> None:
         found = None
         if workspace:
             found = Workspace.objects.filter(slug=workspace).first()
@@ -30,7 +33,7 @@ class Command(BaseCommand):
                 raise CommandError(f"No workspace {workspace!r} (python manage.py create_workspace {workspace}).")
         try:
             spec = rubric_spec_parse(file.read_text(encoding="utf-8"))
-            rubric = rubric_import(spec=spec, publish=publish, workspace=found)
+            rubric = rubric_import(spec=spec, publish=publish, workspace=found, slug=slug)
         except OSError as error:
             raise CommandError(f"{file}: {error.strerror}") from error
         except RubricFileError as error:
@@ -38,7 +41,7 @@ class Command(BaseCommand):
         except RubricLintError as error:
             write_findings(self, error.findings)
             raise CommandError(f"{file}: not imported: lint errors block publishing (see above).") from error
-        except ValidationError as error:  # RubricFrozenError, or a slug of another workspace
+        except ValidationError as error:  # RubricFrozenError, a slug of another workspace, or no slug at all
             raise CommandError(f"{file}: {' '.join(error.messages)}") from error
         findings = rubric_lint(rubric)
         write_findings(self, findings)
