@@ -25,7 +25,7 @@ def either_mode(request: dict):
     scores = {}
     for key, item in keys.items():
         if item["properties"]["evidence"]["type"] == "array":
-            evidence = [{"turn": 1, "words": "my name is Ana"}]
+            evidence = [{"turn": 1, "words": "Good morning, this is call"}]
         else:
             evidence = transcript_of(request).splitlines()[0]
         scores[key] = {"evidence": evidence, "rationale": "Shown.", "value": human_values(index)[key], "confidence": 0.9}
@@ -61,7 +61,7 @@ def test_a_quoting_judge_and_a_citing_judge_compare_on_the_same_calls(
 
     cited = ItemScore.objects.filter(item__arm=citing)
     assert cited.count() == 10
-    assert all(score.evidence_verified and score.evidence == "[1] “my name is Ana”" for score in cited)
+    assert all(score.evidence_verified and score.evidence == "[1] “Good morning, this is call”" for score in cited)
     assert all(score.evidence_verified for score in ItemScore.objects.filter(item__arm=quoting))
 
     comparison = experiment_comparison(experiment)
