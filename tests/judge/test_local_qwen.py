@@ -37,6 +37,8 @@ def qwen(monkeypatch, settings):
     # A shared machine's two cores may take several times the minute or two of a quiet one.
     settings.QA_LLM_TIMEOUT = 900.0
     settings.QA_JUDGE_SOFT_TIME_LIMIT, settings.QA_JUDGE_TIME_LIMIT = 960, 990
+    # One judgment at most: a timed-out call is not judged again (minutes of both cores each time).
+    settings.QA_JUDGE_MAX_ATTEMPTS = 1
     # Assembled once into the cache the settings name (the user's), as in production.
 
 
