@@ -4,6 +4,14 @@ validation every answer passes before anything is stored.
 The schema is keyed: `scores` is an object with one required property per
 criterion key, so a schema-following decoder cannot repeat or omit a criterion.
 Validation still checks everything, because not every server enforces schemas.
+
+Evidence comes in one of two modes (`AnswerShape.evidence_mode`). Quote: a
+string, the transcript's words as the model copied them. Reference: one to
+three `{"turn": N, "words": "..."}`, N one of the numbers the prompt gives the
+transcript's turns; the schema sent with a call makes N an enum of that
+transcript's numbers, so a decoder that follows the schema cannot cite a turn
+that does not exist. Validation takes any positive N (a server may ignore the
+enum): the verifier calls an unknown one `bad_reference`.
 """
 
 from __future__ import annotations
@@ -16,7 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from qa.evidence import Reference
 from rubrics.models import Criterion
+
+QUOTE, REFERENCE = "quote", "reference"
+EVIDENCE_MODES = (QUOTE, REFERENCE)
+MAX_REFERENCES = 3
+# The token budget is fixed per rubric, before any transcript: it counts turn numbers of this many
+# digits at most (a transcript of 100,000 turns is far past any judge's context).
+TURN_DIGITS = 5
 
 FIELDS = ("evidence", "rationale", "value", "confidence")
 # Confidence in steps of 0.05, as an enum: llama.cpp's grammar ignores a
@@ -51,10 +67,24 @@ class AnswerShape:
     rationale_max_chars: int
     bound_strings: bool = True
     token_bounded: bool = False
+    evidence_mode: str = QUOTE
+
+    @property
+    def references(self) -> bool:
+        return self.evidence_mode == REFERENCE
 
     @property
     def bounds(self) -> dict[str, int]:
+        """The answer's free-text fields and their bounds (a reference's words apart)."""
+        if self.references:
+            return {"rationale": self.rationale_max_chars}
         return {"evidence": self.evidence_max_chars, "rationale": self.rationale_max_chars}
+
+    @property
+    def words_max_chars(self) -> int:
+        """A reference's words: the turn locates them, so a few suffice; up to three references
+        share about one quote's length."""
+        return self.evidence_max_chars // 2
 
     def text_pattern(self, limit: int) -> str:
         return f"^{PLAIN_CHARACTER}{{0,{limit}}}$"
@@ -82,8 +112,9 @@ class CriterionAnswer:
     criterion: Criterion
     value: int | None  # None: not applicable
     confidence: float
-    evidence: str
+    evidence: str  # reference mode: ""
     rationale: str
+    references: tuple[Reference, ...] | None = None  # reference mode only
 
 
 def _value_enum(criterion: Criterion) -> list[int | None]:
@@ -91,11 +122,16 @@ def _value_enum(criterion: Criterion) -> list[int | None]:
     return [*values, None] if criterion.allows_not_applicable() else values
 
 
-def answer_schema(*, criteria: Sequence[Criterion], shape: AnswerShape = STANDARD_SHAPE) -> dict[str, Any]:
+def answer_schema(
+    *, criteria: Sequence[Criterion], shape: AnswerShape = STANDARD_SHAPE, turns: int | None = None
+) -> dict[str, Any]:
     """The strict JSON schema for one judgment of all `criteria`, in `shape`.
 
     Evidence and rationale come before value and confidence so that a model
-    writing in schema order commits to its quote before its score.
+    writing in schema order commits to its quote before its score. In
+    reference mode, `turns` is the transcript's number of turns: a reference's
+    turn is then an enum of 1..turns; without it (the schema the prompt
+    version hashes, the same for every transcript), any positive integer.
     """
 
     def text(limit: int) -> dict[str, Any]:
@@ -110,10 +146,24 @@ def answer_schema(*, criteria: Sequence[Criterion], shape: AnswerShape = STANDAR
             return {"type": ["integer", "null"], "enum": _value_enum(criterion)}
         return {"type": "integer", "enum": _value_enum(criterion)}
 
+    def evidence_schema() -> dict[str, Any]:
+        turn = {"type": "integer", "enum": list(range(1, turns + 1))} if turns else {"type": "integer", "minimum": 1}
+        reference = {
+            "type": "object",
+            "properties": {"turn": turn, "words": text(shape.words_max_chars)},
+            "required": ["turn", "words"],
+            "additionalProperties": False,
+        }
+        if not shape.bound_strings:  # the server refuses bounds; the answer is held to them anyway
+            return {"type": "array", "items": reference}
+        return {"type": "array", "items": reference, "minItems": 1, "maxItems": MAX_REFERENCES}
+
     def criterion_schema(criterion: Criterion) -> dict[str, Any]:
+        evidence = {"evidence": evidence_schema()} if shape.references else {}
         return {
             "type": "object",
             "properties": {
+                **evidence,
                 **{field: text(limit) for field, limit in shape.bounds.items()},
                 "value": value_schema(criterion),
                 "confidence": {"type": "number", "enum": CONFIDENCE_STEPS},
@@ -142,9 +192,11 @@ def widest_answer(*, criteria: Sequence[Criterion], shape: AnswerShape) -> dict[
     """The answer of the most bytes a plain-text schema admits: every string at its
     bound in two-byte characters, every number at its longest literal."""
     confidence = max(CONFIDENCE_STEPS, key=lambda step: len(json.dumps(step)))
+    references = [{"turn": int("9" * TURN_DIGITS), "words": "ñ" * shape.words_max_chars}] * MAX_REFERENCES
     return {
         "scores": {
             criterion.key: {
+                **({"evidence": references} if shape.references else {}),
                 **{field: "ñ" * limit for field, limit in shape.bounds.items()},
                 "value": max(_value_enum(criterion), key=lambda value: len(json.dumps(value))),
                 "confidence": confidence,
@@ -168,7 +220,8 @@ def answer_max_tokens(*, criteria: Sequence[Criterion], shape: AnswerShape = STA
     if shape.token_bounded:
         widest = json.dumps(widest_answer(criteria=criteria, shape=shape), ensure_ascii=False, separators=(",", ":"))
         return len(widest.encode()) + json_gaps(widest)
-    per_criterion = (shape.evidence_max_chars + shape.rationale_max_chars) * 2 // 3 + 60
+    evidence = shape.words_max_chars * MAX_REFERENCES + 30 if shape.references else shape.evidence_max_chars
+    per_criterion = (evidence + shape.rationale_max_chars) * 2 // 3 + 60
     return 100 + per_criterion * len(criteria)
 
 
@@ -211,17 +264,40 @@ def _criterion_errors(criterion: Criterion, item: Any, shape: AnswerShape) -> li
     if "confidence" in item and not (_is_number(confidence) and 0 <= confidence <= 1):
         errors.append(f"confidence {confidence!r} is not a number in 0..1")
     for field, limit in shape.bounds.items():
-        if field not in item:
+        if field in item:
+            errors += _text_errors(field, item[field], limit, shape)
+    if shape.references and "evidence" in item:
+        errors += _references_errors(item["evidence"], shape)
+    return errors
+
+
+def _text_errors(field: str, text: Any, limit: int, shape: AnswerShape) -> list[str]:
+    if not isinstance(text, str):
+        return [f"{field} is not a string"]
+    if len(text) > limit:
+        # Whether or not the schema carried the bound (OpenAI's strict mode gets none, a server may
+        # ignore it), the answer is held to it: the verifier is built for quotes within it.
+        return [f"{field} has {len(text)} characters, more than the schema's {limit}"]
+    if shape.token_bounded and (outside := _PLAIN_OUTSIDE.search(text)):
+        return [f"{field} has {outside.group()!r}, outside the schema's plain characters"]
+    return []
+
+
+def _references_errors(evidence: Any, shape: AnswerShape) -> list[str]:
+    """A reference's turn only has to be a positive integer here: one the transcript lacks is the
+    verifier's `bad_reference`, a score like any unverified one, not a broken answer."""
+    if not isinstance(evidence, list) or not 1 <= len(evidence) <= MAX_REFERENCES:
+        return [f"evidence is not a list of 1 to {MAX_REFERENCES} turn references"]
+    errors = []
+    for number, reference in enumerate(evidence, 1):
+        name = f"evidence reference {number}"
+        if not isinstance(reference, dict) or set(reference) != {"turn", "words"}:
+            errors.append(f"{name} is not an object of only turn and words")
             continue
-        text = item[field]
-        if not isinstance(text, str):
-            errors.append(f"{field} is not a string")
-        elif len(text) > limit:
-            # Whether or not the schema carried the bound (OpenAI's strict mode gets none, a server may
-            # ignore it), the answer is held to it: the verifier is built for quotes within it.
-            errors.append(f"{field} has {len(text)} characters, more than the schema's {limit}")
-        elif shape.token_bounded and (outside := _PLAIN_OUTSIDE.search(text)):
-            errors.append(f"{field} has {outside.group()!r}, outside the schema's plain characters")
+        turn = reference["turn"]
+        if not (_is_number(turn) and turn == int(turn) and turn >= 1):
+            errors.append(f"{name}: turn {turn!r} is not a positive integer")
+        errors += _text_errors(f"{name} words", reference["words"], shape.words_max_chars, shape)
     return errors
 
 
@@ -254,11 +330,16 @@ def answer_parse(
             criterion=criterion,
             value=None if scores[key]["value"] is None else int(scores[key]["value"]),
             confidence=float(scores[key]["confidence"]),
-            evidence=scores[key]["evidence"],
+            evidence="" if shape.references else scores[key]["evidence"],
             rationale=scores[key]["rationale"],
+            references=_references(scores[key]["evidence"]) if shape.references else None,
         )
         for key, criterion in by_key.items()
     ]
+
+
+def _references(evidence: list[dict[str, Any]]) -> tuple[Reference, ...]:
+    return tuple(Reference(turn=int(reference["turn"]), words=reference["words"]) for reference in evidence)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 Pure module (no Django, no database). ``verify_evidence(evidence, transcript)`` returns an
 ``EvidenceCheck``; store ``check.to_dict()`` (it carries ``VERIFIER_VERSION``) with the score.
+``verify_references(references, transcript)`` does the same for evidence given by turn number
+(reference mode, below).
 
 Transcript format
     Lines ``SPEAKER: text`` separated by ``\n`` (or ``\r\n``). A label is the text before the line's
@@ -46,6 +48,19 @@ Status precedence (first that applies wins)
     ``paraphrase`` (no fragment found; the closest passage has similarity >= ``PARAPHRASE_THRESHOLD``)
     > ``not_found``.
 
+Evidence by reference (``verify_references``)
+    The judge cites turns by number (1-based positions in ``parse_turns(transcript)``), each with
+    some of that turn's exact words or none (the whole turn). A number that is not a turn of the
+    transcript is ``bad_reference``. Each reference's words are matched as a quote is (same words,
+    fragments and labels), but only inside the turn it cites: words that are only in another turn are
+    ``wrong_turn`` (their spans show where they are); words not even there get the quote statuses
+    above, computed within the cited turn (``closest`` is that turn's nearest passage). No minimum
+    length: the turn locates the words. With ``subject``, at least one cited turn must be that
+    speaker's (or of no known role), else ``wrong_subject``. Precedence: ``empty`` (no reference, or a
+    whole turn without words) > ``bad_reference`` > ``too_short`` (words that hold no word) > the
+    first unverified reference's status > ``wrong_subject`` > ``verified``. ``references_text``
+    writes references as the text a supervisor reads (and ``references_parse`` reads it back).
+
 Spans and closest
     ``spans`` has one ``(start, end)`` per fragment found, offsets into the transcript as given, so
     ``transcript[start:end]`` is the quoted passage. For an unverified quote they show what was found
@@ -70,16 +85,17 @@ import codecs
 import difflib
 import functools
 import itertools
+import math
 import re
 import unicodedata
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from operator import add, methodcaller
 from typing import Any
 
-VERIFIER_VERSION = "2026.12.1"  # 2026.12.1: the criterion's subject (wrong_subject)
+VERIFIER_VERSION = "2026.12.2"  # 2026.12.2: evidence by turn reference (bad_reference, wrong_turn)
 
 MIN_WORDS = 3
 MIN_FRAGMENT_WORDS = 2
@@ -148,6 +164,9 @@ class Status(StrEnum):
     PARTIAL = "partial"
     PARAPHRASE = "paraphrase"
     NOT_FOUND = "not_found"
+    # Reference mode only (``verify_references``).
+    BAD_REFERENCE = "bad_reference"
+    WRONG_TURN = "wrong_turn"
 
 
 @dataclass(frozen=True)
@@ -158,6 +177,18 @@ class Turn:
     text: str
     start: int
     end: int
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A cited turn: ``turn`` is its 1-based position in ``parse_turns(transcript)``; ``words`` some of
+    its exact words, blank for the whole turn."""
+
+    turn: int
+    words: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"turn": self.turn, "words": self.words}
 
 
 @dataclass(frozen=True)
@@ -300,6 +331,108 @@ def verify_evidence(evidence: str | None, transcript: str, subject: str = ANY) -
     if _too_short(fragments):
         return EvidenceCheck(Status.TOO_SHORT)
     return _locate(fragments, prepared, subject)
+
+
+def verify_references(references: Sequence[Reference], transcript: str, subject: str = ANY) -> EvidenceCheck:
+    """Check evidence given by turn number: each reference's words (or its whole turn) in the turn it
+    cites, and, with ``subject``, that some cited turn is that speaker's. See the module's docstring."""
+    if isinstance(references, str) or not all(isinstance(reference, Reference) for reference in references):
+        raise TypeError("references must be a sequence of Reference")
+    if not isinstance(transcript, str):
+        raise TypeError(f"transcript must be str, not {type(transcript).__name__}")
+    if subject not in SUBJECTS:
+        raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, not {subject!r}")
+    if not references:
+        return EvidenceCheck(Status.EMPTY)
+    turns = parse_turns(transcript)
+    if any(not 1 <= reference.turn <= len(turns) for reference in references):
+        return EvidenceCheck(Status.BAD_REFERENCE)
+    prepared = _prepare(transcript)
+    checks = [_check_reference(reference.words, turns[reference.turn - 1], prepared) for reference in references]
+    spans = tuple(span for check in checks for span in check.spans)
+    for status in (Status.EMPTY, Status.TOO_SHORT):
+        if any(check.status is status for check in checks):
+            return EvidenceCheck(status, spans)
+    if failed := next((check for check in checks if not check.verified), None):
+        return EvidenceCheck(failed.status, spans, failed.closest)
+    if subject == ANY or prepared.subject_turns(subject) is None:
+        return EvidenceCheck(Status.VERIFIED, spans)
+    roles = {SPEAKER_ROLES.get(_label_key(turns[reference.turn - 1].speaker or "")) for reference in references}
+    return EvidenceCheck(Status.VERIFIED if roles & {subject, None} else Status.WRONG_SUBJECT, spans)
+
+
+def _check_reference(words: str, turn: Turn, prepared: _Prepared) -> EvidenceCheck:
+    """One reference's words (blank: the whole turn) within ``turn``, with spans in the transcript."""
+    number = _prepared_turn(turn, prepared)
+    if not words.strip():
+        # A turn of only ASR tags ("CLIENTE: [noise]") has no words to show.
+        return EvidenceCheck(Status.VERIFIED, ((turn.start, turn.end),)) if number is not None else EvidenceCheck(Status.EMPTY)
+    fragments = _parse_quote(words, prepared.labels)
+    if not fragments:
+        return EvidenceCheck(Status.TOO_SHORT)
+    if number is not None:
+        low = prepared.turn_offsets[number]
+        high = prepared.turn_offsets[number + 1] if number + 1 < len(prepared.turn_offsets) else len(prepared.plain)
+        # The greedy chain ends every fragment as early as possible from the turn's first word: if it
+        # ends past the turn, no chain lies inside it.
+        chain = _chain(fragments, prepared, low)
+        if chain is not None and chain[-1] + len(fragments[-1].needle) - 1 <= high:
+            return EvidenceCheck(Status.VERIFIED, _spans(list(zip(fragments, chain)), prepared))
+    if (elsewhere := _chain(fragments, prepared)) is not None:
+        return EvidenceCheck(Status.WRONG_TURN, _spans(list(zip(fragments, elsewhere)), prepared))
+    # Not in the transcript as given: what the turn itself holds, as for a quote of that turn alone
+    # (from its label's line, so the turn's text is read as it is in the transcript).
+    opening = prepared.transcript.rfind("\n", 0, prepared.turn_ranges[number][0] if number is not None else turn.start) + 1
+    alone = _prepare(prepared.transcript[opening : turn.end])
+    check = _locate(_parse_quote(words, alone.labels), alone)
+    closest = check.closest
+    if closest is not None:
+        closest = Closest(closest.text, closest.start + opening, closest.end + opening, closest.similarity)
+    status = Status.NOT_FOUND if check.verified else check.status  # cannot verify: it is not in the turn
+    return EvidenceCheck(status, tuple((start + opening, end + opening) for start, end in check.spans), closest)
+
+
+def _prepared_turn(turn: Turn, prepared: _Prepared) -> int | None:
+    """The index in ``prepared``'s turns (those with words) of a turn of ``parse_turns``; None without words."""
+    number = bisect.bisect_right(prepared.turn_ranges, (turn.start, math.inf)) - 1
+    if number >= 0 and prepared.turn_ranges[number][0] <= turn.start < prepared.turn_ranges[number][1]:
+        return number
+    return None
+
+
+# How references read as text: one line per reference, "[12] “words”", or "[12] " and the turn's whole
+# text (whitespace collapsed) when no words are given, or "[12]" alone for a turn the transcript lacks.
+_REFERENCE_LINE = re.compile(r"\[(\d{1,9})\](?: (.*))?")
+_WORDS_OPEN, _WORDS_CLOSE = "“", "”"
+
+
+def references_text(references: Sequence[Reference], transcript: str) -> str:
+    """What a supervisor reads for references to ``transcript``'s turns: the cited words, each line
+    headed by its turn number; for a whole turn, that turn's words."""
+    turns = parse_turns(transcript)
+    lines = []
+    for reference in references:
+        words = " ".join(reference.words.split())
+        if words:
+            lines.append(f"[{reference.turn}] {_WORDS_OPEN}{words}{_WORDS_CLOSE}")
+        elif 1 <= reference.turn <= len(turns):
+            lines.append(f"[{reference.turn}] {' '.join(turns[reference.turn - 1].text.split())}")
+        else:
+            lines.append(f"[{reference.turn}]")
+    return "\n".join(lines)
+
+
+def references_parse(text: str) -> list[Reference] | None:
+    """The references ``references_text`` wrote, or None when ``text`` is not such a text (a quote)."""
+    references = []
+    for line in text.split("\n") if text else ():
+        match = _REFERENCE_LINE.fullmatch(line)
+        if match is None:
+            return None
+        rest = match.group(2) or ""
+        quoted = len(rest) >= 2 and rest.startswith(_WORDS_OPEN) and rest.endswith(_WORDS_CLOSE)
+        references.append(Reference(int(match.group(1)), rest[1:-1] if quoted else ""))
+    return references or None
 
 
 def parse_turns(transcript: str) -> list[Turn]:
@@ -694,7 +827,8 @@ def _first_occurrences(
 def _spans(found: list[tuple[_Fragment, int]], prepared: _Prepared) -> tuple[tuple[int, int], ...]:
     """Transcript character ranges of fragments found at the given offsets in ``plain``."""
     firsts = [offset for _, offset in found]
-    lasts = [prepared.plain.rfind(_SEP, offset, offset + len(fragment.needle) - 2) + 1 for fragment, offset in found]
+    # A one-word fragment (a reference's words may be one) has no separator inside: it ends where it starts.
+    lasts = [max(offset, prepared.plain.rfind(_SEP, offset, offset + len(fragment.needle) - 2) + 1) for fragment, offset in found]
     places = _places(firsts + lasts, prepared)
     characters = _characters(set(places.values()), prepared)
     return tuple((characters[places[first]][0], characters[places[last]][1]) for first, last in zip(firsts, lasts))

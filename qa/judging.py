@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +28,7 @@ from qa.answer import (
     answer_schema,
     answers_combine,
 )
-from qa.evidence import VERIFIER_VERSION, verify_evidence
+from qa.evidence import VERIFIER_VERSION, Reference, parse_turns, references_parse, references_text, verify_evidence, verify_references
 from qa.jobs import Outcome, Result  # noqa: F401  (importers from before qa.jobs)
 from qa.llm import Backend, Completion, answer_shape_get, backend_get, context_problem, llm_complete
 from qa.llm_errors import LLMError
@@ -130,12 +131,21 @@ def _answer_problem(completion: Completion) -> str | None:
 
 
 def verification_fields(
-    *, evidence: str, transcript: str, model_confidence: float, subject: str = Criterion.Subject.ANY
+    *,
+    evidence: str,
+    transcript: str,
+    model_confidence: float,
+    subject: str = Criterion.Subject.ANY,
+    references: Sequence[Reference] | None = None,
 ) -> dict[str, object]:
     """A score's verification and the confidence it leaves: an unverified
     quote supports nothing, whatever the model felt. `subject`: the criterion's
-    (a quote of only someone else's words is `wrong_subject`)."""
-    check = verify_evidence(evidence, transcript, subject)
+    (a quote of only someone else's words is `wrong_subject`). With
+    `references` (reference mode) they are verified, not `evidence`."""
+    if references is not None:
+        check = verify_references(references, transcript, subject)
+    else:
+        check = verify_evidence(evidence, transcript, subject)
     return {
         "confidence": model_confidence if check.verified else 0.0,
         "evidence_verified": check.verified,
@@ -156,13 +166,21 @@ def _subject(criterion: Criterion, value: int | None) -> str:
 # --- Redaction (qa/redaction): the judge is sent `view.text`; its quotes are verified against that
 # same text (a placeholder is a word there), and the spans stored map back onto the stored transcript.
 def view_verification_fields(
-    *, evidence: str | None, view: Redaction, model_confidence: float, subject: str
+    *,
+    evidence: str | None,
+    view: Redaction,
+    model_confidence: float,
+    subject: str,
+    references: Sequence[Reference] | None = None,
 ) -> dict[str, object]:
+    if references is not None:
+        references = [Reference(ref.turn, placeholders_as_words(ref.words) if ref.words else ref.words) for ref in references]
     fields = verification_fields(
         evidence=placeholders_as_words(evidence) if evidence else evidence,
         transcript=placeholders_as_words(view.text),
         model_confidence=model_confidence,
         subject=subject,
+        references=references,
     )
     if view.masked or "[" in view.text:
         fields["verification_spans"] = [list(view.to_source(start, end)) for start, end in fields["verification_spans"]]
@@ -178,9 +196,17 @@ class Question:
     """What the judge is asked about every recording of one rubric version."""
 
     criteria: list[Criterion]
-    schema: dict[str, Any]
+    schema: dict[str, Any]  # in reference mode, without any transcript's turn numbers
     prompt: Prompt
     max_tokens: int
+    shape: AnswerShape
+
+    def schema_for(self, transcript: str) -> dict[str, Any]:
+        """The schema sent with a call about `transcript` (the text the judge is sent): in reference
+        mode, a reference's turn is an enum of its turn numbers."""
+        if not self.shape.references:
+            return self.schema
+        return answer_schema(criteria=self.criteria, shape=self.shape, turns=len(parse_turns(transcript)))
 
 
 def _question_build(rubric: Rubric, shape: AnswerShape) -> Question:
@@ -189,8 +215,9 @@ def _question_build(rubric: Rubric, shape: AnswerShape) -> Question:
     return Question(
         criteria=criteria,
         schema=schema,
-        prompt=prompt_build(rubric=rubric, criteria=criteria, schema=schema),
+        prompt=prompt_build(rubric=rubric, criteria=criteria, schema=schema, evidence_mode=shape.evidence_mode),
         max_tokens=answer_max_tokens(criteria=criteria, shape=shape),
+        shape=shape,
     )
 
 
@@ -308,18 +335,21 @@ class Judgment:
 
 def _draft(combined: CombinedAnswer, view: Redaction) -> DraftScore:
     answer = combined.answer
+    # References are stored as the words a supervisor reads, each line headed by its turn number
+    # (qa.evidence.references_text), from which they are read back to verify again.
+    evidence = answer.evidence if answer.references is None else references_text(answer.references, view.text)
     return DraftScore(
         criterion=answer.criterion,
         fields={
             "value": answer.value,
             "model_confidence": answer.confidence,
-            "evidence": answer.evidence,
+            "evidence": evidence,
             "rationale": answer.rationale,
             "sample_values": combined.sample_values,
             "unstable": combined.unstable,
             **view_verification_fields(
                 evidence=answer.evidence, view=view, model_confidence=answer.confidence,
-                subject=_subject(answer.criterion, answer.value),
+                subject=_subject(answer.criterion, answer.value), references=answer.references,
             ),  # fmt: skip
         },
     )
@@ -334,6 +364,7 @@ def judgment_make(*, asking: Asking, transcript: str, llm_spans: list | None = N
     view = judge_view(transcript=transcript, local=asking.backend.name == "local", language=asking.language,
                       llm_spans=llm_spans)
     messages = question.prompt.messages(transcript=view.text)
+    schema = question.schema_for(view.text)
     # Issue 26: a transcript longer than the judge's context fails with that reason, before any call.
     if problem := context_problem(backend=asking.backend, messages=messages, max_tokens=question.max_tokens):
         return Judgment([], _usage([]), error=problem)
@@ -344,7 +375,7 @@ def judgment_make(*, asking: Asking, transcript: str, llm_spans: list | None = N
             completion = llm_complete(
                 backend=asking.backend,
                 messages=messages,
-                schema=question.schema,
+                schema=schema,
                 max_tokens=question.max_tokens,
                 temperature=asking.temperature,
             )
@@ -391,7 +422,7 @@ def judge_run_reverify(*, run: JudgeRun) -> int:
         before = {field: getattr(score, field) for field in fields}
         for field, value in view_verification_fields(
             evidence=score.evidence, view=view, model_confidence=score.model_confidence,
-            subject=_subject(score.criterion, score.value),
+            subject=_subject(score.criterion, score.value), references=references_parse(score.evidence),
         ).items():  # fmt: skip
             setattr(score, field, value)
         if before != {field: getattr(score, field) for field in fields}:

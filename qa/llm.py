@@ -7,10 +7,19 @@
 
 The client never retries by itself: retries belong to the Celery task, which
 can wait without holding a worker and knows how many attempts a run has had.
+
+Evidence mode (qa.answer: quotes, or turn references whose turn is an enum of
+the transcript's numbers): a named judge's `evidence_mode`, or for the
+environment's judge QA_EVIDENCE_MODE; "auto" means reference where the server
+is known to constrain its answer to the schema's enums (the local llama.cpp
+server, which compiles the schema into a grammar, and OpenAI's own API in strict
+mode), and quote for any other OpenAI-compatible server, which may accept the
+schema and still ignore it (set reference for vLLM or llama.cpp servers).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import functools
 import json
@@ -23,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import openai
 from django.conf import settings
 
-from qa.answer import COMPACT_SHAPE, STANDARD_SHAPE, UNBOUNDED_SHAPE, AnswerShape
+from qa.answer import COMPACT_SHAPE, EVIDENCE_MODES, QUOTE, REFERENCE, STANDARD_SHAPE, UNBOUNDED_SHAPE, AnswerShape
 from qa.llm_errors import LLMError
 
 if TYPE_CHECKING:
@@ -61,14 +70,31 @@ class _Configuration(NamedTuple):
     base_url: str
     model: str
     local_model_path: str
+    evidence_mode: str = "auto"
+    local_model: str = ""  # a qa.local_model.NAMED_MODELS name, when local_model_path is blank
+
+
+def evidence_mode_resolve(*, chosen: str, base_url: str, api_key: str) -> str:
+    """`chosen` (quote, reference or auto) for a backend: auto is reference where the server is known
+    to hold its answer to the schema's enums (local llama.cpp, OpenAI's API), else quote."""
+    if chosen in EVIDENCE_MODES:
+        return chosen
+    if chosen != "auto":
+        raise LLMError(f"The evidence mode is {chosen!r}: set it to auto, quote or reference.", transient=False)
+    return QUOTE if base_url else REFERENCE
 
 
 def _answer_shape(configuration: _Configuration) -> AnswerShape:
     if configuration.base_url:
-        return STANDARD_SHAPE
-    if configuration.api_key:
-        return UNBOUNDED_SHAPE
-    return local_answer_shape()
+        shape = STANDARD_SHAPE
+    elif configuration.api_key:
+        shape = UNBOUNDED_SHAPE
+    else:
+        shape = local_answer_shape()
+    mode = evidence_mode_resolve(
+        chosen=configuration.evidence_mode, base_url=configuration.base_url, api_key=configuration.api_key
+    )
+    return dataclasses.replace(shape, evidence_mode=mode)
 
 
 @functools.cache
@@ -88,7 +114,7 @@ def _backend(configuration: _Configuration) -> Backend:
         return Backend(name="openai", model=model or OPENAI_DEFAULT_MODEL, client=client, answer_shape=shape)
     from qa.local_model import local_server_ensure  # imports xllamacpp: only when it is used
 
-    server = local_server_ensure(model_path=configuration.local_model_path)
+    server = local_server_ensure(model_path=configuration.local_model_path, model_name=configuration.local_model)
     client = openai.OpenAI(api_key="local", base_url=f"{server.base_url}/v1", max_retries=0, timeout=timeout)
     return Backend(name="local", model=server.model, client=client, answer_shape=shape)
 
@@ -112,6 +138,8 @@ def _configuration(judge: Judge | None) -> _Configuration:
             os.environ.get("OPENAI_BASE_URL", ""),
             settings.QA_JUDGE_MODEL,
             settings.QA_LOCAL_MODEL_PATH,
+            settings.QA_EVIDENCE_MODE,
+            settings.QA_LOCAL_MODEL,
         )
     if reason := judge.unavailable_reason:
         raise LLMError(reason, transient=False)
@@ -119,8 +147,8 @@ def _configuration(judge: Judge | None) -> _Configuration:
         # No key variable and no base URL would fall through to the local model: say so instead.
         if not judge.base_url and not judge.api_key:
             raise LLMError(f"Judge {judge.name} needs a base URL or an API key variable.", transient=False)
-        return _Configuration(judge.api_key, judge.base_url, judge.model, "")
-    return _Configuration("", "", "", judge.gguf_path if judge.backend == judge.Backend.GGUF else "")
+        return _Configuration(judge.api_key, judge.base_url, judge.model, "", judge.evidence_mode)
+    return _Configuration("", "", "", judge.gguf_path if judge.backend == judge.Backend.GGUF else "", judge.evidence_mode)
 
 
 def backend_get(judge: Judge | None = None) -> Backend:

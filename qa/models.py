@@ -325,6 +325,22 @@ class Judge(models.Model):
         _("price per million completion tokens"), max_digits=10, decimal_places=4, null=True, blank=True
     )
     is_default = models.BooleanField(_("production default"), default=False)
+    # How the judge gives its evidence (qa.answer, qa.llm.evidence_mode_resolve).
+    evidence_mode = models.CharField(
+        _("evidence mode"),
+        max_length=10,
+        choices=[
+            ("auto", _("Automatic: turn references where the server enforces the schema, else quotes")),
+            ("quote", _("Quotes of the transcript")),
+            ("reference", _("Turn references")),
+        ],
+        default="auto",
+        help_text=_(
+            "Turn references: the judge cites turns by number, and a server that follows the schema cannot cite "
+            "one that does not exist. Automatic: references for the local model and OpenAI's API, quotes for "
+            "other servers."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = JudgeQuerySet.as_manager()

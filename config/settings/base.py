@@ -262,6 +262,17 @@ CACHES = {
 # itself; with neither set, Veredicto judges with the bundled local model.
 QA_JUDGE_MODEL = env("QA_JUDGE_MODEL", default="")
 QA_LOCAL_MODEL_PATH = env("QA_LOCAL_MODEL_PATH", default="")
+# The local model by name, when QA_LOCAL_MODEL_PATH is blank: "" (the bundled SmolLM2-135M) or one of
+# qa.local_model.NAMED_MODELS ("qwen2.5-coder-1.5b": its packages from scripts/qwen-model.txt).
+QA_LOCAL_MODEL = env("QA_LOCAL_MODEL", default="")
+# Where a local model shipped in parts is assembled at first use (beside the assembled Whisper model).
+QA_LOCAL_MODEL_CACHE_DIR = env(
+    "QA_LOCAL_MODEL_CACHE_DIR", default=str(Path(env("XDG_CACHE_HOME", default=str(Path.home() / ".cache"))) / "veredicto")
+)
+# How the environment's judge gives evidence (qa.answer): "quote", "reference" (turn numbers, an enum in
+# the schema), or "auto": reference where the server is known to hold answers to the schema's enums
+# (the local llama.cpp server, OpenAI's own API), quote for any other OpenAI-compatible server.
+QA_EVIDENCE_MODE = env("QA_EVIDENCE_MODE", default="auto")
 # What a named judge (a row rubric owners edit in the admin) may use: the environment variables
 # that may hold its key, and the hosts its base URL may name (qa.models.Judge.leak_problems).
 # By default only the key and the server the operator configured for the environment's judge.

@@ -18,6 +18,8 @@ from rest_framework.reverse import reverse
 
 from qa.api.recording_input import AGENT_INVALID, BATCH_MAX, INT32_MAX, rubric_published
 from qa.api.schema import ErrorSerializer
+from qa.evidence import Status as EvidenceStatus
+from qa.evidence import references_parse
 from qa.models import JudgeRun, Recording, Score
 from qa.quality import judge_quality
 from qa.selectors import RecordingFilters, recording_turns, score_fragments
@@ -265,7 +267,7 @@ class FragmentSerializer(serializers.Serializer):
 
 
 class VerificationSerializer(serializers.Serializer):
-    status = serializers.CharField(source="verification_status")
+    status = serializers.ChoiceField(source="verification_status", choices=[status.value for status in EvidenceStatus])
     spans = serializers.ListField(
         source="verification_spans",
         child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
@@ -290,6 +292,13 @@ class TurnSerializer(serializers.Serializer):
     end_ms = serializers.IntegerField(allow_null=True, help_text=_("When the turn ends in the audio, in ms, if known."))
 
 
+class EvidenceRefSerializer(serializers.Serializer):
+    """A qa.evidence.Reference."""
+
+    turn = serializers.IntegerField(help_text=_("The cited turn's number, 1-based, in the transcript's turns."))
+    words = serializers.CharField(allow_blank=True, help_text=_("Words of that turn; empty: the whole turn."))
+
+
 class ScoreSerializer(serializers.ModelSerializer):
     criterion_key = serializers.CharField(source="criterion.key")
     evidence_verified = serializers.BooleanField(
@@ -298,6 +307,12 @@ class ScoreSerializer(serializers.ModelSerializer):
         )
     )
     verification = VerificationSerializer(source="*")
+    evidence_refs = serializers.SerializerMethodField(
+        help_text=_(
+            "The turns the judge cited (reference mode): each turn's number (1-based, in the transcript's turns) and "
+            "the words it gave (empty: the whole turn); `evidence` is the same as text. Null for a quote."
+        )
+    )
 
     class Meta:
         model = Score
@@ -307,10 +322,16 @@ class ScoreSerializer(serializers.ModelSerializer):
             "confidence",
             "model_confidence",
             "evidence",
+            "evidence_refs",
             "evidence_verified",
             "verification",
             "rationale",
         ]
+
+    @extend_schema_field(EvidenceRefSerializer(many=True, allow_null=True))
+    def get_evidence_refs(self, score: Score) -> list[dict] | None:
+        references = references_parse(score.evidence)
+        return None if references is None else [reference.to_dict() for reference in references]
 
 
 class QualitySerializer(serializers.Serializer):

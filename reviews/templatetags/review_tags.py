@@ -25,6 +25,8 @@ VERIFICATION_LABELS = {
     "partial": _("only partly found"),
     "paraphrase": _("paraphrased, not literal"),
     "not_found": _("not found in the transcript"),
+    "bad_reference": _("cites a turn the transcript does not have"),
+    "wrong_turn": _("words of another turn than the one cited"),
 }
 
 

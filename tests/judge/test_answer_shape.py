@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -9,13 +10,16 @@ import pytest
 
 from qa.answer import (
     COMPACT_SHAPE,
+    REFERENCE,
     STANDARD_SHAPE,
     InvalidAnswerError,
     answer_max_tokens,
     answer_parse,
     answer_schema,
+    json_gaps,
     widest_answer,
 )
+from qa.evidence import Reference
 from qa.llm import local_answer_shape
 from qa.llm_errors import LLMError
 from rubrics.rubric_file import rubric_spec_parse
@@ -128,3 +132,75 @@ def test_the_local_answer_shape_is_a_setting(settings):
     settings.QA_LOCAL_ANSWER_SHAPE = "tiny"
     with pytest.raises(LLMError, match="QA_LOCAL_ANSWER_SHAPE is 'tiny': set it to compact or standard"):
         local_answer_shape()
+
+
+COMPACT_REFERENCES = dataclasses.replace(COMPACT_SHAPE, evidence_mode=REFERENCE)
+
+
+def compact_reference_answer(criteria) -> dict:
+    """The scripted server's valid answer to a compact reference request (the first turn, whole)."""
+    request = {"response_format": {"json_schema": {"schema": answer_schema(criteria=criteria, shape=COMPACT_REFERENCES)}}}
+    answer = answer_for(request)
+    for item in answer["scores"].values():
+        item["rationale"] = "Se ve."  # within the compact 20 characters
+    return answer
+
+
+def test_the_budget_covers_the_widest_answer_the_compact_reference_schema_admits(sample_criteria):
+    budget = answer_max_tokens(criteria=sample_criteria, shape=COMPACT_REFERENCES)
+    widest = widest_answer(criteria=sample_criteria, shape=COMPACT_REFERENCES)
+    text = json.dumps(widest, ensure_ascii=False, separators=(",", ":"))
+
+    answers = answer_parse(content=text, criteria=sample_criteria, shape=COMPACT_REFERENCES)
+    assert all(len(answer.references) == 3 for answer in answers)
+    assert budget >= len(text.encode()) + json_gaps(text)
+    # Three references of words at their bound, each with a five-digit turn number, per criterion.
+    per_criterion = 3 * (2 * COMPACT_REFERENCES.words_max_chars + len("99999")) + 2 * COMPACT_REFERENCES.rationale_max_chars
+    assert budget >= per_criterion * len(sample_criteria)
+    assert budget < 8192 - 3300
+
+
+def test_the_reference_schema_enums_the_turns_and_the_version_does_not_depend_on_them(sample_criteria):
+    template = answer_schema(criteria=sample_criteria, shape=COMPACT_REFERENCES)
+    sent = answer_schema(criteria=sample_criteria, shape=COMPACT_REFERENCES, turns=4)
+    for schema, turn in ((template, {"type": "integer", "minimum": 1}), (sent, {"type": "integer", "enum": [1, 2, 3, 4]})):
+        for criterion in schema["properties"]["scores"]["properties"].values():
+            reference = criterion["properties"]["evidence"]["items"]
+            assert reference["properties"]["turn"] == turn
+            assert reference["properties"]["words"]["maxLength"] == COMPACT_REFERENCES.words_max_chars
+            assert reference["required"] == ["turn", "words"] and reference["additionalProperties"] is False
+            assert "evidence" not in COMPACT_REFERENCES.bounds
+
+
+@pytest.mark.parametrize(
+    ("evidence", "problem"),
+    [
+        ([], "evidence is not a list of 1 to 3 turn references"),
+        ([{"turn": 1, "words": ""}] * 4, "evidence is not a list of 1 to 3 turn references"),
+        ("AGENTE: Buenas tardes", "evidence is not a list of 1 to 3 turn references"),
+        ([{"turn": 0, "words": ""}], "evidence reference 1: turn 0 is not a positive integer"),
+        ([{"turn": True, "words": ""}], "evidence reference 1: turn True is not a positive integer"),
+        ([{"turn": 2}], "evidence reference 1 is not an object of only turn and words"),
+        ([{"turn": 2, "words": "", "why": "x"}], "evidence reference 1 is not an object of only turn and words"),
+        ([{"turn": 1, "words": "a" * 31}], "evidence reference 1 words has 31 characters, more than the schema's 30"),
+        ([{"turn": 1, "words": "10 €"}], "evidence reference 1 words has '€', outside the schema's plain characters"),
+    ],
+)
+def test_references_outside_the_schema_fail_validation_naming_the_problem(rubric, evidence, problem):
+    criteria = list(rubric.criteria.prefetch_related("exceptions"))
+    answer = compact_reference_answer(criteria)
+    assert answer["scores"]["saludo"]["evidence"] == [{"turn": 1, "words": ""}]
+    answer_parse(content=json.dumps(answer), criteria=criteria, shape=COMPACT_REFERENCES)  # the valid one passes
+    answer["scores"]["saludo"]["evidence"] = evidence
+
+    with pytest.raises(InvalidAnswerError, match=re.escape(f"saludo: {problem}")):
+        answer_parse(content=json.dumps(answer), criteria=criteria, shape=COMPACT_REFERENCES)
+
+
+def test_a_turn_past_the_call_is_valid_here_and_the_verifier_s_bad_reference(rubric):
+    # A server may ignore the enum: the answer stands, and the verifier says what the reference is worth.
+    criteria = list(rubric.criteria.prefetch_related("exceptions"))
+    answer = compact_reference_answer(criteria)
+    answer["scores"]["saludo"]["evidence"] = [{"turn": 99, "words": "Buenas tardes"}]
+    [saludo, _] = answer_parse(content=json.dumps(answer), criteria=criteria, shape=COMPACT_REFERENCES)
+    assert saludo.references == (Reference(99, "Buenas tardes"),) and saludo.evidence == ""

@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import re
+import socket
 
 import pytest
 
-from qa.answer import COMPACT_SHAPE, answer_max_tokens
+from qa.answer import COMPACT_SHAPE, REFERENCE, answer_max_tokens, answer_parse
 from qa.execution import judge_run_until_done
-from qa.judging import recording_enqueue_judging
+from qa.judging import asking_prepare, recording_enqueue_judging
+from qa.llm import answer_shape_get, llm_complete, request_constraint
 from qa.local_model import BUNDLED_PACKAGE
 from qa.models import JudgeRun, Recording
 from tests.factories import RecordingFactory
 
 pytestmark = [pytest.mark.local_model, pytest.mark.django_db]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+LOCAL_PORT = _free_port()
 
 TRANSCRIPT = (
     "AGENTE: Buenas tardes, le atiende Marta de Telco Sur.\n"
@@ -30,7 +42,9 @@ def local_backend(monkeypatch, settings):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     settings.QA_LOCAL_MODEL_PATH = ""
-    settings.QA_LOCAL_MODEL_PORT = 18737  # not the default, so a developer's running server is left alone
+    # A free port of this test process's own, not the default: a developer's running server, or another
+    # suite's on this machine (busy with its own calls), is left alone.
+    settings.QA_LOCAL_MODEL_PORT = LOCAL_PORT
 
 
 def test_the_bundled_model_judges_a_short_call(local_backend, rubric):
@@ -45,7 +59,9 @@ def test_the_bundled_model_judges_a_short_call(local_backend, rubric):
     assert run.prompt_tokens and run.completion_tokens and run.raw_output
     # The compact shape's budget covers every answer its schema admits: never cut off by the token limit.
     criteria = list(rubric.criteria.prefetch_related("exceptions"))
-    assert run.completion_tokens < answer_max_tokens(criteria=criteria, shape=COMPACT_SHAPE)
+    shape = answer_shape_get(None)
+    assert (shape.token_bounded, shape.evidence_mode) == (True, REFERENCE)  # the local default: compact, by reference
+    assert run.completion_tokens < answer_max_tokens(criteria=criteria, shape=shape)
     assert "token limit" not in run.error
     # Compact JSON (asked through an llguidance grammar): outside its strings (plain text, so no
     # escaped quote), no whitespace, which SmolLM2 otherwise writes on every line.
@@ -61,3 +77,30 @@ def test_the_bundled_model_judges_a_short_call(local_backend, rubric):
         for score in run.scores.all():
             assert score.confidence == (score.model_confidence if score.evidence_verified else 0.0)
         assert recording.status in (Recording.Status.JUDGED, Recording.Status.IN_REVIEW)
+
+
+def test_the_grammar_makes_a_turn_the_call_lacks_impossible(local_backend, rubric):
+    """The schema's enum of turn numbers reaches llama.cpp in the grammar it decodes with: over several
+    answers at a high temperature (a 135M model left free invents numbers as it invents quotes), every
+    cited turn is one of the call's three."""
+    asking = asking_prepare(rubric=rubric, judge=None)
+    assert (asking.backend.name, asking.question.shape) == ("local", dataclasses.replace(COMPACT_SHAPE, evidence_mode=REFERENCE))
+    schema = asking.question.schema_for(TRANSCRIPT)
+    for criterion in schema["properties"]["scores"]["properties"].values():
+        evidence = criterion["properties"]["evidence"]
+        assert evidence["items"]["properties"]["turn"] == {"type": "integer", "enum": [1, 2, 3]}
+        assert (evidence["minItems"], evidence["maxItems"]) == (1, 3)
+    grammar = request_constraint(asking.backend, schema)["extra_body"]["grammar"]
+    assert '"turn": {"type": "integer", "enum": [1, 2, 3]}' in grammar
+    messages = asking.question.prompt.messages(transcript=TRANSCRIPT)
+    assert "[3] AGENTE: Lo siento mucho." in messages[-1]["content"]
+
+    cited = []
+    for _ in range(3):
+        completion = llm_complete(
+            backend=asking.backend, messages=messages, schema=schema, max_tokens=asking.question.max_tokens, temperature=1.8
+        )
+        assert completion.finish_reason == "stop", completion
+        answers = answer_parse(content=completion.content or "", criteria=asking.question.criteria, shape=asking.question.shape)
+        cited += [reference.turn for answer in answers for reference in answer.references]
+    assert len(cited) >= 6 and set(cited) <= {1, 2, 3}, cited

@@ -29,7 +29,10 @@ def openai_judge(fake_llm, monkeypatch, settings) -> Judge:
     # The backend is cached per configuration, and this one's client read OPENAI_BASE_URL when it was
     # built: each test's server has a port of its own.
     llm._backend.cache_clear()
-    return Judge.objects.create(name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_OPENAI_KEY", is_default=True)
+    # Quotes, which OpenAI's API would not get by default (turn references, qa.llm): these tests are about a quote's bound.
+    return Judge.objects.create(
+        name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_OPENAI_KEY", is_default=True, evidence_mode="quote"
+    )
 
 
 def _run_with(recording, fake_llm, evidence: str) -> JudgeRun:
@@ -46,7 +49,7 @@ def _run_with(recording, fake_llm, evidence: str) -> JudgeRun:
 
 
 def test_a_strict_mode_quote_over_the_bound_fails_the_run(openai_judge, recording, fake_llm):
-    assert answer_shape_get(openai_judge) is UNBOUNDED_SHAPE
+    assert answer_shape_get(openai_judge) == UNBOUNDED_SHAPE
     limit = UNBOUNDED_SHAPE.evidence_max_chars
     first_line = recording.transcript.splitlines()[0]
     quote = (first_line + " ") * (limit // len(first_line) + 1)

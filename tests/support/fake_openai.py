@@ -139,13 +139,20 @@ def transcript_of(request: dict[str, Any]) -> str:
 
 def answer_for(request: dict[str, Any], *, evidence: str | None = None, confidence: float = 0.95) -> dict[str, Any]:
     """A valid answer to `request`: every criterion at its scale maximum,
-    quoting `evidence` (by default the transcript's first line, verbatim)."""
+    quoting `evidence` (by default the transcript's first line, verbatim); in
+    reference mode, citing the first turn (with `evidence` as its words)."""
     schema = request["response_format"]["json_schema"]["schema"]["properties"]["scores"]["properties"]
-    quote = evidence if evidence is not None else transcript_of(request).splitlines()[0]
+
+    def cited(item: dict[str, Any]) -> str | list[dict[str, Any]]:
+        # Reference mode (an array): the first turn, whole, or `evidence` as words of it.
+        if item["properties"]["evidence"].get("type") == "array":
+            return [{"turn": 1, "words": evidence or ""}]
+        return evidence if evidence is not None else transcript_of(request).splitlines()[0]
+
     return {
         "scores": {
             key: {
-                "evidence": quote,
+                "evidence": cited(item),
                 "rationale": "The quoted passage shows it.",
                 "value": max(value for value in item["properties"]["value"]["enum"] if value is not None),
                 "confidence": confidence,
