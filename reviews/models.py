@@ -5,7 +5,8 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from qa.models import ApiKey, JudgeRun, Recording
+from access.models import ApiKey
+from qa.models import JudgeRun, Recording
 from rubrics.models import Criterion
 
 

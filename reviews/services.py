@@ -15,8 +15,9 @@ from django.utils.translation import gettext as _
 from access import Capability, may
 from access.scope import scope_for
 from outbox.services import review_created_emit
-from qa.errors import ConflictError, InvalidInputError
-from qa.models import ApiKey, Recording
+from core.errors import ConflictError, InvalidInputError
+from access.models import ApiKey
+from qa.models import Recording
 from qa.services import UPDATE_BATCH
 from reviews.calls.services import assignments_close_reviewed
 from reviews.claims import claim_holder

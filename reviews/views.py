@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from access import Capability, SIGNED_IN, may, page_requires
 from access.scope import scope_for
-from qa.errors import ConflictError, InvalidInputError
+from core.errors import ConflictError, InvalidInputError
 from qa.models import Recording
 from reviews.claims import claim_holder, claim_release, claim_take
 from reviews.forms import QueueFilterForm, ReviewForm

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["qa", "reviews", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -31,10 +31,9 @@ ENTRY_MODULES = {"views.py", "api.py", "forms.py", "upload.py", "listening.py"}
 # Reads whose rows their caller already scoped; each says how.
 SCOPED_BY_CALLER = {
     # The request's key is who is asking: found by its own prefix, then it is the scope.
-    ("qa/api/authentication.py", "_key_for"): "the key being authenticated",
+    ("core/api/authentication.py", "_key_for"): "the key being authenticated",
     ("qa/api/services.py", "api_key_create"): "a write",
     ("qa/api/services.py", "api_key_revoke"): "a write, from the scoped key admin",
-    ("qa/api/services.py", "api_key_touch"): "the authenticated key's own row",
     # The API's views narrow these with recordings_visible / recording_check_visible.
     ("qa/selectors.py", "recording_list"): "qa.api.views.RecordingsView narrows it (recordings_visible)",
     ("qa/selectors.py", "recording_details"): "reviews.api's detail checks it (recording_check_visible)",

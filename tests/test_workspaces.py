@@ -133,7 +133,8 @@ def test_existing_rubrics_calls_keys_and_experiments_go_into_the_default_workspa
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    from qa.models import ApiKey, Recording
+    from access.models import ApiKey
+    from qa.models import Recording
     from reviews.experiments.models import Experiment
     from rubrics.models import Rubric
 
@@ -248,7 +249,8 @@ def test_a_staff_member_sees_only_their_workspaces_rows_in_the_admin_and_a_super
 
 @pytest.mark.django_db
 def test_keys_rubrics_and_splitting_by_command(capsys):
-    from qa.models import ApiKey, Recording
+    from access.models import ApiKey
+    from qa.models import Recording
     from reviews.experiments.models import Experiment
     from rubrics.models import Rubric
 
@@ -328,7 +330,7 @@ def readme_commands(block: int) -> list[list[str]]:
 
 @pytest.mark.django_db
 def test_the_readmes_workspace_commands_run_as_written(tmp_path, monkeypatch, capsys):
-    from qa.models import ApiKey
+    from access.models import ApiKey
     from rubrics.models import Rubric
 
     for name in ("ana", "luis", "marta"):

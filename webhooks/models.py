@@ -9,9 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from access.models import Workspace, default_workspace_id
+from access.models import ApiKey, Workspace, default_workspace_id
 from outbox.models import Event
-from qa.models import ApiKey
 
 
 class Subscription(models.Model):

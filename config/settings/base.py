@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "access",
     "outbox",
+    "core",
     "rubrics",
     "qa",
     "reviews",
@@ -275,17 +276,17 @@ REST_FRAMEWORK = {
     # credentials a 401 (the session alone would answer 403). A key request
     # skips the session, and so CSRF; a session request keeps DRF's CSRF check.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "qa.api.authentication.ApiKeyAuthentication",
+        "core.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["access.ApiAccess"],
-    "DEFAULT_PAGINATION_CLASS": "qa.api.pagination.ApiPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.ApiPagination",
     "PAGE_SIZE": env.int("QA_API_PAGE_SIZE", default=50),
-    "DEFAULT_THROTTLE_CLASSES": ["qa.api.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.ApiKeyRateThrottle"],
     # Per key (or per staff user); DRF's "N/s|min|hour|day" notation. Answers 429 with Retry-After.
     "DEFAULT_THROTTLE_RATES": {"api_key": env("QA_API_THROTTLE_RATE", default="600/min")},
-    "EXCEPTION_HANDLER": "qa.api.exceptions.api_exception_handler",
-    "DEFAULT_PARSER_CLASSES": ["qa.api.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "core.api.exceptions.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -319,8 +320,8 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "qa.api.schema.add_common_errors",
-        "qa.api.schema.allow_empty_optional_query_parameters",
+        "core.api.schema.add_common_errors",
+        "core.api.schema.allow_empty_optional_query_parameters",
     ],
 }
 # --- end REST API ---

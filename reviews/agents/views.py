@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from access import Capability, page_requires
 from access.scope import scope_for
-from qa.errors import ConflictError, InvalidInputError
+from core.errors import ConflictError, InvalidInputError
 from reviews.agents.selectors import agent_ids, agent_recordings
 from reviews.disputes.forms import AcknowledgeForm, DisputeForm
 from reviews.disputes.selectors import CallView, agent_calls, call_view

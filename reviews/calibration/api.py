@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access import NO_KEY, SIGNED_IN
-from qa.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
+from core.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
 from reviews.calibration.selectors import (
     CriterionSummary,
     session_get,

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 
 from access import Capability, may, require
 from access.scope import scope_for
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording
 from reviews.calibration.selectors import (
     CallSelection,

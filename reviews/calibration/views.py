@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from access import Capability, SIGNED_IN, page_requires
 from access.scope import scope_for
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from reviews.calibration.forms import ScoringForm, SessionCreateForm
 from reviews.calibration.selectors import (
     CriterionResults,

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from access import NO_KEY, Capability
 from access.scope import scope_for
-from qa.api.schema import BAD_REQUEST
+from core.api.schema import BAD_REQUEST
 from reviews.calls.forms import CallFilterForm
 from reviews.calls.selectors import COUNT_LIMIT, call_page, call_search, calls_visible, criterion_choices
 from reviews.figures.api import query_parameter

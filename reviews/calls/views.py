@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from access import Capability, may, page_requires
 from access.scope import scope_for
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.search import search_enabled
 from reviews.calls.forms import AssignForm, CallFilterForm, PeriodForm
 from reviews.calls.selectors import (

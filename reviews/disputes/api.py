@@ -15,10 +15,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import NO_KEY, SIGNED_IN, Capability, may
-from qa.api.parsers import parse_with
-from qa.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
+from core.api.parsers import parse_with
+from core.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
 from qa.api.serializers import StringField
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from reviews.agents.selectors import agent_recordings
 from reviews.disputes.selectors import dispute_detail, dispute_list
 from reviews.disputes.services import (

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from access import Capability, page_requires
-from qa.errors import ConflictError, InvalidInputError
+from core.errors import ConflictError, InvalidInputError
 from reviews.disputes.forms import ResolveForm
 from reviews.disputes.selectors import call_view, dispute_detail, dispute_list, reviews_followed_by
 from reviews.disputes.services import dispute_resolve

@@ -12,9 +12,10 @@ from rest_framework.views import APIView
 
 from access import Capability
 from access.scope import scope_for_request
-from qa.api.schema import BAD_REQUEST, NOT_FOUND
-from qa.errors import InvalidInputError
-from qa.models import ApiKey, Judge
+from core.api.schema import BAD_REQUEST, NOT_FOUND
+from core.errors import InvalidInputError
+from access.models import ApiKey
+from qa.models import Judge
 from reviews.experiments.models import Experiment
 from reviews.experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison, experiments_list
 from reviews.experiments.services import ArmSpec, experiment_create

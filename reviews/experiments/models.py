@@ -11,8 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from access.models import Workspace, default_workspace_id
-from qa.models import ApiKey, Judge, Recording
+from access.models import ApiKey, Workspace, default_workspace_id
+from qa.models import Judge, Recording
 from rubrics.models import Criterion, Rubric
 
 
@@ -121,7 +121,7 @@ class Item(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
-    leased_until = models.DateTimeField(null=True, blank=True)  # the claim's lease (qa.jobs)
+    leased_until = models.DateTimeField(null=True, blank=True)  # the claim's lease (core.jobs)
     finished_at = models.DateTimeField(null=True, blank=True)
     backend = models.CharField(max_length=50, blank=True)
     model = models.CharField(max_length=200, blank=True)

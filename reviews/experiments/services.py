@@ -3,7 +3,7 @@ item, cancel, promote.
 
 An item is run by qa.execution's executor, the one production runs use (claim
 with a lease, the judge's one path, the shared LLM quota, the same retry and
-failure rules, the same sweep: qa.jobs); it writes only the experiment's own rows.
+failure rules, the same sweep: core.jobs); it writes only the experiment's own rows.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ from kombu.exceptions import OperationalError
 from outbox.services import experiment_finished_emit
 from access import Capability
 from access.scope import EVERYTHING, Scope, scope_for, scope_for_workspace
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.execution import Job, JudgmentKind, job_execute, job_execute_until_done, rubric_for_judging
-from qa.jobs import Result, jobs_due
+from core.jobs import Result, jobs_due
 from qa.judging import DraftScore, prompt_version_current
 from qa.llm_errors import LLMError
-from qa.models import ApiKey, Judge
-from qa.queue import task_publish
+from access.models import ApiKey
+from qa.models import Judge
+from core.queue import task_publish
 from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
 from reviews.experiments.selectors import EXPERIMENT_GROUPS, experiment_recording_ids
 from reviews.reports.selectors import Group

@@ -6,7 +6,7 @@ from __future__ import annotations
 from celery import Task, shared_task
 from django.conf import settings
 
-from qa.jobs import task_outcome
+from core.jobs import task_outcome
 
 
 @shared_task(

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from access import Capability, may, page_requires, require
 from access.scope import scope_for
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from reviews.experiments.forms import ExperimentForm
 from reviews.experiments.models import Arm, Experiment, Promotion
 from reviews.experiments.selectors import (

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from access import Capability
 from access.scope import scope_for_request
-from qa.api.schema import BAD_REQUEST
+from core.api.schema import BAD_REQUEST
 from reviews.figures.api import RubricSerializer, query_parameter
 from reviews.figures.stats import CorrectionLevel, Estimate
 from reviews.scorecards.forms import ScorecardAPIForm

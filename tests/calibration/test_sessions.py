@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording
 from reviews.calibration.selectors import CallSelection, session_results
 from reviews.calibration.services import (

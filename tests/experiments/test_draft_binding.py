@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from qa import execution, judging
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from reviews.experiments.models import Experiment, Item, Promotion
 from reviews.experiments.services import ArmSpec, experiment_create, experiment_promote, item_execute
 from rubrics.models import Criterion, Rubric

@@ -157,7 +157,7 @@ def test_cancel_stops_the_items_left(reviewed, fake_llm, django_capture_on_commi
 
 
 def test_an_unusable_judge_or_an_empty_set_is_refused_and_stores_nothing(reviewed, monkeypatch):
-    from qa.errors import InvalidInputError
+    from core.errors import InvalidInputError
 
     monkeypatch.delenv("JUDGE_X_KEY", raising=False)
     judge = Judge.objects.create(name="x", model="gpt-x", api_key_variable="JUDGE_X_KEY")

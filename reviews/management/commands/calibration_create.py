@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from access import Capability
 from access.scope import EVERYTHING
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from reviews.calibration.selectors import CallSelection
 from reviews.calibration.services import calibration_create
 from rubrics.selectors import rubric_latest_published

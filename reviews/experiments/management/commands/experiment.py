@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Judge
 from reviews.experiments.models import Item
 from reviews.experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison

@@ -11,8 +11,8 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
-from qa.api.services import api_key_touch
-from qa.models import ApiKey
+from access.models import ApiKey
+from access.services import api_key_touch
 
 KEYWORD = "Api-Key"
 

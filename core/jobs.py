@@ -63,10 +63,21 @@ class Failure(Protocol):
     retry_after: float | None
 
 
-def retry_delay(*, attempt: int, retry_after: float | None) -> float:
-    """Exponential backoff with full jitter, never sooner than the server's Retry-After."""
-    backoff = random.uniform(0, settings.QA_JUDGE_RETRY_BASE * 2 ** max(attempt - 1, 0))
-    return min(max(backoff, retry_after or 0.0), settings.QA_JUDGE_RETRY_MAX_DELAY)
+def retry_delay(
+    *,
+    attempt: int,
+    retry_after: float | None = None,
+    base: float | None = None,
+    longest: float | None = None,
+    jitter: bool = True,
+) -> float:
+    """The wait after failed attempt number `attempt`: `base` (default QA_JUDGE_RETRY_BASE) doubled each
+    time, with full jitter unless `jitter` is off (a receiver's log then shows a predictable schedule),
+    never sooner than the server's Retry-After, never longer than `longest` (default
+    QA_JUDGE_RETRY_MAX_DELAY; None for a kind whose retries end with a window instead)."""
+    ceiling = (settings.QA_JUDGE_RETRY_BASE if base is None else base) * 2 ** max(attempt - 1, 0)
+    delay = max(random.uniform(0, ceiling) if jitter else ceiling, retry_after or 0.0)
+    return min(delay, settings.QA_JUDGE_RETRY_MAX_DELAY if longest is None else longest)
 
 
 class JobKind:

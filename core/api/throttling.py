@@ -7,8 +7,8 @@ import redis
 from django.conf import settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from qa.models import ApiKey
-from qa.rate_limit import rate_try_take
+from access.models import ApiKey
+from core.rate_limit import rate_try_take
 
 if TYPE_CHECKING:  # DRF imports the default permission and throttle classes while loading rest_framework.views
     from rest_framework.request import Request
@@ -21,7 +21,7 @@ class ApiKeyRateThrottle(SimpleRateThrottle):
     """One budget per key (per user for sessions), at the rate QA_API_THROTTLE_RATE.
 
     With Redis configured, the budget is a bucket in Redis checked and taken in one
-    script (`qa.rate_limit`), so every process shares it and concurrent requests
+    script (`core.rate_limit`), so every process shares it and concurrent requests
     cannot slip past it. With Redis unreachable the API keeps answering: the throttle
     lets requests through and logs a warning. Without Redis (the embedded default,
     one process) it counts in the local cache.

@@ -19,10 +19,18 @@ class InvalidInputError(Exception):
 class ConflictError(Exception):
     """The request is valid but the stored state does not allow it now (the API answers 409 with the message).
 
-    Apps above qa subclass it for their own conflicts, so the API's error mapping needs no import of them.
+    Every app subclasses it for its own conflicts, so the API's error mapping needs no import of them.
     `fields` travel beside the message in the 409's body (e.g. who holds a claim, and until when).
     """
 
     def __init__(self, message: str = "", **fields: Any) -> None:
         super().__init__(message)
         self.fields = fields
+
+    def body(self, request: Any) -> dict[str, Any]:
+        """The 409's body; a conflict that links to a resource builds its URL from the request."""
+        return {"detail": str(self), **self.fields}
+
+
+class TooLargeError(Exception):
+    """The input is over a size limit (the API answers 413, not 400, with the message)."""

@@ -17,13 +17,10 @@ from django.utils.translation import gettext as _
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.reverse import reverse
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler
 
-from qa.audio import AudioTooLargeError
-from qa.errors import ConflictError, InvalidInputError
-from qa.services import RecordingConflictError
+from core.errors import ConflictError, InvalidInputError, TooLargeError
 
 ErrorTree = str | dict[str, "ErrorTree"]
 
@@ -31,15 +28,10 @@ ErrorTree = str | dict[str, "ErrorTree"]
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, InvalidInputError):
         return Response(exc.errors, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, RecordingConflictError):
-        url = reverse("api:recording-detail", kwargs={"pk": exc.recording.pk}, request=context["request"])
-        return Response(
-            {"detail": str(exc), "recording": {"id": exc.recording.pk, "url": url}}, status=status.HTTP_409_CONFLICT
-        )
-    if isinstance(exc, AudioTooLargeError):
+    if isinstance(exc, TooLargeError):
         return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, ConflictError):
-        return Response({"detail": str(exc), **exc.fields}, status=status.HTTP_409_CONFLICT)
+        return Response(exc.body(context["request"]), status=status.HTTP_409_CONFLICT)
     if isinstance(exc, RequestDataTooBig):
         # Django raises it while DRF reads the body; left alone it becomes a plain-text 400.
         return Response(
