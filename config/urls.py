@@ -68,10 +68,10 @@ urlpatterns = [
     path("scorecards/", include("reviews.scorecards.urls")),
     path("api/scorecards/", include("reviews.scorecards.api_urls")),
     path("api/calibrations/", include("reviews.calibration.api_urls")),
-    path("experiments/", include("reviews.experiments.urls")),
+    path("experiments/", include("experiments.urls")),
     path("me/", include("reviews.agents.urls")),
     path("disputes/", include("reviews.disputes.urls")),
-    path("api/experiments/", include("reviews.experiments.api_urls")),
+    path("api/experiments/", include("experiments.api_urls")),
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).
     path("recordings/<int:pk>/review", RecordingReviewView.as_view(), name="recording-review-alias"),

@@ -59,7 +59,7 @@ class Review(models.Model):
         _("blind audit"), default=False, help_text=_("The reviewer entered values before seeing the model's.")
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    # The human value per criterion key the review gives (`reviews.selectors.review_values`; criteria
+    # The human value per criterion key the review gives (`reviews.reference.review_values`; criteria
     # without a number left out), set when it is made: the scorecards read these rather than join the
     # scores and criterion entries of every audited call (bench/scorecards/README.md).
     human_values = models.JSONField(_("human values"), null=True, blank=True)

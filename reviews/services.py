@@ -22,7 +22,8 @@ from qa.services import UPDATE_BATCH
 from reviews.calls.services import assignments_close_reviewed
 from reviews.claims import claim_holder
 from reviews.models import CriterionReview, Review, ReviewClaim, ReviewVoid
-from reviews.selectors import recording_is_blind_for, review_values
+from reviews.reference import review_values
+from reviews.selectors import recording_is_blind_for
 from rubrics.models import Criterion
 
 REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)

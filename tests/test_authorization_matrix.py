@@ -43,7 +43,7 @@ from access.services import member_add, workspace_create
 from qa.api.services import api_key_create
 from qa.models import Recording
 from reviews.calibration.models import CalibrationCall, CalibrationSession
-from reviews.experiments.models import Arm, Experiment
+from experiments.models import Arm, Experiment
 from reviews.models import Dispute, DisputedCriterion
 from reviews.services import review_create
 from tests.factories import UserFactory, judged_recording, published_rubric

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from core.errors import InvalidInputError
 from qa.models import Recording
 from reviews.models import Review, ReviewClaim
-from reviews.selectors import human_references
+from reviews.reference import human_references
 from reviews.services import (
     CriterionAdjustment,
     FinalReviewLockedError,

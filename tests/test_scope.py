@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "experiments", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -27,6 +27,8 @@ MARKERS = (
     "experiments_list",
 )  # fmt: skip
 ENTRY_MODULES = {"views.py", "api.py", "forms.py", "upload.py", "listening.py"}
+# Modules of reads: a read there without the scope must be listed below with its reason.
+READ_MODULES = {"selectors.py", "reference.py"}
 
 # Reads whose rows their caller already scoped; each says how.
 SCOPED_BY_CALLER = {
@@ -47,12 +49,12 @@ SCOPED_BY_CALLER = {
     ("reviews/calibration/selectors.py", "scoring_page"): "of a session from session_get",
     ("reviews/calibration/selectors.py", "session_results"): "of a session from session_get",
     # Experiments: an experiment comes from experiments_list(scope=...); its rows through it.
-    ("reviews/experiments/selectors.py", "experiment_recording_ids"): "a rubric family, one workspace's",
-    ("reviews/experiments/selectors.py", "experiment_progress"): "of an experiment in scope",
-    ("reviews/experiments/selectors.py", "_comparison_cells"): "of an experiment in scope",
-    ("reviews/experiments/selectors.py", "_usage"): "of an experiment in scope",
-    ("reviews/experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
-    ("reviews/experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
+    ("experiments/selectors.py", "experiment_recording_ids"): "a rubric family, one workspace's",
+    ("experiments/selectors.py", "experiment_progress"): "of an experiment in scope",
+    ("experiments/selectors.py", "_comparison_cells"): "of an experiment in scope",
+    ("experiments/selectors.py", "_usage"): "of an experiment in scope",
+    ("experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
+    ("experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
     ("reviews/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
     ("reviews/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
@@ -66,10 +68,10 @@ SCOPED_BY_CALLER = {
     # The review queue and its shared reads.
     ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
     ("reviews/selectors.py", "_queue"): "_queue_filtered and queue_team_choices apply the scope",
-    ("reviews/selectors.py", "latest_reviews"): "its callers filter it (report_run_q, ids in scope)",
-    ("reviews/selectors.py", "review_values"): "of reviews read in scope",
-    ("reviews/selectors.py", "_closed_agreed_values"): "for recording ids read in scope",
-    ("reviews/selectors.py", "human_reference_rows"): "for recording ids read in scope",
+    ("reviews/reference.py", "latest_reviews"): "its callers filter it (report_run_q, ids in scope)",
+    ("reviews/reference.py", "review_values"): "of reviews read in scope",
+    ("reviews/reference.py", "_closed_agreed_values"): "for recording ids read in scope",
+    ("reviews/reference.py", "human_reference_rows"): "for recording ids read in scope",
     ("reviews/selectors.py", "_reviews"): "of a recording read in scope",
     ("reviews/selectors.py", "review_qualities"): "of reviews its caller read in scope",
     ("reviews/calibration/selectors.py", "calibration_pool_of_earlier_versions"): "earlier versions of a rubric in scope",
@@ -118,7 +120,7 @@ def scanned_modules() -> list[Path]:
         for app in APPS
         for path in sorted((ROOT / app).rglob("*.py"))
         if not {"migrations", "management", "tests"} & set(path.parts)
-        and (path.name in ENTRY_MODULES or path.name == "selectors.py" or "api" in path.parts)
+        and (path.name in ENTRY_MODULES or path.name in READ_MODULES or "api" in path.parts)
     ]
 
 

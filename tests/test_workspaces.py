@@ -135,7 +135,7 @@ def test_existing_rubrics_calls_keys_and_experiments_go_into_the_default_workspa
 
     from access.models import ApiKey
     from qa.models import Recording
-    from reviews.experiments.models import Experiment
+    from experiments.models import Experiment
     from rubrics.models import Rubric
 
     before = [("rubrics", "0004_sections_and_critical_criteria"), ("qa", "0016_recording_search_vector"), ("experiments", "0004_job_lease")]
@@ -251,7 +251,7 @@ def test_a_staff_member_sees_only_their_workspaces_rows_in_the_admin_and_a_super
 def test_keys_rubrics_and_splitting_by_command(capsys):
     from access.models import ApiKey
     from qa.models import Recording
-    from reviews.experiments.models import Experiment
+    from experiments.models import Experiment
     from rubrics.models import Rubric
 
     acme, other, calls = two_workspaces()

@@ -46,7 +46,8 @@ def run(*, repeat: int) -> bool:
     from bench.scorecards.generate import BENCH_USER
     from qa.models import Recording, Score
     from reviews.dashboard import selectors as parts
-    from reviews.reports.selectors import ReportFilters, evidence_report, period_tallies
+    from reviews.filters import ReportFilters
+    from reviews.reports.selectors import evidence_report, period_tallies
     from reviews.scorecards.services import scorecard_weeks_refresh
     from rubrics.models import Criterion, Rubric
 

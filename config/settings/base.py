@@ -43,7 +43,7 @@ INSTALLED_APPS = [
     "rubrics",
     "qa",
     "reviews",
-    "reviews.experiments",
+    "experiments",
     "webhooks",
 ]
 
@@ -314,7 +314,7 @@ SPECTACULAR_SETTINGS = {
         "JudgeRunStatusEnum": "qa.models.JudgeRun.Status",
         "RubricStatusEnum": "rubrics.models.Rubric.Status",
         "CalibrationStatusEnum": "reviews.models.CalibrationSession.Status",
-        "ExperimentStatusEnum": "reviews.experiments.models.Experiment.Status",
+        "ExperimentStatusEnum": "experiments.models.Experiment.Status",
         "WebhookStatusEnum": "webhooks.models.Subscription.Status",
         "WebhookDeliveryStatusEnum": "webhooks.models.Delivery.Status",
     },

@@ -20,7 +20,7 @@ from access.scope import scope_for
 from qa.models import JudgeRun, Recording, Score
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from reviews.figures.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
-from reviews.selectors import day_start
+from reviews.periods import day_start
 from reviews.services import REVIEWABLE_STATUSES
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric

@@ -21,8 +21,10 @@ from access.models import Role
 from access.scope import Scope, role_permissions, scope_for
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.search import headlines, matches_first, recordings_matching
+from reviews.filters import CallSelection
 from reviews.models import Assignment, Review
-from reviews.selectors import blind_recordings_for, day_start, has_reason, reasons_text_alias
+from reviews.periods import day_start
+from reviews.selectors import blind_recordings_for, has_reason, reasons_text_alias
 from rubrics.models import Criterion, Rubric
 from rubrics.selectors import rubrics_in
 
@@ -36,13 +38,8 @@ SITTING_GAP = timedelta(minutes=30)
 
 
 @dataclass(frozen=True)
-class CallFilters:
+class CallFilters(CallSelection):
     words: str = ""  # full-text search over the transcript (qa.search)
-    rubric: str = ""  # a rubric slug: every version of it
-    team: str = ""
-    agent: str = ""  # an agent id, or part of a name
-    date_from: date | None = None
-    date_to: date | None = None  # inclusive
     status: str = ""
     reason: str = ""
     assigned: str = ""
@@ -65,17 +62,7 @@ def call_search(*, recordings: QuerySet[Recording], filters: CallFilters, user: 
     blind_recordings_for): which calls have a value would tell them the judge's answer. The value
     counts only where it exists (its quote verified: qa.models.JUDGE_VALUE_EXISTS).
     """
-    recordings = reasons_text_alias(recordings)
-    if filters.rubric:
-        recordings = recordings.filter(rubric__slug=filters.rubric)
-    if filters.team:
-        recordings = recordings.filter(team=filters.team)
-    if filters.agent:
-        recordings = recordings.filter(Q(agent_id=filters.agent) | Q(agent_name__icontains=filters.agent))
-    if filters.date_from:
-        recordings = recordings.filter(occurred_at__gte=day_start(filters.date_from))
-    if filters.date_to:
-        recordings = recordings.filter(occurred_at__lt=day_start(filters.date_to + timedelta(days=1)))
+    recordings = reasons_text_alias(recordings).filter(filters.q())
     if filters.status:
         recordings = recordings.filter(status=filters.status)
     if filters.reason:

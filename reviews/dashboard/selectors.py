@@ -30,9 +30,10 @@ from reviews.figures.stats import (
     scorecard_estimate,
     t_quantile,
 )
+from reviews.filters import ReportFilters
 from reviews.reports.ceiling import CriterionCeiling
 from reviews.reports.rollup import CALLS, Tallies
-from reviews.reports.selectors import ReportFilters, ceiling_of, period_tallies, report_run_q
+from reviews.reports.selectors import ceiling_of, period_tallies, report_run_q
 from reviews.scorecards.moments import OVERALL, Place
 from reviews.scorecards.selectors import period_samples
 from reviews.selectors import QueueFilters, queue_recordings

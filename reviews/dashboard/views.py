@@ -16,9 +16,10 @@ from access import Capability, may
 from reviews.dashboard.selectors import dashboard
 from reviews.figures.charts import Series, bar_chart, interval_chart
 from reviews.figures.formatting import number, percent
-from reviews.reports.forms import ReportFilterForm
-from reviews.reports.views import ReportView, filter_query
-from reviews.reports.selectors import ReportFilters
+from reviews.periods import week_end, week_start
+from reviews.report_page import ReportFilterForm
+from reviews.report_page import ReportView, filter_query
+from reviews.filters import ReportFilters
 
 DEFAULT_WEEKS = 12  # the period a first visit opens on: this week and the eleven before
 
@@ -100,12 +101,12 @@ def _with_period(request: HttpRequest) -> HttpRequest:
     query: QueryDict = request.GET.copy()
     if "date_from" not in query and "date_to" not in query:
         today = timezone.localdate()
-        query["date_from"] = (today - timedelta(days=today.weekday(), weeks=DEFAULT_WEEKS - 1)).isoformat()
-    for name, to_week_day in (("date_from", 0), ("date_to", 6)):
+        query["date_from"] = (week_start(today) - timedelta(weeks=DEFAULT_WEEKS - 1)).isoformat()
+    for name, whole_week in (("date_from", week_start), ("date_to", week_end)):
         try:
             day = date.fromisoformat(query.get(name, ""))
         except ValueError:
             continue  # blank, or not a date: the form says which
-        query[name] = (day + timedelta(days=to_week_day - day.weekday())).isoformat()
+        query[name] = whole_week(day).isoformat()
     request.GET = query
     return request

@@ -16,7 +16,8 @@ from access.scope import scope_for
 from qa.models import Recording
 from reviews.agents.selectors import agent_recordings
 from reviews.models import Acknowledgement, Dispute, DisputedCriterion, Review
-from reviews.selectors import FINAL_DECISIONS, ReviewPage, latest_reviews, review_page, review_values
+from reviews.reference import FINAL_DECISIONS, latest_reviews, review_values
+from reviews.selectors import ReviewPage, review_page
 
 
 def dispute_window_closes(review: Review) -> datetime:

@@ -10,8 +10,9 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from access.scope import scope_for
-from reviews.reports.selectors import ReportFilters, rubric_health
-from reviews.reports.views import filter_query
+from reviews.filters import ReportFilters
+from reviews.report_page import filter_query
+from reviews.reports.selectors import rubric_health
 from rubrics.admin import RubricAdmin
 from rubrics.lint import rubric_lint
 from rubrics.models import Rubric

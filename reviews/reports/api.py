@@ -20,11 +20,12 @@ from access import Capability
 from access.scope import scope_for_request
 from core.api.schema import BAD_REQUEST
 from reviews.figures.api import RubricSerializer, query_parameter
-from reviews.reports.forms import ReportFilterForm, VersionsFilterForm
+from reviews.report_page import ReportFilterForm
+from reviews.reports.forms import VersionsFilterForm
+from reviews.filters import ReportFilters
 from reviews.reports.selectors import (
     DeviationReport,
     EvidenceReport,
-    ReportFilters,
     deviation_report,
     evidence_report,
     versions_report,

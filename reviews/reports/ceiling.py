@@ -12,7 +12,7 @@ Human–human pairs come from two places, never mixed with the judge:
 Pairs are pooled over calls and counted both ways round (raters differ from
 call to call), and their QWK is the ceiling.
 
-The judge is compared with the human reference (`reviews.selectors.human_references`):
+The judge is compared with the human reference (`reviews.reference.human_references`):
 the agreed value of a closed session where there is one, else the latest
 final review; on the judgment that reference was given on.
 """
@@ -26,10 +26,11 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.utils.translation import gettext as _
 
+from core.sql import queryset_sql
 from qa.models import Recording, Score
 from reviews.models import CalibrationSession, CalibrationValue, Review
 from reviews.figures.stats import pooled_pair_matrix, quadratic_weighted_kappa
-from reviews.selectors import FINAL_DECISIONS, human_reference_rows, review_values
+from reviews.reference import FINAL_DECISIONS, human_reference_rows, review_values
 from rubrics.models import Criterion, Rubric
 
 
@@ -92,7 +93,7 @@ Agent = tuple[str, str]  # a call's team and agent id: what the weekly rollup ke
 
 def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Agent, defaultdict[str, Counter]]:
     """(reference source, judge value, reference value) counted per team and agent and criterion key: the
-    human references (`reviews.selectors.human_reference_rows`, the SQL form of `human_references`) beside
+    human references (`reviews.reference.human_reference_rows`, the SQL form of `human_references`) beside
     the judge's value on the run each reference was given on, counted in the database. Reading the
     references and the runs' scores into Python took 20 s over a million scores (bench/dashboard/README.md)."""
     pairs: defaultdict[Agent, defaultdict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
@@ -107,7 +108,7 @@ def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Age
             Q(reviews__decision__in=FINAL_DECISIONS, reviews__void__isnull=True) | agreed, pk__in=recording_ids
         ).values("pk")
     references = human_reference_rows(recording_ids=recording_ids)
-    references_sql, params = references.query.get_compiler(using=references.db).as_sql()
+    references_sql, params = queryset_sql(references)
     q = connection.ops.quote_name
     scores, criteria = q(Score._meta.db_table), q(Criterion._meta.db_table)
     recordings = q(Recording._meta.db_table)

@@ -1,7 +1,7 @@
 """The counts the dashboard and the reports add up per criterion, read two ways: from the calls
 (`call_tallies`), or from their weekly rollup (`week_tallies`: `CriterionWeek`, `CriterionPairWeek`), which
 `criterion_weeks_replace` keeps from the calls with `call_tallies`. A period sums the rollup's whole weeks
-and the calls of the days at either end (`reviews.scorecards.moments.period_split`), as the scorecards do.
+and the calls of the days at either end (`reviews.periods.period_split`), as the scorecards do.
 
 Every count adds up over calls, so any set of agent-weeks is the sum of its rows:
     the evidence tally: the judge's scores of every successful run, and the unverified among them;

@@ -44,10 +44,8 @@ Filters
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from enum import StrEnum
 
 from django.db.models import (
     Avg,
@@ -65,48 +63,18 @@ from django.db.models.functions import Abs, TruncWeek
 
 from access.scope import EVERYTHING, Scope
 from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Recording, Score, judge_value_exists
-from qa.routing import ReviewGroup, group_reasons, in_review_group
+from qa.routing import ReviewGroup, in_review_group
 from reviews.models import CriterionReview, Dispute, DisputedCriterion, Review
 from reviews.reports.ceiling import CriterionCeiling, criterion_ceiling
 from reviews.reports.rollup import Tallies, call_tallies, tallies, week_tallies
-from reviews.scorecards.moments import judged_calls, period_split
+from reviews.filters import GROUP_REASONS, Group, ReportFilters, place_q
+from reviews.periods import day_start, period_split
+from reviews.scorecards.moments import judged_calls
 from reviews.scorecards.services import rollups_readable
 from reviews.figures.stats import MIN_N, Agreement, PairCount, Tally, agreement, share
-from reviews.selectors import (
-    FINAL_DECISIONS,
-    HUMAN_VALUE,
-    IS_REJECTED,
-    day_start,
-    latest_reviews,
-    with_review_entry,
-)
+from reviews.reference import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews, with_review_entry
 from rubrics.models import Criterion, Rubric
 from rubrics.selectors import rubric_latest_published
-
-
-class Group(StrEnum):
-    """The routing's review groups (qa.routing.review_group), and all reviewed calls."""
-
-    RANDOM_AUDIT = ReviewGroup.RANDOM_AUDIT.value
-    WARM_UP = ReviewGroup.WARM_UP.value
-    FLAGGED = ReviewGroup.FLAGGED.value
-    ALL = "all"
-
-
-# Reasons that put a recording in each group, as the routing defines them.
-GROUP_REASONS: dict[Group, tuple[str, ...]] = {Group(group): group_reasons(group) for group in ReviewGroup}
-
-
-@dataclass(frozen=True)
-class ReportFilters:
-    rubric: Rubric
-    date_from: date | None = None
-    date_to: date | None = None
-    team: str = ""
-    agent: str = ""
-    # The reader's (access.scope.scope_for): a supervisor's teams. None: every call of the rubric, for
-    # code that reads on no one's behalf (the rubric's admin health, commands); the forms always set it.
-    scope: Scope | None = None
 
 
 @dataclass(frozen=True)
@@ -336,25 +304,6 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
     )
 
 
-def place_q(filters: ReportFilters, *, workspace: str = "workspace") -> Callable[[str], Q]:
-    """The filters' team and agent and the reader's scope, as conditions on recordings reached through a
-    prefix (or on rollup rows, whose workspace is their rubric's: `workspace="rubric__workspace"`)."""
-
-    def q(prefix: str) -> Q:
-        where = Q()
-        if filters.team:
-            where &= Q(**{f"{prefix}team": filters.team})
-        if filters.agent:
-            where &= Q(**{f"{prefix}agent_id": filters.agent})
-        if filters.scope is not None:
-            where &= filters.scope.recordings_q(
-                workspace=f"{prefix}{workspace}", team=f"{prefix}team", agent=f"{prefix}agent_id"
-            )
-        return where
-
-    return q
-
-
 def _add(total: Tallies, found: Tallies) -> None:
     for key, tally in found.items():
         total[key].add(tally)
@@ -402,17 +351,6 @@ def report_ceiling(filters: ReportFilters, criteria: list[Criterion] | None = No
     deviation report's ceiling, and the dashboard's criteria furthest from the supervisors."""
     criteria = criteria if criteria is not None else list(filters.rubric.criteria.all())
     return ceiling_of(criteria, period_tallies(filters))
-
-
-def latest_reviewed_rubric(*, scope: Scope) -> Rubric | None:
-    """The rubric version of the most recent review in `scope`: where a report opens when nothing is chosen."""
-    review = (
-        Review.objects.filter(scope.recordings_q(workspace="recording__workspace", team="recording__team", agent="recording__agent_id"))
-        .select_related("run__rubric")
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-    return review.run.rubric if review is not None else None
 
 
 def previous_reviewed_version(rubric: Rubric) -> Rubric | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, replace
-from datetime import date, timedelta
+from datetime import timedelta
 from itertools import chain, islice
 from typing import Any
 from urllib.parse import urlencode
@@ -13,36 +13,25 @@ from urllib.parse import urlencode
 from django import forms
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views import View
 
-from access import Capability, PageAccessMixin
-from access.scope import Scope, scope_for
 from qa.models import UNVERIFIED_MARK, Score
 from reviews.models import Review
 from reviews.figures.charts import Series, bar_chart, line_chart
 from reviews.figures.export import csv_download
 from reviews.figures.formatting import number, percent
-from reviews.reports.forms import (
-    GROUP_LABELS,
-    DeviationScoresForm,
-    EvidenceScoresForm,
-    GroupFilterForm,
-    ReportFilterForm,
-    VersionsFilterForm,
-)
+from reviews.report_page import ReportFilterForm, ReportView, filter_query, review_url
+from reviews.filters import GROUP_LABELS
+from reviews.reports.forms import DeviationScoresForm, EvidenceScoresForm, GroupFilterForm, VersionsFilterForm
+from reviews.filters import Group, ReportFilters
 from reviews.reports.selectors import (
     CriterionDeviation,
     CriterionLine,
     DisputeTally,
     EvidenceReport,
-    Group,
-    ReportFilters,
     VersionsReport,
     WeekTally,
     deviation_recordings,
@@ -50,12 +39,12 @@ from reviews.reports.selectors import (
     deviation_scores,
     evidence_report,
     evidence_scores,
-    latest_reviewed_rubric,
     previous_reviewed_version,
     versions_report,
 )
 from reviews.figures.stats import MIN_N, Agreement, Tally  # MIN_N: too few pairs, greyed and left out of the charts
-from reviews.selectors import blind_recordings_for, review_qualities, rubric_choices
+from reviews.periods import week_of
+from reviews.selectors import blind_recordings_for, review_qualities
 from rubrics.models import Rubric
 from rubrics.selectors import criterion_title
 
@@ -94,20 +83,6 @@ class Cell:
     url: str
 
 
-def filter_query(filters: ReportFilters, **extra: Any) -> str:
-    """The filters (with the resolved rubric version, so links stay put) plus `extra`, as a query string."""
-    params = {
-        "rubric": filters.rubric.slug,
-        "version": filters.rubric.version,
-        "date_from": filters.date_from and filters.date_from.isoformat(),
-        "date_to": filters.date_to and filters.date_to.isoformat(),
-        "team": filters.team,
-        "agent": filters.agent,
-        **extra,
-    }
-    return urlencode({key: value for key, value in params.items() if value not in (None, "", False)})
-
-
 def _url(name: str, filters: ReportFilters, **extra: Any) -> str:
     return f"{reverse(name)}?{filter_query(filters, **extra)}"
 
@@ -119,54 +94,6 @@ def _reject_reason_label(reason: str) -> str:
 def csv_links(name: str, filters: ReportFilters, **extra: Any) -> dict[str, str]:
     """The table's CSV, with `;` and decimal commas (Spanish Excel) or `,` and points."""
     return {sep: _url(name, filters, format="csv", sep=sep, **extra) for sep in (";", ",")}
-
-
-def filters_refused(request: HttpRequest, template_name: str, form: forms.Form) -> HttpResponse:
-    """The page with its form's errors, or, on an install with no published rubric yet, what comes
-    first: an empty rubric field's "This field is required" says nothing to a first visitor."""
-    if not rubric_choices(scope=form.scope):
-        return render(request, "reports/no_rubric.html")
-    return render(request, template_name, {"form": form}, status=400)
-
-
-class ReportView(PageAccessMixin, View):
-    """Validates the filters, then renders the page or, with ?format=csv, its table."""
-
-    access_capability = Capability.READ_REPORTS
-    form_class: type[ReportFilterForm] = ReportFilterForm
-    template_name: str
-
-    def get(self, request: HttpRequest) -> HttpResponse:
-        scope = scope_for(request.user)
-        form = self.form_class(self._with_default_rubric(request.GET, scope), scope=scope)
-        if not form.is_valid():
-            return filters_refused(request, self.template_name, form)
-        if request.GET.get("format") == "csv":
-            return self.csv(form)
-        return render(request, self.template_name, {"form": form, **self.context(form)})
-
-    @staticmethod
-    def _with_default_rubric(query: QueryDict, scope: Scope) -> QueryDict:
-        # The first visit has no filters: open on the rubric version with the most recent reviews
-        # (else the first rubric), not on a version nobody has reviewed yet.
-        if "rubric" in query:
-            return query
-        latest = latest_reviewed_rubric(scope=scope)
-        choices = rubric_choices(scope=scope)
-        if latest is None and not choices:
-            return query
-        query = query.copy()
-        if latest is not None:
-            query["rubric"], query["version"] = latest.slug, str(latest.version)
-        else:
-            query["rubric"] = choices[0][0]
-        return query
-
-    def context(self, form: ReportFilterForm) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def csv(self, form: ReportFilterForm) -> HttpResponse:
-        raise NotImplementedError
 
 
 def _file_stem(report: str, filters: ReportFilters) -> str:
@@ -435,10 +362,6 @@ def _scope(form: ReportFilterForm) -> str:
     return ", ".join(parts)
 
 
-def review_url(recording_id: int) -> str:
-    return reverse("review-detail", args=[recording_id])
-
-
 SCORE_CSV_HEADER = (
     "recording_id", "external_id", "occurred_at", "team", "agent_id", "criterion_key", "model_value", "human_value",
     "human_not_applicable", "evidence", "evidence_verified", "verification_status", "rationale", "rejected", "criterion_comment",
@@ -594,13 +517,13 @@ class VersionsView(ReportView):
     def _chart(report: VersionsReport) -> str:
         # Every calendar week from the first to the last, so a week without reviews is a gap.
         published = [version for version in report.versions if version.published_at]
-        starts = [row.week for row in report.weeks] + [_monday(version.published_at) for version in published]
+        starts = [row.week for row in report.weeks] + [week_of(version.published_at) for version in published]
         if not starts:
             return ""
         first, last = min(starts), max(starts)
         weeks = [first + timedelta(weeks=n) for n in range((last - first).days // 7 + 1)]
         rates = {row.week: row.rate for row in report.weeks}
-        marks = [(weeks.index(_monday(version.published_at)), f"v{version.version}") for version in published]
+        marks = [(weeks.index(week_of(version.published_at)), f"v{version.version}") for version in published]
         return line_chart(
             [week.isoformat() for week in weeks],
             [Series(_("Rejection rate"), [rates.get(week) for week in weeks])],
@@ -625,8 +548,3 @@ class VersionsView(ReportView):
             if cell is not None
         )
         return csv_download(self.request, f"versions-{report.slug}.csv", header, rows)
-
-
-def _monday(moment) -> date:
-    day = timezone.localtime(moment).date()
-    return day - timedelta(days=day.weekday())

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from reviews.reports.forms import ReportFilterForm
-from reviews.reports.selectors import ReportFilters
+from reviews.filters import ReportFilters
+from reviews.report_page import ReportFilterForm
 
 
 class ScorecardFilterForm(ReportFilterForm):

@@ -6,7 +6,7 @@ the calls of the days at either end (`period_split`).
 
 From the calls: one GROUP BY query returns additive sums per group and stratum, per criterion and overall.
 It reads one row per call: the values stored with it (`Recording.current_values`, set by the judging), its
-current run's unverified scores, and its human references (`reviews.selectors.human_reference_rows`).
+current run's unverified scores, and its human references (`reviews.reference.human_reference_rows`).
 
 Which calls count, per criterion
     Each recording's current run (its latest successful judgment). Its stratum: flagged when its routing
@@ -29,8 +29,8 @@ Overall (the quality score)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, fields
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass, fields
+from datetime import date, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -53,13 +53,14 @@ from django.db.models import (
 )
 from django.db.models.functions import TruncWeek
 from django.db.models.lookups import Exact
-from django.utils import timezone
 
+from core.sql import queryset_sql
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.routing import ReviewGroup, in_review_group
 from reviews.models import ScorecardWeek
 from reviews.figures.stats import CellSample, StratumSample
-from reviews.selectors import day_start, human_reference_rows
+from reviews.periods import PeriodSplit, day_start
+from reviews.reference import human_reference_rows
 from rubrics.models import Criterion, Rubric
 from rubrics.quality import SqlValue, quality_sql
 from rubrics.selectors import rubric_quality_policy
@@ -80,42 +81,6 @@ def _flat(part: Any) -> list[str]:
 
 PARTS = [part.name for part in fields(StratumSample)]
 MOMENT_FIELDS = [column for part in fields(StratumSample) for column in _flat(part)]  # ScorecardWeek's
-
-
-# Weeks ---------------------------------------------------------------------------------------------------
-
-
-def week_of(moment: datetime | None) -> date | None:
-    """The Monday of the week `moment` falls in, in the current time zone (as `day_start` draws days)."""
-    if moment is None:
-        return None
-    day = timezone.localtime(moment).date()
-    return day - timedelta(days=day.weekday())
-
-
-@dataclass(frozen=True)
-class PeriodSplit:
-    """A period as the rollup's whole weeks (Mondays from `first_week` to `last_week`, None: unbounded) and
-    the partial weeks' days at either end (`edges`, each a first and last day), read from the calls."""
-
-    whole_weeks: bool
-    first_week: date | None = None
-    last_week: date | None = None
-    edges: list[tuple[date, date]] = field(default_factory=list)
-
-
-def period_split(since: date | None, until: date | None) -> PeriodSplit:
-    """The period from `since` to `until` (days, both included; None: unbounded) as whole weeks and edges."""
-    first = since + timedelta(days=(7 - since.weekday()) % 7) if since else None  # the first Monday from `since`
-    last = until - timedelta(days=(until.weekday() + 1) % 7 + 6) if until else None  # the last whole week's
-    if first and last and first > last:
-        return PeriodSplit(whole_weeks=False, edges=[(since, until)])
-    edges = []
-    if since and since < first:
-        edges.append((since, first - timedelta(days=1)))
-    if until and until > last + timedelta(days=6):
-        edges.append((last + timedelta(days=7), until))
-    return PeriodSplit(whole_weeks=True, first_week=first, last_week=last, edges=edges)
 
 
 # Groupings -----------------------------------------------------------------------------------------------
@@ -323,10 +288,6 @@ def _fenced(sql: str) -> str:
     return f"({sql} {limit}OFFSET 0)"
 
 
-def _sql(queryset: QuerySet) -> tuple[str, tuple]:
-    return queryset.query.get_compiler(using=queryset.db).as_sql()
-
-
 def _moment_sums(name: str, value: str) -> dict[str, str]:
     return {
         f"{name}_n": f"COUNT({value})",
@@ -422,7 +383,7 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
         **_unverified_masks(columns),
     )
     # The human references, one row per reviewed call: a number or N/A per criterion, and the runs judged.
-    references_sql, references_params = _sql(human_reference_rows(recording_ids=chosen.values("pk")))
+    references_sql, references_params = queryset_sql(human_reference_rows(recording_ids=chosen.values("pk")))
     pivot, pivot_params = [], []
     for name, criterion in columns.items():
         pivot.append(f"MAX(CASE WHEN criterion_key = %s THEN human_value END) AS {q(f'reference_{name}')}")
@@ -434,7 +395,7 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
         f"SELECT recording_id, MIN(reference_run_id) AS reference_run_low, MAX(reference_run_id) AS reference_run_high,"
         f" {', '.join(pivot)} FROM ({references_sql}) refs GROUP BY recording_id"
     )
-    judged_sql, judged_params = _sql(judged)
+    judged_sql, judged_params = queryset_sql(judged)
     joined = (
         f"SELECT calls.*, r.* FROM {_fenced(judged_sql)} calls"
         f" LEFT JOIN ({references}) r ON r.recording_id = calls.id"

@@ -25,8 +25,10 @@ from django.db.models.functions import RowNumber
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
-from reviews.reports.selectors import ReportFilters, place_q, report_run_q
+from reviews.filters import ReportFilters, place_q
+from reviews.reports.selectors import report_run_q
 from reviews.figures.stats import CellSample, CorrectionLevel, Estimate, scorecard_estimate
+from reviews.periods import period_split
 from reviews.scorecards.moments import (
     Calls,
     OVERALL,
@@ -36,11 +38,11 @@ from reviews.scorecards.moments import (
     by_week_around,
     call_samples,
     judged_calls,
-    period_split,
     week_samples,
 )
 from reviews.scorecards.services import rollups_readable
-from reviews.selectors import HumanReference, blind_recordings_for, human_references
+from reviews.reference import HumanReference, human_references
+from reviews.selectors import blind_recordings_for
 from rubrics.models import Rubric
 
 COACHING_CALLS = 5  # per criterion, in each of the verified and unverified lists

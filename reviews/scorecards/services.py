@@ -14,7 +14,8 @@ from qa.models import Recording
 from reviews.models import ScorecardWeek
 from reviews.figures.stats import CellSample, Stratum, StratumSample
 from reviews.reports.rollup import criterion_weeks_replace
-from reviews.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields, week_of
+from reviews.periods import week_of
+from reviews.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields
 from rubrics.models import Rubric
 
 

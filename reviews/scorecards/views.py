@@ -20,10 +20,10 @@ from access import Capability, page_requires
 from access.scope import scope_for
 from reviews.figures.charts import Series, line_chart
 from reviews.figures.export import csv_download
-from reviews.reports.selectors import ReportFilters
+from reviews.filters import ReportFilters
 from reviews.figures.stats import MIN_AUDITED, POWER_TUNING_FROM, CorrectionLevel, Estimate
 from reviews.figures.formatting import number
-from reviews.reports.views import ReportView, filters_refused, review_url
+from reviews.report_page import filters_refused, query_with_default_rubric, review_url
 from reviews.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from reviews.scorecards.selectors import OVERALL, AgentCriterion, Column, agent_card, scorecard
 
@@ -197,7 +197,7 @@ def _file_stem(name: str, filters: ReportFilters) -> str:
 
 def _form(request: HttpRequest, form_class: type[ScorecardFilterForm]) -> ScorecardFilterForm:
     scope = scope_for(request.user)
-    return form_class(ReportView._with_default_rubric(request.GET, scope), scope=scope)
+    return form_class(query_with_default_rubric(request.GET, scope), scope=scope)
 
 
 @reader

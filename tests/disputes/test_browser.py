@@ -10,7 +10,7 @@ from django.core.management import call_command
 from access.models import DEFAULT_WORKSPACE, Workspace
 from access.services import member_add
 from reviews.models import Dispute, Review
-from reviews.selectors import human_references
+from reviews.reference import human_references
 from tests.disputes.conftest import reviewed_call
 from tests.factories import UserFactory, published_rubric
 from tests.review.conftest import set_evidence

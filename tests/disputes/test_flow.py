@@ -12,11 +12,12 @@ from rest_framework.test import APIClient
 
 from reviews.dashboard.selectors import OpenDisputes, open_disputes
 from reviews.disputes.selectors import upheld_dispute_recordings
-from reviews.experiments.selectors import experiment_recording_ids
+from experiments.selectors import experiment_recording_ids
+from reviews.filters import Group, ReportFilters
 from reviews.models import Dispute, Review
-from reviews.reports.selectors import Group, ReportFilters, deviation_report, rubric_health
+from reviews.reference import human_reference_rows, human_references
+from reviews.reports.selectors import deviation_report, rubric_health
 from reviews.scorecards.selectors import agent_card
-from reviews.selectors import human_reference_rows, human_references
 from tests.disputes.conftest import reviewed_call
 
 

@@ -6,9 +6,9 @@ import pytest
 from django.forms.models import model_to_dict
 
 from qa.models import Judge, JudgeRun, Recording, Score
-from reviews.experiments.models import Experiment, Item, ItemScore
-from reviews.experiments.selectors import experiment_comparison
-from reviews.experiments.services import ArmSpec, experiment_cancel, experiment_create
+from experiments.models import Experiment, Item, ItemScore
+from experiments.selectors import experiment_comparison
+from experiments.services import ArmSpec, experiment_cancel, experiment_create
 from reviews.models import CriterionReview, Review
 from rubrics.models import Criterion
 from rubrics.services import rubric_new_version

@@ -14,10 +14,11 @@ from access.scope import scope_for
 from access.services import member_add
 from qa.models import Recording, Score
 from reviews.dashboard.selectors import dashboard
+from reviews.filters import ReportFilters
 from reviews.models import CriterionWeek
 from reviews.reports import selectors
 from reviews.reports.rollup import CALLS
-from reviews.reports.selectors import ReportFilters, deviation_report, evidence_report, period_tallies
+from reviews.reports.selectors import deviation_report, evidence_report, period_tallies
 from reviews.services import CriterionAdjustment, review_create
 from rubrics.models import Criterion
 from tests.factories import JudgeRunFactory, ScoreFactory, UserFactory, judged_recording, published_rubric

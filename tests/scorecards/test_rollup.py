@@ -22,16 +22,9 @@ from qa.judging import judge_run_reverify, recording_enqueue_judging
 from qa.models import JudgeRun, Recording, values_by_key
 from reviews.models import Review, ScorecardWeek
 from reviews.figures.stats import Stratum
-from reviews.reports.selectors import ReportFilters
-from reviews.scorecards.moments import (
-    PARTS,
-    Samples,
-    by_agent,
-    by_week_around,
-    call_samples,
-    judged_calls,
-    period_split,
-)
+from reviews.filters import ReportFilters
+from reviews.periods import period_split
+from reviews.scorecards.moments import PARTS, Samples, by_agent, by_week_around, call_samples, judged_calls
 from reviews.scorecards.selectors import period_samples, scorecard
 from reviews.scorecards import services
 from reviews.scorecards.services import scorecard_weeks_refresh

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from reviews.reports.selectors import ReportFilters
+from reviews.filters import ReportFilters
 from reviews.figures.stats import CorrectionLevel
 from reviews.scorecards.selectors import agent_card, scorecard
 from rubrics.selectors import rubric_quality_policy

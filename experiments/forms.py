@@ -5,8 +5,8 @@ from django.utils.translation import gettext_lazy as _
 
 from access.scope import Scope
 from qa.models import Judge
-from reviews.experiments.selectors import DISPUTED
-from reviews.reports.forms import GROUP_LABELS
+from experiments.selectors import DISPUTED
+from reviews.filters import GROUP_LABELS
 from rubrics.models import Rubric
 from rubrics.selectors import rubrics_in
 

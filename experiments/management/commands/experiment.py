@@ -10,10 +10,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.errors import InvalidInputError
 from qa.models import Judge
-from reviews.experiments.models import Item
-from reviews.experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison
-from reviews.experiments.services import ArmSpec, experiment_create, item_execute_until_done
-from reviews.reports.selectors import Group
+from experiments.models import Item
+from experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison
+from experiments.services import ArmSpec, experiment_create, item_execute_until_done
+from reviews.filters import Group
 
 BAR_WIDTH = 30
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.experiments import views
+from experiments import views
 
 app_name = "experiments"
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.experiments import api
+from experiments import api
 
 app_name = "experiments-api"
 

@@ -2,6 +2,6 @@ from django.apps import AppConfig
 
 
 class ExperimentsConfig(AppConfig):
-    name = "reviews.experiments"
+    name = "experiments"
     label = "experiments"
     verbose_name = "Experiments"

@@ -33,9 +33,9 @@ from qa.llm_errors import LLMError
 from access.models import ApiKey
 from qa.models import Judge
 from core.queue import task_publish
-from reviews.experiments.models import Arm, Experiment, Item, ItemScore, Promotion
-from reviews.experiments.selectors import EXPERIMENT_GROUPS, experiment_recording_ids
-from reviews.reports.selectors import Group
+from experiments.models import Arm, Experiment, Item, ItemScore, Promotion
+from experiments.selectors import EXPERIMENT_GROUPS, experiment_recording_ids
+from reviews.filters import Group
 from rubrics.models import Rubric
 from rubrics.selectors import rubric_latest_published, rubrics_in
 from rubrics.services import rubric_publish

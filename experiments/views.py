@@ -16,9 +16,9 @@ from django.views.decorators.http import require_POST
 from access import Capability, may, page_requires, require
 from access.scope import scope_for
 from core.errors import InvalidInputError
-from reviews.experiments.forms import ExperimentForm
-from reviews.experiments.models import Arm, Experiment, Promotion
-from reviews.experiments.selectors import (
+from experiments.forms import ExperimentForm
+from experiments.models import Arm, Experiment, Promotion
+from experiments.selectors import (
     Comparison,
     Verdict,
     experiment_comparison,
@@ -26,7 +26,7 @@ from reviews.experiments.selectors import (
     experiment_criterion_titles,
     experiments_list,
 )
-from reviews.experiments.services import ArmSpec, experiment_cancel, experiment_create, experiment_promote
+from experiments.services import ArmSpec, experiment_cancel, experiment_create, experiment_promote
 from reviews.figures.charts import Series, interval_chart
 from reviews.figures.formatting import number
 

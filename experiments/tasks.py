@@ -19,7 +19,7 @@ from core.jobs import task_outcome
     ignore_result=True,
 )
 def item_run(self: Task, item_id: int) -> str:
-    from reviews.experiments.services import item_execute, items_publish
+    from experiments.services import item_execute, items_publish
 
     return task_outcome(
         self,
@@ -31,6 +31,6 @@ def item_run(self: Task, item_id: int) -> str:
 
 @shared_task(name="experiments.sweep", ignore_result=True)
 def experiments_sweep() -> int:
-    from reviews.experiments.services import items_sweep
+    from experiments.services import items_sweep
 
     return items_sweep()

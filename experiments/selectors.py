@@ -17,11 +17,12 @@ from django.db.models import Count, Q, QuerySet, Sum, Value
 from django.db.models.expressions import RawSQL
 
 from access.scope import Scope
+from core.sql import queryset_sql
 from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
 from reviews.disputes.selectors import upheld_dispute_recordings
-from reviews.experiments.models import Arm, Experiment, Item, ItemScore
-from reviews.reports.selectors import Group
+from experiments.models import Arm, Experiment, Item, ItemScore
+from reviews.filters import Group
 from reviews.figures.stats import (
     Agreement,
     PairCount,
@@ -32,18 +33,14 @@ from reviews.figures.stats import (
     paired_bootstrap,
     share,
 )
-from reviews.selectors import FINAL_DECISIONS, HumanReference, day_start, human_reference_rows
+from reviews.periods import day_start
+from reviews.reference import FINAL_DECISIONS, HumanReference, human_reference_rows
 from rubrics.models import Criterion
 
 # Beside the reports' groups: the calls with an upheld dispute, where a QA lead found the agent right and the
 # review wrong, the labels most worth testing a candidate on.
 DISPUTED = "disputed"
 EXPERIMENT_GROUPS = [*(member.value for member in Group), DISPUTED]
-
-
-def _sql(queryset: QuerySet) -> tuple[str, tuple]:
-    """A query's SQL and parameters, to use it inside one written out (what the ORM cannot say)."""
-    return queryset.query.sql_with_params()
 
 
 def experiment_recording_ids(
@@ -62,7 +59,7 @@ def experiment_recording_ids(
         recordings = recordings.filter(occurred_at__gte=day_start(date_from))
     if date_to:
         recordings = recordings.filter(occurred_at__lt=day_start(date_to + timedelta(days=1)))
-    references_sql, params = _sql(human_reference_rows(recording_ids=recordings.values("pk")))
+    references_sql, params = queryset_sql(human_reference_rows(recording_ids=recordings.values("pk")))
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT DISTINCT recording_id FROM ({references_sql}) AS human", params)
         with_values = sorted(recording_id for (recording_id,) in cursor.fetchall())
@@ -226,7 +223,7 @@ def _comparison_cells(experiment: Experiment, arms: list[Arm]) -> list[Cell]:
     """
     judged_arm = next(arm for arm in arms if not arm.stored)
     recordings = Item.objects.filter(arm=judged_arm).values("recording_id")
-    human_sql, human_params = _sql(human_reference_rows(recording_ids=recordings))
+    human_sql, human_params = queryset_sql(human_reference_rows(recording_ids=recordings))
     answered = ("criterion__key", "value", "evidence_verified", "unstable")
     parts = []
     for arm in arms:
@@ -238,7 +235,7 @@ def _comparison_cells(experiment: Experiment, arms: list[Arm]) -> list[Cell]:
             scores = ItemScore.objects.filter(item__arm=arm, item__status=Item.Status.SUCCEEDED).values_list(
                 "item__arm_id", "item__recording_id", *answered
             )
-        parts.append(_sql(scores.order_by()))
+        parts.append(queryset_sql(scores.order_by()))
     # One row per recording and criterion with the human value and every arm's answer side by side
     # (a GROUP BY, where joins of the arms on recording and key made the database sort them all),
     # then each arm's answers counted from it.
@@ -494,7 +491,7 @@ def experiment_criterion_rows(
     judgments the comparison reads them from. Only the recordings asked for are read."""
     ids = sorted(experiment.recording_ids if recording_ids is None else recording_ids)
     arms = list(experiment.arms.order_by("order"))
-    human_sql, human_params = _sql(human_reference_rows(recording_ids=ids))
+    human_sql, human_params = queryset_sql(human_reference_rows(recording_ids=ids))
     with connection.cursor() as cursor:
         cursor.execute(
             f"""SELECT recording_id, human_value, human_not_applicable, source, review_id, reference_run_id

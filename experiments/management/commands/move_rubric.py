@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from access.models import Workspace
-from reviews.experiments.workspaces import rubric_move
+from experiments.workspaces import rubric_move
 
 
 class Command(BaseCommand):

@@ -16,10 +16,10 @@ from core.api.schema import BAD_REQUEST, NOT_FOUND
 from core.errors import InvalidInputError
 from access.models import ApiKey
 from qa.models import Judge
-from reviews.experiments.models import Experiment
-from reviews.experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison, experiments_list
-from reviews.experiments.services import ArmSpec, experiment_create
-from reviews.reports.selectors import Group
+from experiments.models import Experiment
+from experiments.selectors import EXPERIMENT_GROUPS, Comparison, experiment_comparison, experiments_list
+from experiments.services import ArmSpec, experiment_create
+from reviews.filters import Group
 
 
 class ProgressSerializer(serializers.Serializer):

@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 
 from access.models import Team, Workspace
 from qa.models import Recording
-from reviews.experiments.models import Experiment
+from experiments.models import Experiment
 from rubrics.models import Rubric
 
 
