@@ -143,7 +143,7 @@ class Recording(models.Model):
     current_values = models.JSONField(_("current values"), null=True, blank=True)
     # Set wherever the values the scorecards sum change (the current run's, or a review's human values):
     # the scorecards' weekly rollup then reads this call's agent-week again before it is next summed
-    # (reviews.scorecards.services.scorecard_weeks_refresh). Default too for rows written as SQL.
+    # (insights.scorecards.services.scorecard_weeks_refresh). Default too for rows written as SQL.
     rollup_stale = models.BooleanField(default=False, db_default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

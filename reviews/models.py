@@ -157,11 +157,8 @@ from reviews.calibration.models import (  # noqa: E402
 )
 from reviews.calls.models import Assignment  # noqa: E402
 from reviews.disputes.models import Acknowledgement, Dispute, DisputedCriterion  # noqa: E402
-from reviews.reports.models import CriterionPairWeek, CriterionWeek  # noqa: E402
-from reviews.scorecards.models import ScorecardWeek  # noqa: E402
 
 __all__ = [
     "Acknowledgement", "AgreedValue", "Assignment", "CalibrationCall", "CalibrationEntry", "CalibrationSession",
-    "CalibrationValue", "CriterionPairWeek", "CriterionReview", "CriterionWeek", "Dispute", "DisputedCriterion",
-    "Review", "ReviewClaim", "ScorecardWeek",
+    "CalibrationValue", "CriterionReview", "Dispute", "DisputedCriterion", "Review", "ReviewClaim",
 ]  # fmt: skip

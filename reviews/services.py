@@ -31,6 +31,8 @@ REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Reco
 # of a click made as the toast closes.
 UNDO_SECONDS = 10
 UNDO_GRACE_SECONDS = 5
+# Where the page keeps the review just submitted, for the toast's Undo (the views write it, a template tag reads it).
+UNDO_SESSION_KEY = "review_undo"
 
 
 class RecordingNotJudgedError(ConflictError):

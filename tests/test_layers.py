@@ -1,5 +1,5 @@
-"""The apps stack access, outbox ← core ← rubrics ← qa ← reviews ← experiments ← webhooks: no module of an
-app imports an app above it, and inside an app no modules import each other in a circle (a task module is a leaf: the
+"""The apps stack access, outbox ← core ← rubrics ← qa ← reviews ← experiments ← insights ← webhooks: no module
+of an app imports an app above it, and inside an app no modules import each other in a circle (a task module is a leaf: the
 domain publishes tasks by name, core.queue, and the tasks import the domain inside their bodies).
 
 Read from the source (every import statement, those inside functions included), so
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # `outbox` (the events the judging and the reviews record) sit below them all; `core` is the platform every
 # feature uses (the API's plumbing, errors, the job executor, the queue, rate limits), so that using it
 # never means importing a feature.
-LAYERS = ["access", "outbox", "core", "rubrics", "qa", "reviews", "experiments", "webhooks"]
+LAYERS = ["access", "outbox", "core", "rubrics", "qa", "reviews", "experiments", "insights", "webhooks"]
 
 
 def imported_apps(path: Path) -> set[str]:
@@ -181,5 +181,45 @@ def test_no_module_imports_another_modules_private_names(app):
 
 def test_the_private_import_scan_sees_one(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("from reviews.reports.views import _num, Column\n")
-    assert private_imports(module) == ["reviews.reports.views._num"]
+    module.write_text("from insights.reports.views import _num, Column\n")
+    assert private_imports(module) == ["insights.reports.views._num"]
+
+
+def foreign_views(path: Path, root: Path = ROOT) -> list[str]:
+    """The project's `views` modules that `path` imports from outside their own package: a page's helpers
+    belong in a module that is not a view (a selector, a form, reviews.report_page), so that no feature
+    depends on another's pages. URLconfs, which wire the views, are what may import them."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [
+            target
+            for target in targets
+            if target.split(".")[0] in APPS and target.rpartition(".")[2] == "views"
+            and target.rpartition(".")[0] != package
+        ]
+    return found
+
+
+@pytest.mark.parametrize("app", LAYERS)
+def test_no_module_imports_the_views_of_another_package(app):
+    offenders = {
+        str(path.relative_to(ROOT)): found
+        for path in modules_of(app)
+        if path.name not in ("urls.py", "api_urls.py") and (found := foreign_views(path))
+    }
+    assert offenders == {}
+
+
+def test_the_views_scan_sees_a_feature_borrowing_another_features_view(tmp_path):
+    (tmp_path / "insights" / "agents").mkdir(parents=True)
+    module = tmp_path / "insights" / "agents" / "views.py"
+    module.write_text("from insights.scorecards.views import cell_view\nfrom insights.agents import views\n")
+    assert foreign_views(module, tmp_path) == ["insights.scorecards.views"]

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "experiments", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "experiments", "insights", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -56,15 +56,15 @@ SCOPED_BY_CALLER = {
     ("experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
     ("experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
-    ("reviews/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
-    ("reviews/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "previous_reviewed_version"): "a version of a rubric read in scope",
+    ("insights/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
+    ("insights/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "previous_reviewed_version"): "a version of a rubric read in scope",
     # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
-    ("reviews/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
-    ("reviews/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
+    ("insights/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
     # The review queue and its shared reads.
     ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
     ("reviews/selectors.py", "_queue"): "_queue_filtered and queue_team_choices apply the scope",

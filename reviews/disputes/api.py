@@ -19,7 +19,7 @@ from core.api.parsers import parse_with
 from core.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
 from qa.api.serializers import StringField
 from core.errors import InvalidInputError
-from reviews.agents.selectors import agent_recordings
+from reviews.selectors import agent_recordings
 from reviews.disputes.selectors import dispute_detail, dispute_list
 from reviews.disputes.services import (
     CriterionResolution,

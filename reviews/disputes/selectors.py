@@ -14,10 +14,9 @@ from django.utils import timezone
 from access import Capability, may
 from access.scope import scope_for
 from qa.models import Recording
-from reviews.agents.selectors import agent_recordings
 from reviews.models import Acknowledgement, Dispute, DisputedCriterion, Review
 from reviews.reference import FINAL_DECISIONS, latest_reviews, review_values
-from reviews.selectors import ReviewPage, review_page
+from reviews.selectors import ReviewPage, agent_recordings, review_page
 
 
 def dispute_window_closes(review: Review) -> datetime:

@@ -25,7 +25,7 @@ from access.models import Membership, Role
 from access.scope import scope_for
 from outbox.services import dispute_opened_emit, dispute_resolved_emit
 from core.errors import ConflictError, InvalidInputError
-from reviews.agents.selectors import agent_recordings
+from reviews.selectors import agent_recordings
 from reviews.disputes.notifications import dispute_opened_notify, dispute_resolved_notify
 from reviews.disputes.selectors import dispute_window_closes, standing_review_of
 from reviews.models import Acknowledgement, Dispute, DisputedCriterion, Review

@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from reviews.calibration.services import agreed_value_set, calibration_close
 from reviews.filters import ReportFilters
-from reviews.reports.selectors import deviation_report
+from insights.reports.selectors import deviation_report
 from reviews.figures.stats import quadratic_weighted_kappa
 from reviews.services import CriterionAdjustment, review_create
 from tests.calibration.conftest import score

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from reviews.models import CriterionReview
 from reviews.filters import Group, ReportFilters
-from reviews.reports.selectors import deviation_recordings, deviation_report, deviation_scores
+from insights.reports.selectors import deviation_recordings, deviation_report, deviation_scores
 from reviews.figures.stats import Agreement
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import judged_recording

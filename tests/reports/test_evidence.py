@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from reviews.filters import ReportFilters
-from reviews.reports.selectors import EvidenceCell, evidence_report, evidence_scores
+from insights.reports.selectors import EvidenceCell, evidence_report, evidence_scores
 from reviews.figures.stats import Tally
 
 W1, W2 = date(2026, 3, 2), date(2026, 3, 9)

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from reviews.figures.stats import MIN_N
 from reviews.filters import Group, ReportFilters
-from reviews.reports.selectors import deviation_report, evidence_report, rubric_health, worst_quarter
+from insights.reports.selectors import deviation_report, evidence_report, rubric_health, worst_quarter
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import UserFactory
 

@@ -13,7 +13,7 @@ from qa.evidence import verify_evidence
 from qa.judging import verification_fields
 from qa.models import Score
 from reviews.filters import ReportFilters
-from reviews.reports.selectors import evidence_report
+from insights.reports.selectors import evidence_report
 from rubrics.models import Criterion
 from tests.factories import judged_recording
 

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from reviews.filters import ReportFilters
 from reviews.figures.stats import CorrectionLevel
-from reviews.scorecards.selectors import agent_card, scorecard
+from insights.scorecards.selectors import agent_card, scorecard
 from rubrics.selectors import rubric_quality_policy
 from tests.factories import UserFactory, published_rubric
 from qa.models import Recording
