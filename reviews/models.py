@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
@@ -147,6 +148,30 @@ class ReviewClaim(models.Model):
         verbose_name_plural = _("review claims")
 
 
+class Assignment(models.Model):
+    """A lead's word that a call waiting for review is one supervisor's to review: it comes first in
+    their queue (so it is the review queue's, here; the calls pages make it). Open until that call is reviewed (by anyone, with a final decision; by its assignee,
+    with any) or assigned again; then closed, and kept."""
+
+    recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="assignments")
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    assigned_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("assignment")
+        verbose_name_plural = _("assignments")
+        constraints = [
+            models.UniqueConstraint(fields=["recording"], condition=Q(closed_at__isnull=True), name="one_open_assignment"),
+        ]
+        indexes = [models.Index(fields=["assignee"], condition=Q(closed_at__isnull=True), name="assignment_open_by_user")]
+
+    def __str__(self) -> str:
+        return f"{self.recording_id} → {self.assignee_id}"
+
+
 # Each subpackage keeps its own rows; they are the `reviews` app's models, registered from here.
 from reviews.calibration.models import (  # noqa: E402
     AgreedValue,
@@ -155,7 +180,6 @@ from reviews.calibration.models import (  # noqa: E402
     CalibrationSession,
     CalibrationValue,
 )
-from reviews.calls.models import Assignment  # noqa: E402
 from reviews.disputes.models import Acknowledgement, Dispute, DisputedCriterion  # noqa: E402
 
 __all__ = [

@@ -207,7 +207,7 @@ def queue_reason_counts(*, filters: QueueFilters, scope: Scope) -> dict[str, int
 
 def queue_assigned(*, filters: QueueFilters, user: AbstractBaseUser) -> QuerySet[Recording]:
     """The calls of the queue (with its filters) that a lead assigned to `user` and that are still theirs
-    to review (reviews.calls), in the order they were assigned: the queue shows them first, and
+    to review (calls), in the order they were assigned: the queue shows them first, and
     `queue_next` opens them before any other. A call someone else holds a claim on is left out."""
     open_here = Assignment.objects.filter(recording=OuterRef("pk"), assignee=user, closed_at__isnull=True)
     return (

@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
@@ -19,9 +19,8 @@ from core.errors import ConflictError, InvalidInputError
 from access.models import ApiKey
 from qa.models import Recording
 from qa.services import UPDATE_BATCH
-from reviews.calls.services import assignments_close_reviewed
 from reviews.claims import claim_holder
-from reviews.models import CriterionReview, Review, ReviewClaim, ReviewVoid
+from reviews.models import Assignment, CriterionReview, Review, ReviewClaim, ReviewVoid
 from reviews.reference import review_values
 from reviews.selectors import recording_is_blind_for
 from rubrics.models import Criterion
@@ -212,6 +211,14 @@ def review_create(
 
 class UndoExpiredError(ConflictError):
     """Too late to undo, or not the latest review of its call: a later decision already builds on it."""
+
+
+def assignments_close_reviewed(*, recording: Recording, user: AbstractBaseUser | None, final: bool) -> int:
+    """Close the call's open assignment once it is reviewed: by anyone with a final decision (the call
+    is done), by its assignee with any (a "needs another review" passes it on to the queue). review_create
+    calls it in its transaction. Returns how many it closed."""
+    done = Q() if final else Q(assignee=user) if user is not None else Q(pk__in=[])
+    return Assignment.objects.filter(done, recording=recording, closed_at__isnull=True).update(closed_at=timezone.now())
 
 
 @transaction.atomic

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "experiments", "insights", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "calls", "experiments", "insights", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -76,8 +76,8 @@ SCOPED_BY_CALLER = {
     ("reviews/selectors.py", "review_qualities"): "of reviews its caller read in scope",
     ("reviews/calibration/selectors.py", "calibration_pool_of_earlier_versions"): "earlier versions of a rubric in scope",
     # Find calls: calls_visible(user) applies the scope; the rest reads by its calls or their ids.
-    ("reviews/calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
-    ("reviews/calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
+    ("calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
+    ("calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
     # Agents and disputes: agent_recordings(user) is the agent's scope, leading(user) the lead's.
     ("reviews/disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
     ("reviews/disputes/selectors.py", "call_view"): "of a recording its caller read in scope",

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rubrics",
     "qa",
     "reviews",
+    "calls",
     "experiments",
     "insights",
     "webhooks",

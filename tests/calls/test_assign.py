@@ -11,8 +11,8 @@ from django.db import IntegrityError, transaction
 
 from core.errors import InvalidInputError
 from qa.models import Recording
-from reviews.calls.selectors import CallFilters, call_sample, call_search, calls_visible
-from reviews.calls.services import assignments_create
+from calls.selectors import CallFilters, call_sample, call_search, calls_visible
+from calls.services import assignments_create
 from reviews.models import Assignment, Review
 from reviews.selectors import QueueFilters, queue_assigned, queue_next
 from reviews.services import review_create

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.calls import api
+from calls import api
 
 app_name = "calls-api"
 

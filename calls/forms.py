@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording
-from reviews.calls.selectors import (
+from calls.selectors import (
     ASSIGNED_ANY,
     ASSIGNED_ME,
     ASSIGNED_NONE,

@@ -1,7 +1,7 @@
 """GET /api/calls/?q=...: the calls list's search over the API, with the page's filters and rules.
 
 For a person's session (who may read recordings); a blind call's judge values are never among what it
-answers, and a filter on the judge's value leaves blind calls out (reviews.calls.selectors.call_search).
+answers, and a filter on the judge's value leaves blind calls out (calls.selectors.call_search).
 Keys are refused: a system reads its own calls at /api/recordings/.
 """
 
@@ -20,8 +20,8 @@ from rest_framework.views import APIView
 from access import NO_KEY, Capability
 from access.scope import scope_for
 from core.api.schema import BAD_REQUEST
-from reviews.calls.forms import CallFilterForm
-from reviews.calls.selectors import COUNT_LIMIT, call_page, call_search, calls_visible, criterion_choices
+from calls.forms import CallFilterForm
+from calls.selectors import COUNT_LIMIT, call_page, call_search, calls_visible, criterion_choices
 from reviews.figures.api import query_parameter
 from reviews.selectors import rubric_choices
 

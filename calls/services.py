@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -42,11 +41,3 @@ def assignments_create(
         Assignment(recording_id=pk, assignee=assignee, assigned_by=assigned_by) for pk in waiting
     )
     return AssignmentResult(assigned=len(waiting), skipped=len(set(recording_ids)) - len(waiting))
-
-
-def assignments_close_reviewed(*, recording: Recording, user: AbstractBaseUser | None, final: bool) -> int:
-    """Close the call's open assignment once it is reviewed: by anyone with a final decision (the call
-    is done), by its assignee with any (a "needs another review" passes it on to the queue). The review
-    service calls it in its transaction. Returns how many it closed."""
-    done = Q() if final else Q(assignee=user) if user is not None else Q(pk__in=[])
-    return Assignment.objects.filter(done, recording=recording, closed_at__isnull=True).update(closed_at=timezone.now())

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.calls import views
+from calls import views
 
 app_name = "calls"
 

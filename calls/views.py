@@ -16,8 +16,8 @@ from access import Capability, may, page_requires
 from access.scope import scope_for
 from core.errors import InvalidInputError
 from qa.search import search_enabled
-from reviews.calls.forms import AssignForm, CallFilterForm, PeriodForm
-from reviews.calls.selectors import (
+from calls.forms import AssignForm, CallFilterForm, PeriodForm
+from calls.selectors import (
     SITTING_GAP,
     call_ids,
     call_page,
@@ -28,7 +28,7 @@ from reviews.calls.selectors import (
     reviewer_throughput,
     reviewers,
 )
-from reviews.calls.services import assignments_create
+from calls.services import assignments_create
 from reviews.selectors import rubric_choices
 
 PAGE_SIZE = 50
