@@ -8,7 +8,7 @@ from access import API_DOCS, ApiAccess
 import config.accounts
 import qa.api.urls
 import reviews.api.urls
-import reviews.disputes.api_urls
+import disputes.api_urls
 import insights.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
 import rubrics.api
 import webhooks.api.urls
@@ -38,7 +38,7 @@ api_urlpatterns = [
     *rubrics.api.urlpatterns,
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
-    *reviews.disputes.api_urls.urlpatterns,
+    *disputes.api_urls.urlpatterns,
     *webhooks.api.urls.urlpatterns,
     path("schema/", ApiSchemaView.as_view(), name="schema"),
     # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN; the split view
@@ -70,7 +70,7 @@ urlpatterns = [
     path("api/calibrations/", include("reviews.calibration.api_urls")),
     path("experiments/", include("experiments.urls")),
     path("me/", include("insights.agents.urls")),
-    path("disputes/", include("reviews.disputes.urls")),
+    path("disputes/", include("disputes.urls")),
     path("api/experiments/", include("experiments.api_urls")),
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).

@@ -20,7 +20,7 @@ from access.scope import Scope
 from core.sql import queryset_sql
 from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
-from reviews.disputes.selectors import upheld_dispute_recordings
+from disputes.selectors import upheld_dispute_recordings
 from experiments.models import Arm, Experiment, Item, ItemScore
 from reviews.filters import Group
 from reviews.figures.stats import (

@@ -64,7 +64,7 @@ class Review(models.Model):
     # without a number left out), set when it is made: the scorecards read these rather than join the
     # scores and criterion entries of every audited call (bench/scorecards/README.md).
     human_values = models.JSONField(_("human values"), null=True, blank=True)
-    # A QA lead's resolution of an agent's dispute (reviews.disputes): final, it supersedes the review disputed.
+    # A QA lead's resolution of an agent's dispute (disputes): final, it supersedes the review disputed.
     from_dispute = models.BooleanField(
         _("from a dispute"),
         default=False,
@@ -180,9 +180,8 @@ from reviews.calibration.models import (  # noqa: E402
     CalibrationSession,
     CalibrationValue,
 )
-from reviews.disputes.models import Acknowledgement, Dispute, DisputedCriterion  # noqa: E402
 
 __all__ = [
-    "Acknowledgement", "AgreedValue", "Assignment", "CalibrationCall", "CalibrationEntry", "CalibrationSession",
-    "CalibrationValue", "CriterionReview", "Dispute", "DisputedCriterion", "Review", "ReviewClaim",
+    "AgreedValue", "Assignment", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue",
+    "CriterionReview", "Review", "ReviewClaim",
 ]  # fmt: skip

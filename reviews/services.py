@@ -99,7 +99,7 @@ def review_create(
     Raises InvalidInputError (keyed by field, with one entry per bad criterion)
     before anything is written, so a rejected review leaves no trace.
     `user` and `api_key` both None: a trusted caller of the code (a command).
-    `from_dispute`: a QA lead's resolution of an agent's dispute (reviews.disputes.services.dispute_resolve),
+    `from_dispute`: a QA lead's resolution of an agent's dispute (disputes.services.dispute_resolve),
     final like any approve or reject, so the human reference reads it in place of the review disputed.
     """
     # Lock the row: two reviews of one recording are serialized, never interleaved.

@@ -44,7 +44,7 @@ from qa.api.services import api_key_create
 from qa.models import Recording
 from reviews.calibration.models import CalibrationCall, CalibrationSession
 from experiments.models import Arm, Experiment
-from reviews.models import Dispute, DisputedCriterion
+from disputes.models import Dispute, DisputedCriterion
 from reviews.services import review_create
 from tests.factories import UserFactory, judged_recording, published_rubric
 

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "calls", "experiments", "insights", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -79,9 +79,9 @@ SCOPED_BY_CALLER = {
     ("calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
     ("calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
     # Agents and disputes: agent_recordings(user) is the agent's scope, leading(user) the lead's.
-    ("reviews/disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
-    ("reviews/disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
-    ("reviews/disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
+    ("disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
+    ("disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
+    ("disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
     # The toast's Undo: review_void refuses anyone but the review's own author.
     ("reviews/views.py", "undo"): "the reviewer's own review (review_void checks)",
 }

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "qa",
     "reviews",
     "calls",
+    "disputes",
     "experiments",
     "insights",
     "webhooks",
@@ -117,7 +118,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 # The top bar's count of what waits for the reader (reviews to acknowledge, disputes).
-                "reviews.disputes.notifications.top_bar",
+                "disputes.notifications.top_bar",
             ],
         },
     },
@@ -152,7 +153,7 @@ STORAGES = {
 # How long opening a call in the review queue keeps it for one supervisor.
 QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
 
-# Agents and their reviews (reviews.disputes): how many days after a final review its agent may dispute
+# Agents and their reviews (disputes): how many days after a final review its agent may dispute
 # it; how many days a QA lead has to resolve a dispute; after how many days an unacknowledged review is
 # overdue; and who a dispute goes to: "qa_leads" (any QA lead) or "reviewer_lead" (a QA lead sharing a
 # team with the reviewer; any QA lead where none does).

@@ -15,9 +15,9 @@ from access import Capability, page_requires
 from access.scope import scope_for
 from core.errors import ConflictError, InvalidInputError
 from reviews.selectors import agent_ids, agent_recordings
-from reviews.disputes.forms import AcknowledgeForm, DisputeForm
-from reviews.disputes.selectors import CallView, agent_calls, call_view
-from reviews.disputes.services import dispute_open, dispute_outcome_seen, review_acknowledge
+from disputes.forms import AcknowledgeForm, DisputeForm
+from disputes.selectors import CallView, agent_calls, call_view
+from disputes.services import dispute_open, dispute_outcome_seen, review_acknowledge
 from reviews.figures.charts import Series, line_chart
 from reviews.figures.formatting import number
 from insights.scorecards.forms import ScorecardFilterForm

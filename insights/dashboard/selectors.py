@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from access.scope import EVERYTHING
-from reviews.disputes.models import Dispute
+from disputes.models import Dispute
 from reviews.figures.stats import (
     CellSample,
     CorrectionLevel,

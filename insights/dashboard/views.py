@@ -80,7 +80,7 @@ class DashboardView(ReportView):
                 "evidence": f"{reverse('reports:evidence')}?{query}",
                 "deviation": f"{reverse('reports:deviation')}?{query}",
                 "queue": _queue_url(filters),
-                # A lead resolves them; a supervisor follows their own reviews' (reviews.disputes).
+                # A lead resolves them; a supervisor follows their own reviews' (disputes).
                 "disputes": reverse("disputes:list") + "?status=open"
                 if may(self.request.user, Capability.RESOLVE_DISPUTES)
                 else reverse("disputes:reviews") + "?status=disputed",

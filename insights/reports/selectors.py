@@ -64,7 +64,8 @@ from django.db.models.functions import Abs, TruncWeek
 from access.scope import EVERYTHING, Scope
 from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
-from reviews.models import CriterionReview, Dispute, DisputedCriterion, Review
+from disputes.models import Dispute, DisputedCriterion
+from reviews.models import CriterionReview, Review
 from insights.reports.ceiling import CriterionCeiling, criterion_ceiling
 from insights.reports.rollup import Tallies, call_tallies, tallies, week_tallies
 from reviews.filters import GROUP_REASONS, Group, ReportFilters, place_q

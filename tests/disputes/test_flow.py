@@ -11,10 +11,11 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from insights.dashboard.selectors import OpenDisputes, open_disputes
-from reviews.disputes.selectors import upheld_dispute_recordings
+from disputes.selectors import upheld_dispute_recordings
 from experiments.selectors import experiment_recording_ids
 from reviews.filters import Group, ReportFilters
-from reviews.models import Dispute, Review
+from disputes.models import Dispute
+from reviews.models import Review
 from reviews.reference import human_reference_rows, human_references
 from insights.reports.selectors import deviation_report, rubric_health
 from insights.scorecards.selectors import agent_card

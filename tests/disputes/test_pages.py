@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from reviews.models import Dispute, Review
+from disputes.models import Dispute
+from reviews.models import Review
 from reviews.reference import human_references
 from tests.disputes.conftest import reviewed_call
 from tests.review.conftest import client_for, set_evidence

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from access.services import member_add
-from reviews.disputes.selectors import waiting_for
-from reviews.disputes.services import CriterionResolution, DisputedValue, dispute_open, dispute_resolve
+from disputes.selectors import waiting_for
+from disputes.services import CriterionResolution, DisputedValue, dispute_open, dispute_resolve
 from experiments.services import experiment_create, ArmSpec
 from core.errors import InvalidInputError
 from tests.disputes.conftest import reviewed_call

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from reviews.disputes import api
+from disputes import api
 
 urlpatterns = [
     path("disputes/", api.DisputeListView.as_view(), name="dispute-list"),

@@ -20,15 +20,16 @@ from core.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
 from qa.api.serializers import StringField
 from core.errors import InvalidInputError
 from reviews.selectors import agent_recordings
-from reviews.disputes.selectors import dispute_detail, dispute_list
-from reviews.disputes.services import (
+from disputes.selectors import dispute_detail, dispute_list
+from disputes.services import (
     CriterionResolution,
     DisputedValue,
     dispute_open,
     dispute_resolve,
     review_acknowledge,
 )
-from reviews.models import Dispute, DisputedCriterion, Review
+from disputes.models import Dispute, DisputedCriterion
+from reviews.models import Review
 
 NO_KEYS = {"GET": NO_KEY, "POST": NO_KEY}
 CONFLICT = OpenApiResponse(

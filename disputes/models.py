@@ -1,6 +1,6 @@
-"""Agents' acknowledgements and disputes of final reviews (app `reviews`; reviews/models.py imports them
-so Django registers them). A dispute's upheld criteria become a new final review (`Review.from_dispute`),
-written by `reviews.disputes.services.dispute_resolve` through `reviews.services.review_create`."""
+"""Agents' acknowledgements and disputes of final reviews (their tables keep the reviews_ names they had
+there). A dispute's upheld criteria become a new final review (`Review.from_dispute`),
+written by `disputes.services.dispute_resolve` through `reviews.services.review_create`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class Acknowledgement(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "reviews_acknowledgement"  # the table it had in reviews, kept: the move changed no row
         ordering = ["-created_at", "-id"]
         verbose_name = _("acknowledgement")
         verbose_name_plural = _("acknowledgements")
@@ -57,6 +58,7 @@ class Dispute(models.Model):
     outcome_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "reviews_dispute"  # the table it had in reviews, kept: the move changed no row
         ordering = ["-created_at", "-id"]
         verbose_name = _("dispute")
         verbose_name_plural = _("disputes")
@@ -90,6 +92,7 @@ class DisputedCriterion(models.Model):
     lead_comment = models.TextField(_("lead's comment"), blank=True)
 
     class Meta:
+        db_table = "reviews_disputedcriterion"  # the table it had in reviews, kept: the move changed no row
         ordering = ["criterion__order", "criterion_id"]
         verbose_name = _("disputed criterion")
         verbose_name_plural = _("disputed criteria")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.disputes import views
+from disputes import views
 
 app_name = "disputes"
 

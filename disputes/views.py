@@ -13,10 +13,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from access import Capability, page_requires
 from core.errors import ConflictError, InvalidInputError
-from reviews.disputes.forms import ResolveForm
-from reviews.disputes.selectors import call_view, dispute_detail, dispute_list, reviews_followed_by
-from reviews.disputes.services import dispute_resolve
-from reviews.models import Dispute
+from disputes.forms import ResolveForm
+from disputes.selectors import call_view, dispute_detail, dispute_list, reviews_followed_by
+from disputes.services import dispute_resolve
+from disputes.models import Dispute
 
 lead_page = page_requires(Capability.RESOLVE_DISPUTES)
 STANDINGS = ("acknowledged", "waiting", "overdue", "disputed")

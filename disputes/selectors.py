@@ -14,7 +14,8 @@ from django.utils import timezone
 from access import Capability, may
 from access.scope import scope_for
 from qa.models import Recording
-from reviews.models import Acknowledgement, Dispute, DisputedCriterion, Review
+from disputes.models import Acknowledgement, Dispute, DisputedCriterion
+from reviews.models import Review
 from reviews.reference import FINAL_DECISIONS, latest_reviews, review_values
 from reviews.selectors import ReviewPage, agent_recordings, review_page
 

@@ -18,8 +18,8 @@ from django.utils.translation import gettext as _
 
 from access import Capability
 from access.models import Role
-from reviews.disputes.selectors import waiting_for
-from reviews.models import Dispute
+from disputes.selectors import waiting_for
+from disputes.models import Dispute
 
 logger = logging.getLogger(__name__)
 

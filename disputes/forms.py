@@ -6,9 +6,9 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from reviews.disputes.selectors import CriterionLine
-from reviews.disputes.services import CriterionResolution, DisputedValue
-from reviews.models import DisputedCriterion
+from disputes.selectors import CriterionLine
+from disputes.services import CriterionResolution, DisputedValue
+from disputes.models import DisputedCriterion
 
 NOT_APPLICABLE = "na"
 

@@ -26,9 +26,10 @@ from access.scope import scope_for
 from outbox.services import dispute_opened_emit, dispute_resolved_emit
 from core.errors import ConflictError, InvalidInputError
 from reviews.selectors import agent_recordings
-from reviews.disputes.notifications import dispute_opened_notify, dispute_resolved_notify
-from reviews.disputes.selectors import dispute_window_closes, standing_review_of
-from reviews.models import Acknowledgement, Dispute, DisputedCriterion, Review
+from disputes.notifications import dispute_opened_notify, dispute_resolved_notify
+from disputes.selectors import dispute_window_closes, standing_review_of
+from disputes.models import Acknowledgement, Dispute, DisputedCriterion
+from reviews.models import Review
 from reviews.services import CriterionAdjustment, review_create
 
 
