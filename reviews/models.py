@@ -172,8 +172,8 @@ class Assignment(models.Model):
         return f"{self.recording_id} → {self.assignee_id}"
 
 
-# Each subpackage keeps its own rows; they are the `reviews` app's models, registered from here.
-from reviews.calibration.models import (  # noqa: E402
+# The calibration sessions' rows, in a module of their own; the `reviews` app's models, registered from here.
+from reviews.calibration_models import (  # noqa: E402
     AgreedValue,
     CalibrationCall,
     CalibrationEntry,

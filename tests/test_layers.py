@@ -1,7 +1,7 @@
-"""The apps stack access, outbox ← core ← rubrics ← qa ← reviews ← calls ← disputes ← experiments ← insights ←
-webhooks: no module of an app imports an app above it, and inside an app no modules import each other in a circle (a
+"""The apps stack access, outbox ← core ← rubrics ← qa ← reviews ← calibration ← calls ← disputes ← experiments
+← insights ← webhooks: no module of an app imports an app above it, and inside an app no modules import each other in a circle (a
 task module is a leaf: the domain publishes tasks by name, core.queue, and the tasks import the domain inside
-their bodies). The features (calls, disputes, experiments, insights) stand on the kernel in reviews (the human reference,
+their bodies). The features (calibration, calls, disputes, experiments, insights) stand on the kernel in reviews (the human reference,
 periods, filters, the report page) and on the platform, core.
 
 Read from the source (every import statement, those inside functions included), so
@@ -20,7 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # `outbox` (the events the judging and the reviews record) sit below them all; `core` is the platform every
 # feature uses (the API's plumbing, errors, the job executor, the queue, rate limits), so that using it
 # never means importing a feature.
-LAYERS = ["access", "outbox", "core", "rubrics", "qa", "reviews", "calls", "disputes", "experiments", "insights", "webhooks"]
+LAYERS = [
+    "access", "outbox", "core", "rubrics", "qa", "reviews",
+    "calibration", "calls", "disputes", "experiments", "insights",  # the features
+    "webhooks",
+]  # fmt: skip
 
 
 def imported_apps(path: Path) -> set[str]:

@@ -301,8 +301,8 @@ def test_a_blind_audit_review_through_the_api_session_is_stored_as_blind(supervi
 
 @pytest.mark.django_db
 def test_an_open_calibration_hides_the_judgment_from_its_participants_on_the_api():
-    from reviews.calibration.selectors import CallSelection
-    from reviews.calibration.services import calibration_create
+    from calibration.selectors import CallSelection
+    from calibration.services import calibration_create
 
     lead = UserFactory(username="lead", groups=["QA leads"])
     ana = UserFactory(username="ana", groups=["Supervisors"])

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -42,12 +42,12 @@ SCOPED_BY_CALLER = {
     ("qa/selectors.py", "recording_active_run"): "of a recording already read in scope",
     # Calibration: a session is read through session_get (its lead's workspace or its participants),
     # and everything else of the session through it.
-    ("reviews/calibration/selectors.py", "calibration_pool"): "a rubric the lead chose in scope",
-    ("reviews/calibration/selectors.py", "session_get"): "can_view_session: the lead's workspace or a participant",
-    ("reviews/calibration/selectors.py", "session_overview"): "of a session from session_get",
-    ("reviews/calibration/selectors.py", "session_own_progress"): "of a session from session_get",
-    ("reviews/calibration/selectors.py", "scoring_page"): "of a session from session_get",
-    ("reviews/calibration/selectors.py", "session_results"): "of a session from session_get",
+    ("calibration/selectors.py", "calibration_pool"): "a rubric the lead chose in scope",
+    ("calibration/selectors.py", "session_get"): "can_view_session: the lead's workspace or a participant",
+    ("calibration/selectors.py", "session_overview"): "of a session from session_get",
+    ("calibration/selectors.py", "session_own_progress"): "of a session from session_get",
+    ("calibration/selectors.py", "scoring_page"): "of a session from session_get",
+    ("calibration/selectors.py", "session_results"): "of a session from session_get",
     # Experiments: an experiment comes from experiments_list(scope=...); its rows through it.
     ("experiments/selectors.py", "experiment_recording_ids"): "a rubric family, one workspace's",
     ("experiments/selectors.py", "experiment_progress"): "of an experiment in scope",
@@ -74,7 +74,7 @@ SCOPED_BY_CALLER = {
     ("reviews/reference.py", "human_reference_rows"): "for recording ids read in scope",
     ("reviews/selectors.py", "_reviews"): "of a recording read in scope",
     ("reviews/selectors.py", "review_qualities"): "of reviews its caller read in scope",
-    ("reviews/calibration/selectors.py", "calibration_pool_of_earlier_versions"): "earlier versions of a rubric in scope",
+    ("calibration/selectors.py", "calibration_pool_of_earlier_versions"): "earlier versions of a rubric in scope",
     # Find calls: calls_visible(user) applies the scope; the rest reads by its calls or their ids.
     ("calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
     ("calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",

@@ -183,9 +183,9 @@ def two_workspaces():
 def test_a_supervisor_in_one_workspace_who_leads_qa_in_another_reviews_and_calibrates_only_where_they_may(client):
     from django.core.exceptions import PermissionDenied
 
-    from reviews.calibration.models import CalibrationSession
-    from reviews.calibration.selectors import CallSelection
-    from reviews.calibration.services import calibration_close, calibration_create
+    from reviews.models import CalibrationSession
+    from calibration.selectors import CallSelection
+    from calibration.services import calibration_close, calibration_create
     from reviews.services import review_create
 
     acme, other, calls = two_workspaces()

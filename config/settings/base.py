@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rubrics",
     "qa",
     "reviews",
+    "calibration",
     "calls",
     "disputes",
     "experiments",

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 from rest_framework.test import APIClient
 
-from reviews.calibration.services import agreed_value_set, calibration_close
+from calibration.services import agreed_value_set, calibration_close
 from reviews.filters import ReportFilters
 from insights.reports.selectors import deviation_report
 from reviews.figures.stats import quadratic_weighted_kappa

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from reviews.calibration.services import SessionStateError, agreed_value_set, calibration_close
+from calibration.services import SessionStateError, agreed_value_set, calibration_close
 from reviews.models import AgreedValue, CalibrationEntry, CalibrationSession
 from tests.calibration.conftest import score
 from tests.factories import UserFactory

@@ -11,8 +11,8 @@ from django.test import Client
 
 from core.errors import InvalidInputError
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection, session_results
-from reviews.calibration.services import (
+from calibration.selectors import CallSelection, session_results
+from calibration.services import (
     SessionStateError,
     agreed_value_set,
     calibration_close,
@@ -185,7 +185,7 @@ def test_the_calibration_api_is_in_the_openapi_schema(lead):
 
 
 def test_every_matching_call_is_taken_up_to_200(lead, supervisors, cal_rubric, calls, monkeypatch):
-    from reviews.calibration import services
+    from calibration import services
 
     assert services.MAX_CALLS == 200
     everything = calibration_create(

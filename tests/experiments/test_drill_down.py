@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
+from calibration.selectors import CallSelection
+from calibration.services import agreed_value_set, calibration_close, calibration_create
 from experiments.selectors import experiment_comparison, experiment_criterion_rows
 from experiments.services import ArmSpec, experiment_create
 from rubrics.services import rubric_new_version

@@ -12,8 +12,8 @@ from insights.scorecards.selectors import agent_card, scorecard
 from rubrics.selectors import rubric_quality_policy
 from tests.factories import UserFactory, published_rubric
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
+from calibration.selectors import CallSelection
+from calibration.services import agreed_value_set, calibration_close, calibration_create
 from reviews.models import Review
 from reviews.services import CriterionAdjustment, review_create
 from tests.reports.conftest import AUDIT, LOW, UNVERIFIED

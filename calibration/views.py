@@ -15,8 +15,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from access import Capability, SIGNED_IN, page_requires
 from access.scope import scope_for
 from core.errors import InvalidInputError
-from reviews.calibration.forms import ScoringForm, SessionCreateForm
-from reviews.calibration.selectors import (
+from calibration.forms import ScoringForm, SessionCreateForm
+from calibration.selectors import (
     CriterionResults,
     is_calibration_lead,
     scoring_page,
@@ -25,7 +25,7 @@ from reviews.calibration.selectors import (
     session_results,
     sessions_for,
 )
-from reviews.calibration.services import (
+from calibration.services import (
     AgreedEntry,
     SessionStateError,
     agreed_values_set,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.calibration import api
+from calibration import api
 
 app_name = "calibrations-api"
 

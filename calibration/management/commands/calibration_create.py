@@ -19,8 +19,8 @@ from django.urls import reverse
 from access import Capability
 from access.scope import EVERYTHING
 from core.errors import InvalidInputError
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import calibration_create
+from calibration.selectors import CallSelection
+from calibration.services import calibration_create
 from rubrics.selectors import rubric_latest_published
 
 

@@ -13,8 +13,8 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from access.scope import Scope
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import PARTICIPANT_CAPABILITY, CalibrationAnswer
+from calibration.selectors import CallSelection
+from calibration.services import PARTICIPANT_CAPABILITY, CalibrationAnswer
 from reviews.forms import NOT_APPLICABLE
 from reviews.selectors import rubric_choices
 from rubrics.models import Criterion

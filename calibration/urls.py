@@ -1,6 +1,6 @@
 from django.urls import path
 
-from reviews.calibration import views
+from calibration import views
 
 urlpatterns = [
     path("", views.session_list, name="calibration-list"),

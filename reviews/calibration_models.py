@@ -1,4 +1,7 @@
-"""Calibration sessions' rows (app `reviews`; reviews/models.py imports them so Django registers them)."""
+"""Calibration sessions' rows, kept in the kernel (app `reviews`; reviews/models.py imports them so Django
+registers them) although the calibration pages are their own app: the review core reads them. An open
+session blinds its participants to the judge (reviews.selectors.blind_recordings_for), and a closed
+session's agreed value is the human reference (reviews.reference)."""
 
 from __future__ import annotations
 

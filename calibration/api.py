@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from access import NO_KEY, SIGNED_IN
 from core.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
-from reviews.calibration.selectors import (
+from calibration.selectors import (
     CriterionSummary,
     session_get,
     session_own_progress,
@@ -24,7 +24,7 @@ from reviews.calibration.selectors import (
     sessions_for,
     sees_own_progress_only,
 )
-from reviews.calibration.services import CalibrationAnswer, SessionStateError, calibration_close, calibration_entry_save
+from calibration.services import CalibrationAnswer, SessionStateError, calibration_close, calibration_entry_save
 from reviews.models import CalibrationEntry, CalibrationSession
 from reviews.figures.api import RubricSerializer
 

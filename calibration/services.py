@@ -17,7 +17,7 @@ from access import Capability, may, require
 from access.scope import scope_for
 from core.errors import InvalidInputError
 from qa.models import Recording
-from reviews.calibration.selectors import (
+from calibration.selectors import (
     CallSelection,
     calibration_pool,
     calibration_pool_of_earlier_versions,
