@@ -6,9 +6,13 @@ from django.db import migrations, models
 
 
 def content_type_move(apps, schema_editor, old="qa", new="access"):
-    """The key's content type follows it, so its permissions (and any group holding them) keep their rows."""
+    """The key's content type follows it, so its permissions (and any group holding them) keep their rows.
+    A migration that creates permissions (reviews' role groups) may have run while both apps had the model
+    in Django's state and made a second, unused content type under `new`: that one goes, the old one moves."""
     ContentType = apps.get_model("contenttypes", "ContentType")
-    ContentType.objects.filter(app_label=old, model="apikey").update(app_label=new)
+    if ContentType.objects.filter(app_label=old, model="apikey").exists():
+        ContentType.objects.filter(app_label=new, model="apikey").delete()
+        ContentType.objects.filter(app_label=old, model="apikey").update(app_label=new)
 
 
 def content_type_move_back(apps, schema_editor):
@@ -21,6 +25,10 @@ class Migration(migrations.Migration):
         ('access', '0003_sso_identity'),
         ('contenttypes', '0002_remove_content_type_name'),
         ('qa', '0017_workspaces'),  # the table as qa left it
+        # After the migrations that create permissions for every model in Django's state: run between this one
+        # and qa's 0018 they would make a second content type for the key under qa.
+        ('experiments', '0005_experiment_workspace'),
+        ('reviews', '0015_criterion_weeks'),
     ]
 
     operations = [

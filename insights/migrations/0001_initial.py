@@ -10,7 +10,10 @@ MODELS = ["criterionweek", "criterionpairweek", "scorecardweek"]
 def content_types_move(apps, schema_editor, old="reviews", new="insights"):
     """The content types follow their models, so any permission on them keeps its row."""
     ContentType = apps.get_model("contenttypes", "ContentType")
-    ContentType.objects.filter(app_label=old, model__in=MODELS).update(app_label=new)
+    moving = list(ContentType.objects.filter(app_label=old, model__in=MODELS).values_list("model", flat=True))
+    # A content type made under `new` while both apps had the model in Django's state is unused: it goes.
+    ContentType.objects.filter(app_label=new, model__in=moving).delete()
+    ContentType.objects.filter(app_label=old, model__in=moving).update(app_label=new)
 
 
 def content_types_move_back(apps, schema_editor):
