@@ -47,8 +47,8 @@ class Capability(StrEnum):
     RUN_CALIBRATION = "reviews.run_calibration"  # QA leads
     ASSIGN = "reviews.add_assignment"  # QA leads: assign calls to supervisors, read the reviewers' throughput
     # Agents: their own calls, scorecard and reviews; acknowledging and disputing those reviews.
-    DISPUTE = "reviews.add_dispute"
-    RESOLVE_DISPUTES = "reviews.resolve_dispute"  # QA leads
+    DISPUTE = "disputes.add_dispute"
+    RESOLVE_DISPUTES = "disputes.resolve_dispute"  # QA leads
     READ_EXPERIMENTS = "experiments.view_experiment"
     RUN_EXPERIMENTS = "experiments.add_experiment"  # Rubric owners
     # Webhook subscriptions and their deliveries: for whoever an operator grants them (no role has them).
@@ -149,6 +149,7 @@ class ApiAccess(BasePermission):
 
 
 def is_api_key(auth: object) -> bool:
-    """Whether the request was authenticated by a system's key (qa.models.ApiKey), without importing qa:
-    the key model marks itself."""
-    return bool(getattr(auth, "is_api_key", False))
+    """Whether the request was authenticated by a system's key rather than a person's session."""
+    from access.models import ApiKey  # this package's __init__ runs before the app registry is ready
+
+    return isinstance(auth, ApiKey)

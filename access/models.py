@@ -6,9 +6,15 @@ workspace, each with a role; a supervisor's membership may name teams. What a pe
 decided in one place, `access.scope.scope_for`.
 """
 
+import hashlib
+import secrets
+import unicodedata
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 # Existing data and users go here on migration; a first install has it too, so a small operation
@@ -136,3 +142,85 @@ class SsoIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} @ {self.issuer}"
+
+
+def has_control_characters(value: str) -> bool:
+    """Line breaks, NUL, escape sequences, invisible format characters (e.g. a right-to-left
+    override): none belongs in an identifier, and each can forge a log line, break an export
+    or make two ids look alike."""
+    return any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in value)
+
+
+class ApiKey(models.Model):
+    """A key an external system uses for the REST API. Only a hash is stored."""
+
+    PREFIX_LENGTH = 8
+
+    name = models.CharField(_("name"), max_length=100, unique=True, help_text=_("The external system."))
+    # A key acts for one system: it posts under that system's source and reads, lists and rejudges
+    # only its recordings, so one system's key cannot read another's calls or take its external ids.
+    source = models.CharField(
+        _("source"),
+        max_length=100,
+        blank=True,
+        help_text=_("The system whose recordings this key posts, reads and rejudges; blank: the key's name."),
+    )
+    all_sources = models.BooleanField(
+        _("all sources"),
+        default=False,
+        help_text=_("Reads and rejudges every system's recordings and posts under any source (an integration hub)."),
+    )
+    # A key acts inside one workspace: it reads, posts and reviews only that workspace's rubrics and calls.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.PROTECT, related_name="api_keys", verbose_name=_("workspace")
+    )  # fmt: skip
+    prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    can_review = models.BooleanField(_("can post reviews"), default=False)
+    can_run_experiments = models.BooleanField(
+        _("can run experiments"),
+        default=False,
+        help_text=_("A rubric owner's key: create, cancel and read experiments."),
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
+    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        db_table = "qa_apikey"  # the table it had in qa, kept: the move changed no row
+        ordering = ["name"]
+        verbose_name = _("API key")
+        verbose_name_plural = _("API keys")
+
+    def __str__(self) -> str:
+        return self.name
+
+    @staticmethod
+    def hash(key: str) -> str:
+        # Keys are 256 random bits, so a fast hash is enough: there is nothing to brute-force.
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def generate(cls) -> tuple[str, str]:
+        """A new (prefix, full key) pair; the prefix finds the row, the rest proves possession."""
+        prefix = secrets.token_hex(cls.PREFIX_LENGTH // 2)
+        return prefix, f"{prefix}.{secrets.token_urlsafe(32)}"
+
+    def clean(self) -> None:
+        if has_control_characters(self.source):
+            raise ValidationError({"source": _("A source has no control characters.")})
+
+    def may_use_source(self, source: str) -> bool:
+        """Whether this key may post, read or rejudge a recording of `source`."""
+        return self.all_sources or source == self.source
+
+    def save(self, *args, **kwargs) -> None:
+        if self.workspace_id is None:  # made without naming one (a shell, a test): the default workspace
+            self.workspace_id = default_workspace_id()
+        super().save(*args, **kwargs)
+
+    @property
+    def is_active(self) -> bool:
+        now = timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

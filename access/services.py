@@ -1,16 +1,18 @@
-"""Writes of workspaces and memberships, for the admin, the commands and single sign-on alike."""
+"""Writes of workspaces, memberships and API keys' use, for the admin, the commands and single sign-on alike."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
-from access.models import ROLE_GROUPS, Membership, Role, SsoIdentity, Team, Workspace
+from access.models import ROLE_GROUPS, ApiKey, Membership, Role, SsoIdentity, Team, Workspace
 
 if TYPE_CHECKING:
     from access.sso_claims import SsoClaims
@@ -100,3 +102,17 @@ def _free_username(wanted: str) -> str:
         number += 1
         candidate = f"{base}-{number}"
     return candidate
+
+
+# Recording every request would turn each read into a write; a minute is
+# precise enough to tell a key in use from an abandoned one.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def api_key_touch(*, api_key: ApiKey) -> None:
+    """Note that the key was used, at most once per LAST_USED_RESOLUTION."""
+    now = timezone.now()
+    if api_key.last_used_at is not None and now - api_key.last_used_at < LAST_USED_RESOLUTION:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now

@@ -8,8 +8,8 @@ from access import API_DOCS, ApiAccess
 import config.accounts
 import qa.api.urls
 import reviews.api.urls
-import reviews.disputes.api_urls
-import reviews.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
+import disputes.api_urls
+import insights.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
 import rubrics.api
 import webhooks.api.urls
 from qa.api.views import api_not_found
@@ -38,7 +38,7 @@ api_urlpatterns = [
     *rubrics.api.urlpatterns,
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
-    *reviews.disputes.api_urls.urlpatterns,
+    *disputes.api_urls.urlpatterns,
     *webhooks.api.urls.urlpatterns,
     path("schema/", ApiSchemaView.as_view(), name="schema"),
     # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN; the split view
@@ -59,19 +59,19 @@ urlpatterns = [
     path("oidc/", include(config.accounts.sso_urlpatterns)),  # single sign-on, when configured
     path("i18n/", include("django.conf.urls.i18n")),
     path("review/", include("reviews.urls")),
-    path("dashboard/", include("reviews.dashboard.urls")),
-    path("reports/", include("reviews.reports.urls")),
-    path("calibrations/", include("reviews.calibration.urls")),
-    path("api/reports/", include("reviews.reports.api_urls")),
-    path("calls/", include("reviews.calls.urls")),
-    path("api/calls/", include("reviews.calls.api_urls")),
-    path("scorecards/", include("reviews.scorecards.urls")),
-    path("api/scorecards/", include("reviews.scorecards.api_urls")),
-    path("api/calibrations/", include("reviews.calibration.api_urls")),
-    path("experiments/", include("reviews.experiments.urls")),
-    path("me/", include("reviews.agents.urls")),
-    path("disputes/", include("reviews.disputes.urls")),
-    path("api/experiments/", include("reviews.experiments.api_urls")),
+    path("dashboard/", include("insights.dashboard.urls")),
+    path("reports/", include("insights.reports.urls")),
+    path("calibrations/", include("calibration.urls")),
+    path("api/reports/", include("insights.reports.api_urls")),
+    path("calls/", include("calls.urls")),
+    path("api/calls/", include("calls.api_urls")),
+    path("scorecards/", include("insights.scorecards.urls")),
+    path("api/scorecards/", include("insights.scorecards.api_urls")),
+    path("api/calibrations/", include("calibration.api_urls")),
+    path("experiments/", include("experiments.urls")),
+    path("me/", include("insights.agents.urls")),
+    path("disputes/", include("disputes.urls")),
+    path("api/experiments/", include("experiments.api_urls")),
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).
     path("recordings/<int:pk>/review", RecordingReviewView.as_view(), name="recording-review-alias"),

@@ -12,8 +12,8 @@ from django.utils.translation import ngettext
 from access import Capability, may
 from access.admin import ScopedAdminMixin
 from access.scope import scope_for
+from core.errors import InvalidInputError
 from qa.audio import AudioTooLargeError, audio_inspect, channel_map_check, channel_name_check
-from qa.errors import InvalidInputError
 from qa.models import UNVERIFIED_MARK, Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.admin import RecordingRedactionInline
 from qa.services import recording_ingest

@@ -23,7 +23,7 @@ import av
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError, TooLargeError
 
 # FFmpeg's demuxer names for WAV, FLAC, MP3, OGG (Vorbis, Opus), M4A/MP4 (AAC, ALAC) and WebM/Matroska (Opus).
 ACCEPTED_CONTAINERS = frozenset({"wav", "flac", "mp3", "ogg", "mov", "mp4", "m4a", "matroska", "webm"})
@@ -41,7 +41,7 @@ UPLOAD_OVERHEAD_BYTES = 64 * 1024
 CHANNEL_NAMES = {"left": 1, "right": 2}
 
 
-class AudioTooLargeError(Exception):
+class AudioTooLargeError(TooLargeError):
     """The file is over QA_AUDIO_MAX_BYTES (an HTTP 413, not a 400)."""
 
 

@@ -1,6 +1,6 @@
 """The executor of judgments: a production run or an experiment's item is
 claimed, judged through qa.judging's one path, and stored, released or failed
-under the one job executor's rules (qa.jobs: the claim as a lease, retries
+under the one job executor's rules (core.jobs: the claim as a lease, retries
 with backoff, the sweep). A job's success and its scores are written in one
 transaction.
 
@@ -21,8 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from outbox.services import recording_failed_emit, recording_judged_emit
-from qa.jobs import (
+from core.jobs import (
     JobKind,
     Outcome,
     Result,
@@ -36,10 +35,11 @@ from qa.jobs import (
     lease_kept,
     until_done,
 )
+from core.rate_limit import quota_acquire, quota_settle
+from outbox.services import recording_failed_emit, recording_judged_emit
 from qa.judging import DraftScore, Judgment, asking_prepare, judge_run_publish, judgment_make, judgment_tokens
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
-from qa.rate_limit import quota_acquire, quota_settle
 from qa.redaction.services import redaction_before_judging
 from qa.routing import routing_fields, run_in_warm_up
 from rubrics.models import Rubric
@@ -49,7 +49,7 @@ from rubrics.models import Rubric
 class Job:
     """A pending job as its executor read it, and what it is judged with."""
 
-    row: Any  # a JudgeRun or an experiment's Item: qa.jobs's fields and the usage fields
+    row: Any  # a JudgeRun or an experiment's Item: core.jobs's fields and the usage fields
     rubric: Rubric
     judge: Judge | None  # None: the environment's judge
     transcript: str
@@ -241,7 +241,7 @@ def judge_run_until_done(*, run_id: int, sleep: Callable[[float], None] = time.s
 
 def runs_sweep() -> int:
     """Hand out again what was lost: runs whose lease ran out (their worker died), and pending
-    runs that are due (qa.jobs.jobs_due). Returns how many were published."""
+    runs that are due (core.jobs.jobs_due). Returns how many were published."""
     now = timezone.now()
     published = 0
     for run in jobs_due(kind=RUNS).only("pk", "recording_id"):

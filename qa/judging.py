@@ -18,6 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from core.jobs import Outcome, Result  # noqa: F401  (importers from before core.jobs)
+from core.queue import task_publish
 from qa.answer import (
     AnswerShape,
     CombinedAnswer,
@@ -29,12 +31,10 @@ from qa.answer import (
     answers_combine,
 )
 from qa.evidence import VERIFIER_VERSION, Reference, parse_turns, references_parse, references_text, verify_evidence, verify_references
-from qa.jobs import Outcome, Result  # noqa: F401  (importers from before qa.jobs)
 from qa.llm import Backend, Completion, answer_shape_get, backend_get, context_problem, llm_complete
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.prompt import Prompt, prompt_build
-from qa.queue import task_publish
 from qa.redaction.engine import Redaction, placeholders_as_words
 from qa.redaction.services import judge_view
 from qa.routing import recording_route

@@ -1,10 +1,7 @@
 from __future__ import annotations
 
 import bisect
-import hashlib
 import os
-import secrets
-import unicodedata
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -21,7 +18,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from access.models import Workspace, default_workspace_id
+from access.models import Workspace
 from rubrics.models import Criterion, Rubric
 
 
@@ -43,12 +40,6 @@ def audio_upload_to(recording: Recording, filename: str) -> str:
     return f"{audio_folder(timezone.now())}/{uuid.uuid4().hex}{PurePath(filename).suffix.lower()[:8]}"
 
 
-
-def has_control_characters(value: str) -> bool:
-    """Line breaks, NUL, escape sequences, invisible format characters (e.g. a right-to-left
-    override): none belongs in an identifier, and each can forge a log line, break an export
-    or make two ids look alike."""
-    return any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in value)
 
 class Recording(models.Model):
     """One call (or chat, or email thread) with its verbatim transcript."""
@@ -160,7 +151,7 @@ class Recording(models.Model):
     current_values = models.JSONField(_("current values"), null=True, blank=True)
     # Set wherever the values the scorecards sum change (the current run's, or a review's human values):
     # the scorecards' weekly rollup then reads this call's agent-week again before it is next summed
-    # (reviews.scorecards.services.scorecard_weeks_refresh). Default too for rows written as SQL.
+    # (insights.scorecards.services.scorecard_weeks_refresh). Default too for rows written as SQL.
     rollup_stale = models.BooleanField(default=False, db_default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -449,7 +440,7 @@ class JudgeRun(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    # The claim's lease (qa.jobs): once past, the sweep takes the run back from its worker.
+    # The claim's lease (core.jobs): once past, the sweep takes the run back from its worker.
     leased_until = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     llm_duration_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -562,7 +553,7 @@ class Transcription(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    # The claim's lease (qa.jobs), renewed while the recognizer runs: once past, the sweep takes it back.
+    # The claim's lease (core.jobs), renewed while the recognizer runs: once past, the sweep takes it back.
     leased_until = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Whether the judgment is enqueued once the transcript is stored (the sample loader says no).
@@ -586,82 +577,6 @@ class Transcription(models.Model):
 
     def __str__(self) -> str:
         return f"transcription {self.pk} of {self.recording_id} ({self.status})"
-
-
-class ApiKey(models.Model):
-    is_api_key = True  # how the access module (below every app) tells a key from a person: access.is_api_key
-
-    """A key an external system uses for the REST API. Only a hash is stored."""
-
-    PREFIX_LENGTH = 8
-
-    name = models.CharField(_("name"), max_length=100, unique=True, help_text=_("The external system."))
-    # A key acts for one system: it posts under that system's source and reads, lists and rejudges
-    # only its recordings, so one system's key cannot read another's calls or take its external ids.
-    source = models.CharField(
-        _("source"),
-        max_length=100,
-        blank=True,
-        help_text=_("The system whose recordings this key posts, reads and rejudges; blank: the key's name."),
-    )
-    all_sources = models.BooleanField(
-        _("all sources"),
-        default=False,
-        help_text=_("Reads and rejudges every system's recordings and posts under any source (an integration hub)."),
-    )
-    # A key acts inside one workspace: it reads, posts and reviews only that workspace's rubrics and calls.
-    workspace = models.ForeignKey(
-        Workspace, on_delete=models.PROTECT, related_name="api_keys", verbose_name=_("workspace")
-    )  # fmt: skip
-    prefix = models.CharField(max_length=PREFIX_LENGTH, unique=True, editable=False)
-    key_hash = models.CharField(max_length=64, editable=False)
-    can_review = models.BooleanField(_("can post reviews"), default=False)
-    can_run_experiments = models.BooleanField(
-        _("can run experiments"),
-        default=False,
-        help_text=_("A rubric owner's key: create, cancel and read experiments."),
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
-    revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)
-    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
-
-    class Meta:
-        ordering = ["name"]
-        verbose_name = _("API key")
-        verbose_name_plural = _("API keys")
-
-    def __str__(self) -> str:
-        return self.name
-
-    @staticmethod
-    def hash(key: str) -> str:
-        # Keys are 256 random bits, so a fast hash is enough: there is nothing to brute-force.
-        return hashlib.sha256(key.encode()).hexdigest()
-
-    @classmethod
-    def generate(cls) -> tuple[str, str]:
-        """A new (prefix, full key) pair; the prefix finds the row, the rest proves possession."""
-        prefix = secrets.token_hex(cls.PREFIX_LENGTH // 2)
-        return prefix, f"{prefix}.{secrets.token_urlsafe(32)}"
-
-    def clean(self) -> None:
-        if has_control_characters(self.source):
-            raise ValidationError({"source": _("A source has no control characters.")})
-
-    def may_use_source(self, source: str) -> bool:
-        """Whether this key may post, read or rejudge a recording of `source`."""
-        return self.all_sources or source == self.source
-
-    def save(self, *args, **kwargs) -> None:
-        if self.workspace_id is None:  # made without naming one (a shell, a test): the default workspace
-            self.workspace_id = default_workspace_id()
-        super().save(*args, **kwargs)
-
-    @property
-    def is_active(self) -> bool:
-        now = timezone.now()
-        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
 
 
 # The redactor's models (qa/redaction/models.py) belong to this app: imported here so Django registers them.

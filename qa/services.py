@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from django.conf import settings
 from django.core.files import File
@@ -17,15 +18,16 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from kombu.exceptions import OperationalError
+from rest_framework.reverse import reverse
 
-from access.models import Team
+from access.models import Team, has_control_characters
+from core.errors import ConflictError, InvalidInputError
+from core.queue import task_publish
 from qa.audio import audio_inspect, channel_map_check, channel_name_check
-from qa.errors import InvalidInputError
 from qa.evidence import parse_turns
 from qa.judging import judge_run_publish
-from qa.models import Judge, JudgeRun, Recording, Score, Transcription, audio_folder, has_control_characters
+from qa.models import Judge, JudgeRun, Recording, Score, Transcription, audio_folder
 from qa.quality import judge_value
-from qa.queue import task_publish
 from rubrics.models import Rubric
 from rubrics.quality import QualityPolicy, quality_score
 from rubrics.quality import Value as QualityValue
@@ -37,7 +39,7 @@ logger = logging.getLogger(__name__)
 AUDIO_ORPHAN_GRACE = timedelta(hours=1)
 
 
-class RecordingConflictError(Exception):
+class RecordingConflictError(ConflictError):
     """The same external id was sent before with different content."""
 
     def __init__(self, recording: Recording) -> None:
@@ -46,6 +48,10 @@ class RecordingConflictError(Exception):
             % {"source": recording.source, "external_id": recording.external_id}
         )
         self.recording = recording
+
+    def body(self, request: Any) -> dict[str, Any]:
+        url = reverse("api:recording-detail", kwargs={"pk": self.recording.pk}, request=request)
+        return {**super().body(request), "recording": {"id": self.recording.pk, "url": url}}
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Celery tasks of the judge and the transcription. They take ids and are idempotent (see
-qa.jobs), which is what makes acks_late safe: a redelivered message finds its job claimed or
+core.jobs), which is what makes acks_late safe: a redelivered message finds its job claimed or
 finished and does nothing.
 
-Leaves: the domain publishes them by name (qa.queue) and they import it inside their bodies,
+Leaves: the domain publishes them by name (core.queue) and they import it inside their bodies,
 so no module of qa imports this one back."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from celery import Task, shared_task
 from django.conf import settings
 
-from qa.jobs import task_outcome
+from core.jobs import task_outcome
 
 
 @shared_task(

@@ -1,7 +1,7 @@
 """Transcribing a recording's audio: the stage before judging.
 
 The recording moves received -> transcribing -> queued (pending judgment); its
-transcription is a job of the one executor (qa.jobs): claimed with a lease that
+transcription is a job of the one executor (core.jobs): claimed with a lease that
 is renewed while the recognizer runs (QA_TRANSCRIBE_LEASE_SECONDS), so a worker
 that dies mid-call has its call taken back by the sweep within a lease, not
 after the task's time limit; transient failures are given back with backoff; a
@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from qa.jobs import (
+from core.jobs import (
     JobKind,
     Outcome,
     Result,

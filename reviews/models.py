@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from qa.models import ApiKey, JudgeRun, Recording
+from access.models import ApiKey
+from qa.models import JudgeRun, Recording
 from rubrics.models import Criterion
 
 
@@ -58,11 +60,11 @@ class Review(models.Model):
         _("blind audit"), default=False, help_text=_("The reviewer entered values before seeing the model's.")
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    # The human value per criterion key the review gives (`reviews.selectors.review_values`; criteria
+    # The human value per criterion key the review gives (`reviews.reference.review_values`; criteria
     # without a number left out), set when it is made: the scorecards read these rather than join the
     # scores and criterion entries of every audited call (bench/scorecards/README.md).
     human_values = models.JSONField(_("human values"), null=True, blank=True)
-    # A QA lead's resolution of an agent's dispute (reviews.disputes): final, it supersedes the review disputed.
+    # A QA lead's resolution of an agent's dispute (disputes): final, it supersedes the review disputed.
     from_dispute = models.BooleanField(
         _("from a dispute"),
         default=False,
@@ -146,21 +148,40 @@ class ReviewClaim(models.Model):
         verbose_name_plural = _("review claims")
 
 
-# Each subpackage keeps its own rows; they are the `reviews` app's models, registered from here.
-from reviews.calibration.models import (  # noqa: E402
+class Assignment(models.Model):
+    """A lead's word that a call waiting for review is one supervisor's to review: it comes first in
+    their queue (so it is the review queue's, here; the calls pages make it). Open until that call is reviewed (by anyone, with a final decision; by its assignee,
+    with any) or assigned again; then closed, and kept."""
+
+    recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="assignments")
+    assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    assigned_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("assignment")
+        verbose_name_plural = _("assignments")
+        constraints = [
+            models.UniqueConstraint(fields=["recording"], condition=Q(closed_at__isnull=True), name="one_open_assignment"),
+        ]
+        indexes = [models.Index(fields=["assignee"], condition=Q(closed_at__isnull=True), name="assignment_open_by_user")]
+
+    def __str__(self) -> str:
+        return f"{self.recording_id} → {self.assignee_id}"
+
+
+# The calibration sessions' rows, in a module of their own; the `reviews` app's models, registered from here.
+from reviews.calibration_models import (  # noqa: E402
     AgreedValue,
     CalibrationCall,
     CalibrationEntry,
     CalibrationSession,
     CalibrationValue,
 )
-from reviews.calls.models import Assignment  # noqa: E402
-from reviews.disputes.models import Acknowledgement, Dispute, DisputedCriterion  # noqa: E402
-from reviews.reports.models import CriterionPairWeek, CriterionWeek  # noqa: E402
-from reviews.scorecards.models import ScorecardWeek  # noqa: E402
 
 __all__ = [
-    "Acknowledgement", "AgreedValue", "Assignment", "CalibrationCall", "CalibrationEntry", "CalibrationSession",
-    "CalibrationValue", "CriterionPairWeek", "CriterionReview", "CriterionWeek", "Dispute", "DisputedCriterion",
-    "Review", "ReviewClaim", "ScorecardWeek",
+    "AgreedValue", "Assignment", "CalibrationCall", "CalibrationEntry", "CalibrationSession", "CalibrationValue",
+    "CriterionReview", "Review", "ReviewClaim",
 ]  # fmt: skip

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import (
-    BooleanField,
-    Case,
     Count,
     Exists,
     F,
     Field,
-    FilteredRelation,
     Func,
-    IntegerField,
     OuterRef,
     Prefetch,
     Q,
@@ -24,7 +19,6 @@ from django.db.models import (
     Subquery,
     TextField,
     Value,
-    When,
 )
 from django.db.models.functions import Cast
 from django.db.models.lookups import GreaterThan, LessThan
@@ -32,10 +26,13 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from access import Capability, may
+from access.models import Role
 from access.scope import Scope, scope_for
-from qa.models import JUDGE_VALUE_EXISTS, QUALITY_ORDER_KEY, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
+from qa.models import QUALITY_ORDER_KEY, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
-from reviews.models import AgreedValue, Assignment, CalibrationSession, CriterionReview, Review
+from reviews.filters import CallSelection
+from reviews.reference import latest_final_reviews, review_values
+from reviews.models import Assignment, CalibrationSession, CriterionReview, Review
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.selectors import rubrics_in
 from rubrics.models import Criterion, Rubric
@@ -44,17 +41,11 @@ from rubrics.quality import Value as QualityValue
 from rubrics.selectors import rubric_quality_policy
 
 Reason = Recording.ReviewReason
-FINAL_DECISIONS = (Review.Decision.APPROVE, Review.Decision.REJECT)
 
 
 @dataclass(frozen=True)
-class QueueFilters:
-    rubric: str = ""  # a rubric slug: every version of it
-    team: str = ""
-    agent: str = ""  # an agent id, or part of a name
+class QueueFilters(CallSelection):
     reason: str = ""
-    date_from: date | None = None
-    date_to: date | None = None
     sort: str = ""  # "": lowest confidence first; QUALITY_SORT: lowest quality score first
 
 
@@ -216,7 +207,7 @@ def queue_reason_counts(*, filters: QueueFilters, scope: Scope) -> dict[str, int
 
 def queue_assigned(*, filters: QueueFilters, user: AbstractBaseUser) -> QuerySet[Recording]:
     """The calls of the queue (with its filters) that a lead assigned to `user` and that are still theirs
-    to review (reviews.calls), in the order they were assigned: the queue shows them first, and
+    to review (calls), in the order they were assigned: the queue shows them first, and
     `queue_next` opens them before any other. A call someone else holds a claim on is left out."""
     open_here = Assignment.objects.filter(recording=OuterRef("pk"), assignee=user, closed_at__isnull=True)
     return (
@@ -276,6 +267,35 @@ def rubric_version_choices(slug: str, *, scope: Scope) -> list[tuple[int, str]]:
     return [(rubric.version, f"v{rubric.version} · {rubric.get_status_display()}") for rubric in versions]
 
 
+def latest_reviewed_rubric(*, scope: Scope) -> Rubric | None:
+    """The rubric version of the most recent review in `scope`: where a report opens when nothing is chosen."""
+    review = (
+        Review.objects.filter(scope.recordings_q(workspace="recording__workspace", team="recording__team", agent="recording__agent_id"))
+        .select_related("run__rubric")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    return review.run.rubric if review is not None else None
+
+
+# --- An agent's own calls: the one place the agent pages, the disputes and their API ask which calls a
+# signed-in agent may see.
+
+
+def agent_ids(user: AbstractBaseUser) -> list[str]:
+    """The agent ids `user`'s agent memberships carry (none for anyone who is not an agent)."""
+    return sorted({grant.agent_id for grant in scope_for(user).grants if grant.role == Role.AGENT and grant.agent_id})
+
+
+def agent_recordings(user: AbstractBaseUser) -> QuerySet[Recording]:
+    """The calls of `user` as an agent, and no one else's: their scope (access.scope.scope_for) narrowed to
+    their agent memberships, so each workspace's agent id counts only in that workspace, and a person who
+    is an agent in one workspace and a supervisor in another sees here only their own calls."""
+    scope = scope_for(user)
+    as_agent = Scope(grants=tuple(grant for grant in scope.grants if grant.role == Role.AGENT))
+    return Recording.objects.filter(as_agent.recordings_q())
+
+
 def reasons_text_alias(recordings: QuerySet[Recording]) -> QuerySet[Recording]:
     """The alias `has_reason` reads."""
     return recordings.alias(review_reasons_text=Cast("review_reasons", TextField()))
@@ -286,24 +306,7 @@ def _queue() -> QuerySet[Recording]:
 
 
 def _queue_filtered(filters: QueueFilters, scope: Scope) -> QuerySet[Recording]:
-    recordings = _queue().filter(scope.recordings_q())
-    if filters.rubric:
-        recordings = recordings.filter(rubric__slug=filters.rubric)
-    if filters.team:
-        recordings = recordings.filter(team=filters.team)
-    if filters.agent:
-        recordings = recordings.filter(Q(agent_id=filters.agent) | Q(agent_name__icontains=filters.agent))
-    # Whole days in the current time zone, as datetime bounds so the occurred_at index can serve them.
-    if filters.date_from:
-        recordings = recordings.filter(occurred_at__gte=day_start(filters.date_from))
-    if filters.date_to:
-        recordings = recordings.filter(occurred_at__lt=day_start(filters.date_to + timedelta(days=1)))
-    return recordings
-
-
-def day_start(day: date) -> datetime:
-    """The first moment of `day` in the current time zone: the one day boundary every date filter uses."""
-    return timezone.make_aware(datetime.combine(day, time.min))
+    return _queue().filter(scope.recordings_q(), filters.q())
 
 
 def has_reason(reason: str) -> Q:
@@ -396,233 +399,6 @@ def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
     )
 
 
-# --- The human reference ------------------------------------------------------
-# What a human stands behind for a (recording, criterion): the one definition
-# that the reports, experiments and scorecards read (docs/dev/design.md).
-
-
-def latest_reviews(*, decisions: Iterable[str] | None = None) -> QuerySet[Review]:
-    """Each recording's latest review among those with `decisions` (all when None);
-    ties on created_at go to the higher id."""
-    candidates = Review.objects.all() if decisions is None else Review.objects.filter(decision__in=decisions)
-    later = candidates.filter(recording_id=OuterRef("recording_id")).filter(
-        Q(created_at__gt=OuterRef("created_at")) | Q(created_at=OuterRef("created_at"), pk__gt=OuterRef("pk"))
-    )
-    return candidates.filter(~Exists(later))
-
-
-# These read the annotations review_decision and cr_* (the criterion's review
-# entry: cr_not_applicable, cr_adjusted, cr_rejected) beside the score's value;
-# queries take them from joins or subqueries. With no entry, cr_* are NULL.
-# Approved without marking the criterion wrong, where the judge's value exists: an approve never turns an
-# unverified value into a human one (review_create refuses such an approve; older ones count for nothing).
-_APPROVED_AS_JUDGED = (
-    Q(review_decision=Review.Decision.APPROVE)
-    & (Q(cr_rejected__isnull=True) | Q(cr_rejected=False))
-    & JUDGE_VALUE_EXISTS
-)
-HUMAN_VALUE = Case(
-    # "Does not apply" is no number: the pair is left out of the numeric figures.
-    When(cr_not_applicable=True, then=Value(None)),
-    When(cr_adjusted__isnull=False, then=F("cr_adjusted")),
-    # Approved without marking the criterion wrong: the supervisor stands behind the judge's value.
-    When(_APPROVED_AS_JUDGED, then=F("value")),
-    default=None,
-    output_field=IntegerField(),
-)
-HUMAN_NOT_APPLICABLE = Case(
-    When(cr_not_applicable=True, then=True),
-    # The judge's N/A, approved as it was, is the supervisor's N/A too.
-    When(_APPROVED_AS_JUDGED & Q(cr_adjusted__isnull=True, value__isnull=True), then=True),
-    default=False,
-    output_field=BooleanField(),
-)
-# A criterion is rejected where the supervisor said the judge got it wrong: marked wrong, or, in a reject,
-# given another value or "does not apply" in place of the judge's (what a reject must say, per criterion:
-# reviews.services). A reject's other criteria are not rejected: one wrong criterion of a call is not
-# every criterion wrong.
-_REJECT_CHANGED = Q(review_decision=Review.Decision.REJECT) & (
-    Q(cr_not_applicable=True, value__isnull=False)
-    | (Q(cr_adjusted__isnull=False) & (Q(value__isnull=True) | ~Q(cr_adjusted=F("value"))))
-)
-IS_REJECTED = Case(
-    When(Q(cr_rejected=True) | _REJECT_CHANGED, then=True),
-    default=False,
-    output_field=BooleanField(),
-)
-
-
-@dataclass(frozen=True)
-class HumanReference:
-    """The value a human stands behind for one criterion of one recording."""
-
-    value: int | None  # None exactly when not_applicable
-    not_applicable: bool
-    source: str  # "agreed": a closed calibration session's agreed value; "review": the latest final review
-    review_id: int | None  # None for an agreed value
-    run_id: int  # the judgment that review saw, or that the calibration session put beside the participants' values
-
-
-def with_review_entry(scores: QuerySet[Score]) -> QuerySet[Score]:
-    """The aliases HUMAN_VALUE, HUMAN_NOT_APPLICABLE and IS_REJECTED read, for scores filtered by
-    `run__reviews__in` (in one filter() call with the scores' other conditions, so the join to the
-    review is made once and reused by the entry's join): the review's decision and its entry for the
-    score's criterion."""
-    return scores.alias(
-        cr=FilteredRelation("run__reviews__criteria", condition=Q(run__reviews__criteria__criterion=F("criterion"))),
-        review_decision=F("run__reviews__decision"),
-        cr_not_applicable=F("cr__not_applicable"),
-        cr_adjusted=F("cr__adjusted_value"),
-        cr_rejected=F("cr__rejected"),
-    )
-
-
-def review_values(*, reviews: QuerySet[Review]) -> QuerySet[Score]:
-    """What each of `reviews` says per criterion scored on the run it reviewed, as rows of
-    run_id, recording_id, key, review_id, human (a number or None) and not_applicable.
-
-    The supervisor's value where they set one, N/A where they ticked "does not
-    apply", and the judge's value where they approved it without marking it
-    wrong; else no value.
-    """
-    return (
-        # One filter() call, so the join to the review is made once and reused by the entry's join.
-        with_review_entry(Score.objects.filter(run__reviews__in=reviews))
-        .values(
-            "run_id",
-            recording_id=F("run__recording_id"),
-            key=F("criterion__key"),
-            review_id=F("run__reviews__id"),
-            human=HUMAN_VALUE,
-            not_applicable=HUMAN_NOT_APPLICABLE,
-        )
-        .order_by()
-    )
-
-
-def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], HumanReference]:
-    """The human reference per (recording id, criterion key), in two queries.
-
-    First the agreed value of a closed calibration session (the latest session
-    to close, where several agreed on the same call). Else the latest final
-    review (approve or reject; "needs review" is not final), read by
-    `review_values`. A QA lead's resolution of an agent's upheld dispute is a
-    final review (`Review.from_dispute`) made after the review disputed, so it
-    is the latest and supersedes it; a rejected dispute writes no review. A criterion with neither (a reject that gave no value)
-    has no reference and is absent, as are recordings without either.
-    """
-    recording_ids = list(recording_ids)
-    rows = review_values(reviews=_latest_final_reviews(recording_ids))
-    references = {
-        (row["recording_id"], row["key"]): HumanReference(
-            value=None if row["not_applicable"] else row["human"],
-            not_applicable=bool(row["not_applicable"]),
-            source="review",
-            review_id=row["review_id"],
-            run_id=row["run_id"],
-        )
-        for row in rows
-        if row["not_applicable"] or row["human"] is not None
-    }
-    agreed = (
-        _closed_agreed_values(recording_ids)
-        .values(
-            "value",
-            "not_applicable",
-            recording_id=F("call__recording_id"),
-            key=F("criterion__key"),
-            run_id=F("call__run_id"),
-        )
-        # Oldest first, so the latest session's value is the one left in the dict.
-        .order_by("call__session__closed_at", "call__session_id")
-    )
-    for row in agreed:
-        references[(row["recording_id"], row["key"])] = HumanReference(
-            value=row["value"],
-            not_applicable=row["not_applicable"],
-            source="agreed",
-            review_id=None,
-            run_id=row["run_id"],
-        )
-    return references
-
-
-def _latest_final_reviews(recording_ids: list[int]) -> QuerySet[Review]:
-    return latest_reviews(decisions=FINAL_DECISIONS).filter(recording_id__in=recording_ids)
-
-
-def _closed_agreed_values(recording_ids: list[int]) -> QuerySet[AgreedValue]:
-    return AgreedValue.objects.filter(
-        call__recording_id__in=recording_ids, call__session__status=CalibrationSession.Status.CLOSED
-    )
-
-
-def human_reference_rows(*, recording_ids: Iterable[int] | QuerySet) -> QuerySet:
-    """`human_references` as one query, for queries that count by the human value in the database (the
-    experiments' comparison) where reading every reference into Python would cost seconds.
-
-    Rows of recording_id, criterion_key, human_value, human_not_applicable, source, review_id and
-    reference_run_id, one per reference, by the same rules: the agreed value of the latest closed
-    calibration session to agree on the criterion first, else the latest final review's value as
-    `review_values` reads it; no row where neither gave a value or N/A. `recording_ids` may be a
-    subquery. tests/test_human_reference.py checks that both forms give the same references.
-    """
-    if not isinstance(recording_ids, QuerySet):
-        recording_ids = list(recording_ids)
-    closed = _closed_agreed_values(recording_ids)
-    later_session = AgreedValue.objects.filter(
-        call__session__status=CalibrationSession.Status.CLOSED,
-        call__recording_id=OuterRef("call__recording_id"),
-        criterion__key=OuterRef("criterion__key"),
-    ).filter(
-        Q(call__session__closed_at__gt=OuterRef("call__session__closed_at"))
-        | Q(
-            call__session__closed_at=OuterRef("call__session__closed_at"),
-            call__session_id__gt=OuterRef("call__session_id"),
-        )
-    )
-    agreed = closed.filter(~Exists(later_session))
-    agreed_here = agreed.filter(
-        call__recording_id=OuterRef("run__recording_id"), criterion__key=OuterRef("criterion__key")
-    )
-    reviewed = (
-        # The recordings' condition again on the runs, redundant (a review's run is of its recording), so
-        # that PostgreSQL reads the runs of these recordings, not every score of every reviewed run (0.6 s
-        # for a day's calls at a million scores; bench/dashboard/README.md).
-        with_review_entry(
-            Score.objects.filter(run__reviews__in=_latest_final_reviews(recording_ids), run__recording_id__in=recording_ids)
-        )
-        .alias(review_human=HUMAN_VALUE, review_not_applicable=HUMAN_NOT_APPLICABLE)
-        .filter(Q(review_not_applicable=True) | Q(review_human__isnull=False))
-        .filter(~Exists(agreed_here))
-    )
-    # Every column an expression, named and ordered alike, so the union lines them up.
-    return (
-        agreed.values(
-            recording_id=F("call__recording_id"),
-            criterion_key=F("criterion__key"),
-            human_value=F("value"),
-            human_not_applicable=F("not_applicable"),
-            source=Value("agreed", output_field=TextField()),
-            review_id=Value(None, output_field=IntegerField()),
-            reference_run_id=F("call__run_id"),
-        )
-        .order_by()
-        .union(
-            reviewed.values(
-                recording_id=F("run__recording_id"),
-                criterion_key=F("criterion__key"),
-                human_value=Case(When(review_not_applicable=True, then=Value(None)), default=F("review_human")),
-                human_not_applicable=F("review_not_applicable"),
-                source=Value("review", output_field=TextField()),
-                review_id=F("run__reviews__id"),
-                reference_run_id=F("run_id"),
-            ).order_by(),
-            all=True,
-        )
-    )
-
-
 def recording_detail_with_reviews(*, pk: int) -> Recording:
     """A recording with its latest run, the scores of its current run and its reviews, in five queries.
 
@@ -664,4 +440,4 @@ def review_quality(*, review: Review, rubric: Rubric | None = None) -> Quality:
 
 def latest_final_review(*, recording_id: int) -> Review | None:
     """The recording's latest approve or reject: the one its human values come from."""
-    return _latest_final_reviews([recording_id]).select_related("run__rubric").first()
+    return latest_final_reviews([recording_id]).select_related("run__rubric").first()

@@ -8,20 +8,21 @@ from datetime import timedelta
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import formats, timezone
 from django.utils.translation import gettext as _
 
 from access import Capability, may
 from access.scope import scope_for
 from outbox.services import review_created_emit
-from qa.errors import ConflictError, InvalidInputError
-from qa.models import ApiKey, Recording
+from core.errors import ConflictError, InvalidInputError
+from access.models import ApiKey
+from qa.models import Recording
 from qa.services import UPDATE_BATCH
-from reviews.calls.services import assignments_close_reviewed
 from reviews.claims import claim_holder
-from reviews.models import CriterionReview, Review, ReviewClaim, ReviewVoid
-from reviews.selectors import recording_is_blind_for, review_values
+from reviews.models import Assignment, CriterionReview, Review, ReviewClaim, ReviewVoid
+from reviews.reference import review_values
+from reviews.selectors import recording_is_blind_for
 from rubrics.models import Criterion
 
 REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED)
@@ -29,6 +30,8 @@ REVIEWABLE_STATUSES = (Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Reco
 # of a click made as the toast closes.
 UNDO_SECONDS = 10
 UNDO_GRACE_SECONDS = 5
+# Where the page keeps the review just submitted, for the toast's Undo (the views write it, a template tag reads it).
+UNDO_SESSION_KEY = "review_undo"
 
 
 class RecordingNotJudgedError(ConflictError):
@@ -96,7 +99,7 @@ def review_create(
     Raises InvalidInputError (keyed by field, with one entry per bad criterion)
     before anything is written, so a rejected review leaves no trace.
     `user` and `api_key` both None: a trusted caller of the code (a command).
-    `from_dispute`: a QA lead's resolution of an agent's dispute (reviews.disputes.services.dispute_resolve),
+    `from_dispute`: a QA lead's resolution of an agent's dispute (disputes.services.dispute_resolve),
     final like any approve or reject, so the human reference reads it in place of the review disputed.
     """
     # Lock the row: two reviews of one recording are serialized, never interleaved.
@@ -210,6 +213,14 @@ def review_create(
 
 class UndoExpiredError(ConflictError):
     """Too late to undo, or not the latest review of its call: a later decision already builds on it."""
+
+
+def assignments_close_reviewed(*, recording: Recording, user: AbstractBaseUser | None, final: bool) -> int:
+    """Close the call's open assignment once it is reviewed: by anyone with a final decision (the call
+    is done), by its assignee with any (a "needs another review" passes it on to the queue). review_create
+    calls it in its transaction. Returns how many it closed."""
+    done = Q() if final else Q(assignee=user) if user is not None else Q(pk__in=[])
+    return Assignment.objects.filter(done, recording=recording, closed_at__isnull=True).update(closed_at=timezone.now())
 
 
 @transaction.atomic
@@ -352,7 +363,7 @@ def _criteria_errors(
 
 def judge_values(recording: Recording) -> dict[str, int | None]:
     """The judge's values on the recording's current judgment, by criterion key, where they exist
-    (an unverified quote's value is none: shared/design.md)."""
+    (an unverified quote's value is none: docs/dev/design.md)."""
     return {
         score.criterion.key: score.value
         for score in recording.current_run.scores.select_related("criterion")

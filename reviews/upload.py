@@ -15,7 +15,7 @@ from access import Capability
 from access.scope import Scope, scope_for
 from qa.api.scope import recording_team_check
 from qa.audio import AudioTooLargeError
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.services import RecordingConflictError, recording_ingest
 from reviews.selectors import rubric_choices
 from reviews.views import supervisor_required

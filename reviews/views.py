@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from access import Capability, SIGNED_IN, may, page_requires
 from access.scope import scope_for
-from qa.errors import ConflictError, InvalidInputError
+from core.errors import ConflictError, InvalidInputError
 from qa.models import Recording
 from reviews.claims import claim_holder, claim_release, claim_take
 from reviews.forms import QueueFilterForm, ReviewForm
@@ -28,7 +28,7 @@ from reviews.selectors import (
     review_page,
     rubric_choices,
 )
-from reviews.services import UNDO_SECONDS, review_create, review_void
+from reviews.services import UNDO_SECONDS, UNDO_SESSION_KEY, review_create, review_void
 from rubrics.quality import quality_score
 from rubrics.selectors import rubric_quality_policy
 
@@ -36,7 +36,6 @@ QUEUE_PAGE_SIZE = 50
 # Where the supervisor goes after a review: the next call in the queue, or back to the queue.
 AFTER_SUBMIT_SESSION_KEY = "review_after_submit"
 # The review just submitted, which the next page offers to undo (templatetags/review_tags.py: undo_toast).
-UNDO_SESSION_KEY = "review_undo"
 
 
 @page_requires(SIGNED_IN)

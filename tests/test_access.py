@@ -18,7 +18,10 @@ from rest_framework.views import APIView
 import access
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["config", "outbox", "rubrics", "qa", "reviews", "webhooks"]
+APPS = [
+    "config", "outbox", "core", "rubrics", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights",
+    "webhooks",
+]  # fmt: skip
 # Views of the framework itself: the login, logout and password pages, the language switch, static files.
 FRAMEWORK_MODULES = ("django.contrib.auth.views", "django.views.i18n", "django.views.static")
 CAPABILITIES = {*access.Capability, access.SIGNED_IN, access.API_DOCS}

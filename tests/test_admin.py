@@ -15,7 +15,8 @@ from django.urls import reverse
 
 from access.models import SsoIdentity, Workspace
 from access.services import member_add
-from qa.models import ApiKey, Judge, JudgeRun, Recording, Score, Transcription
+from access.models import ApiKey
+from qa.models import Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.models import RedactionPolicy
 from reviews.models import Review
 from reviews.services import review_create

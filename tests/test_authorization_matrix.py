@@ -45,9 +45,9 @@ from access.models import Role
 from access.services import member_add, workspace_create
 from qa.api.services import api_key_create
 from qa.models import Recording
-from reviews.calibration.models import CalibrationCall, CalibrationSession
-from reviews.experiments.models import Arm, Experiment
-from reviews.models import Dispute, DisputedCriterion
+from reviews.models import CalibrationCall, CalibrationSession
+from experiments.models import Arm, Experiment
+from disputes.models import Dispute, DisputedCriterion
 from reviews.services import review_create
 from tests.factories import UserFactory, judged_recording, published_rubric
 

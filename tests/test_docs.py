@@ -156,8 +156,8 @@ def readme_block(heading: str) -> str:
 def test_the_readmes_first_hour_runs_as_written(tmp_path, monkeypatch):
     from access.models import Membership, Role
     from access.scope import scope_for
-    from qa.models import ApiKey
-    from reviews.calibration.models import CalibrationSession
+    from access.models import ApiKey
+    from reviews.models import CalibrationSession
     from rubrics.models import Rubric
     from tests.factories import judged_recording
 
@@ -199,8 +199,8 @@ def test_the_readmes_first_hour_runs_as_written(tmp_path, monkeypatch):
 def test_the_pages_manage_commands_run_as_written(tmp_path, monkeypatch):
     """The rubric owners', the QA leads' and the agents' pages, and the REST API page's key."""
     from access.models import Membership
-    from qa.models import ApiKey
-    from reviews.calibration.models import CalibrationSession
+    from access.models import ApiKey
+    from reviews.models import CalibrationSession
     from rubrics.models import Rubric
     from tests.factories import UserFactory, judged_recording
 
@@ -236,7 +236,8 @@ def test_the_pages_manage_commands_run_as_written(tmp_path, monkeypatch):
 def test_the_documented_single_post_stores_the_call(live_server, own_redis):  # noqa: F811
     """The README's external-system curl and the REST API page's, the same command, against a live server;
     published to a Redis of the test's own, which nothing consumes."""
-    from qa.models import ApiKey, Recording
+    from access.models import ApiKey
+    from qa.models import Recording
     from tests.factories import published_rubric
 
     readme = readme_block("External system")

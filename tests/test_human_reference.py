@@ -5,10 +5,10 @@ from datetime import timedelta
 import pytest
 
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
+from calibration.selectors import CallSelection
+from calibration.services import agreed_value_set, calibration_close, calibration_create
 from reviews.models import Review
-from reviews.selectors import HumanReference, human_reference_rows, human_references
+from reviews.reference import HumanReference, human_reference_rows, human_references
 from reviews.services import CriterionAdjustment, review_create
 from tests.factories import UserFactory, judged_recording, published_rubric
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import JudgeRun, Recording
 from qa.services import RecordingConflictError, Turn, recording_ingest
 from tests.factories import SAMPLE_TRANSCRIPT, RubricFactory

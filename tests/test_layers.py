@@ -1,6 +1,8 @@
-"""The apps stack access, outbox ← rubrics ← qa ← reviews ← webhooks: no module of an app imports an app
-above it, and inside an app no modules import each other in a circle (a task module is a leaf: the
-domain publishes tasks by name, qa.queue, and the tasks import the domain inside their bodies).
+"""The apps stack access, outbox ← core ← rubrics ← qa ← reviews ← calibration ← calls ← disputes ← experiments
+← insights ← webhooks: no module of an app imports an app above it, and inside an app no modules import each other in a circle (a
+task module is a leaf: the domain publishes tasks by name, core.queue, and the tasks import the domain inside
+their bodies). The features (calibration, calls, disputes, experiments, insights) stand on the kernel in reviews (the human reference,
+periods, filters, the report page) and on the platform, core.
 
 Read from the source (every import statement, those inside functions included), so
 a lazy import cannot hide a cycle.
@@ -14,9 +16,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# Each may import only those before it. `access` (who may do what, and the workspaces' scope) and
-# `outbox` (the events the judging and the reviews record) sit below them all.
-LAYERS = ["access", "outbox", "rubrics", "qa", "reviews", "webhooks"]
+# Each may import only those before it. `access` (who may do what, the workspaces' scope, the API keys) and
+# `outbox` (the events the judging and the reviews record) sit below them all; `core` is the platform every
+# feature uses (the API's plumbing, errors, the job executor, the queue, rate limits), so that using it
+# never means importing a feature.
+LAYERS = [
+    "access", "outbox", "core", "rubrics", "qa", "reviews",
+    "calibration", "calls", "disputes", "experiments", "insights",  # the features
+    "webhooks",
+]  # fmt: skip
 
 
 def imported_apps(path: Path) -> set[str]:
@@ -144,10 +152,10 @@ def test_llm_backends_do_not_import_each_other():
 
 
 def test_only_the_urlconf_uses_the_recordings_views():
-    """Apps above qa borrow the API's plumbing (authentication, permissions, parsing, errors), not qa's views."""
+    """Apps above qa use the API's plumbing (core.api: authentication, parsing, errors), not qa's views."""
     users = [
         str(path.relative_to(ROOT))
-        for app in ["reviews"]
+        for app in LAYERS[LAYERS.index("qa") + 1 :]
         for path in modules_of(app)
         if any(
             isinstance(node, ast.ImportFrom) and node.module == "qa.api.views"
@@ -179,5 +187,45 @@ def test_no_module_imports_another_modules_private_names(app):
 
 def test_the_private_import_scan_sees_one(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("from reviews.reports.views import _num, Column\n")
-    assert private_imports(module) == ["reviews.reports.views._num"]
+    module.write_text("from insights.reports.views import _num, Column\n")
+    assert private_imports(module) == ["insights.reports.views._num"]
+
+
+def foreign_views(path: Path, root: Path = ROOT) -> list[str]:
+    """The project's `views` modules that `path` imports from outside their own package: a page's helpers
+    belong in a module that is not a view (a selector, a form, reviews.report_page), so that no feature
+    depends on another's pages. URLconfs, which wire the views, are what may import them."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [
+            target
+            for target in targets
+            if target.split(".")[0] in APPS and target.rpartition(".")[2] == "views"
+            and target.rpartition(".")[0] != package
+        ]
+    return found
+
+
+@pytest.mark.parametrize("app", LAYERS)
+def test_no_module_imports_the_views_of_another_package(app):
+    offenders = {
+        str(path.relative_to(ROOT)): found
+        for path in modules_of(app)
+        if path.name not in ("urls.py", "api_urls.py") and (found := foreign_views(path))
+    }
+    assert offenders == {}
+
+
+def test_the_views_scan_sees_a_feature_borrowing_another_features_view(tmp_path):
+    (tmp_path / "insights" / "agents").mkdir(parents=True)
+    module = tmp_path / "insights" / "agents" / "views.py"
+    module.write_text("from insights.scorecards.views import cell_view\nfrom insights.agents import views\n")
+    assert foreign_views(module, tmp_path) == ["insights.scorecards.views"]

@@ -75,7 +75,7 @@ def test_an_unknown_address_answers_the_apps_own_page_in_the_users_language(supe
 
 
 def test_the_demo_has_two_supervisors_so_a_calibration_can_run():
-    from reviews.calibration.models import CalibrationSession
+    from reviews.models import CalibrationSession
     from tests.factories import judged_recording
 
     rubric = published_rubric()

@@ -1,6 +1,6 @@
 import pytest
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording
 from reviews.models import CriterionReview, Review, ReviewClaim
 from reviews.services import CriterionAdjustment, RecordingNotJudgedError, review_create

@@ -13,10 +13,10 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording
 from reviews.models import Review, ReviewClaim
-from reviews.selectors import human_references
+from reviews.reference import human_references
 from reviews.services import (
     CriterionAdjustment,
     FinalReviewLockedError,
@@ -301,8 +301,8 @@ def test_a_blind_audit_review_through_the_api_session_is_stored_as_blind(supervi
 
 @pytest.mark.django_db
 def test_an_open_calibration_hides_the_judgment_from_its_participants_on_the_api():
-    from reviews.calibration.selectors import CallSelection
-    from reviews.calibration.services import calibration_create
+    from calibration.selectors import CallSelection
+    from calibration.services import calibration_create
 
     lead = UserFactory(username="lead", groups=["QA leads"])
     ana = UserFactory(username="ana", groups=["Supervisors"])

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["qa", "reviews", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -27,60 +27,61 @@ MARKERS = (
     "experiments_list",
 )  # fmt: skip
 ENTRY_MODULES = {"views.py", "api.py", "forms.py", "upload.py", "listening.py"}
+# Modules of reads: a read there without the scope must be listed below with its reason.
+READ_MODULES = {"selectors.py", "reference.py"}
 
 # Reads whose rows their caller already scoped; each says how.
 SCOPED_BY_CALLER = {
     # The request's key is who is asking: found by its own prefix, then it is the scope.
-    ("qa/api/authentication.py", "_key_for"): "the key being authenticated",
+    ("core/api/authentication.py", "_key_for"): "the key being authenticated",
     ("qa/api/services.py", "api_key_create"): "a write",
     ("qa/api/services.py", "api_key_revoke"): "a write, from the scoped key admin",
-    ("qa/api/services.py", "api_key_touch"): "the authenticated key's own row",
     # The API's views narrow these with recordings_visible / recording_check_visible.
     ("qa/selectors.py", "recording_list"): "qa.api.views.RecordingsView narrows it (recordings_visible)",
     ("qa/selectors.py", "recording_details"): "reviews.api's detail checks it (recording_check_visible)",
     ("qa/selectors.py", "recording_active_run"): "of a recording already read in scope",
     # Calibration: a session is read through session_get (its lead's workspace or its participants),
     # and everything else of the session through it.
-    ("reviews/calibration/selectors.py", "calibration_pool"): "a rubric the lead chose in scope",
-    ("reviews/calibration/selectors.py", "session_get"): "can_view_session: the lead's workspace or a participant",
-    ("reviews/calibration/selectors.py", "session_overview"): "of a session from session_get",
-    ("reviews/calibration/selectors.py", "session_own_progress"): "of a session from session_get",
-    ("reviews/calibration/selectors.py", "scoring_page"): "of a session from session_get",
-    ("reviews/calibration/selectors.py", "session_results"): "of a session from session_get",
+    ("calibration/selectors.py", "calibration_pool"): "a rubric the lead chose in scope",
+    ("calibration/selectors.py", "session_get"): "can_view_session: the lead's workspace or a participant",
+    ("calibration/selectors.py", "session_overview"): "of a session from session_get",
+    ("calibration/selectors.py", "session_own_progress"): "of a session from session_get",
+    ("calibration/selectors.py", "scoring_page"): "of a session from session_get",
+    ("calibration/selectors.py", "session_results"): "of a session from session_get",
     # Experiments: an experiment comes from experiments_list(scope=...); its rows through it.
-    ("reviews/experiments/selectors.py", "experiment_recording_ids"): "a rubric family, one workspace's",
-    ("reviews/experiments/selectors.py", "experiment_progress"): "of an experiment in scope",
-    ("reviews/experiments/selectors.py", "_comparison_cells"): "of an experiment in scope",
-    ("reviews/experiments/selectors.py", "_usage"): "of an experiment in scope",
-    ("reviews/experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
-    ("reviews/experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
+    ("experiments/selectors.py", "experiment_recording_ids"): "a rubric family, one workspace's",
+    ("experiments/selectors.py", "experiment_progress"): "of an experiment in scope",
+    ("experiments/selectors.py", "_comparison_cells"): "of an experiment in scope",
+    ("experiments/selectors.py", "_usage"): "of an experiment in scope",
+    ("experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
+    ("experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
-    ("reviews/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
-    ("reviews/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
-    ("reviews/reports/selectors.py", "previous_reviewed_version"): "a version of a rubric read in scope",
+    ("insights/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
+    ("insights/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "previous_reviewed_version"): "a version of a rubric read in scope",
     # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
-    ("reviews/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
-    ("reviews/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
+    ("insights/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
     # The review queue and its shared reads.
     ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
     ("reviews/selectors.py", "_queue"): "_queue_filtered and queue_team_choices apply the scope",
-    ("reviews/selectors.py", "latest_reviews"): "its callers filter it (report_run_q, ids in scope)",
-    ("reviews/selectors.py", "review_values"): "of reviews read in scope",
-    ("reviews/selectors.py", "_closed_agreed_values"): "for recording ids read in scope",
-    ("reviews/selectors.py", "human_reference_rows"): "for recording ids read in scope",
+    ("reviews/reference.py", "latest_reviews"): "its callers filter it (report_run_q, ids in scope)",
+    ("reviews/reference.py", "review_values"): "of reviews read in scope",
+    ("reviews/reference.py", "_closed_agreed_values"): "for recording ids read in scope",
+    ("reviews/reference.py", "human_reference_rows"): "for recording ids read in scope",
     ("reviews/selectors.py", "_reviews"): "of a recording read in scope",
     ("reviews/selectors.py", "review_qualities"): "of reviews its caller read in scope",
-    ("reviews/calibration/selectors.py", "calibration_pool_of_earlier_versions"): "earlier versions of a rubric in scope",
+    ("calibration/selectors.py", "calibration_pool_of_earlier_versions"): "earlier versions of a rubric in scope",
     # Find calls: calls_visible(user) applies the scope; the rest reads by its calls or their ids.
-    ("reviews/calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
-    ("reviews/calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
+    ("calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
+    ("calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
     # Agents and disputes: agent_recordings(user) is the agent's scope, leading(user) the lead's.
-    ("reviews/disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
-    ("reviews/disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
-    ("reviews/disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
+    ("disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
+    ("disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
+    ("disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
     # The toast's Undo: review_void refuses anyone but the review's own author.
     ("reviews/views.py", "undo"): "the reviewer's own review (review_void checks)",
 }
@@ -119,7 +120,7 @@ def scanned_modules() -> list[Path]:
         for app in APPS
         for path in sorted((ROOT / app).rglob("*.py"))
         if not {"migrations", "management", "tests"} & set(path.parts)
-        and (path.name in ENTRY_MODULES or path.name == "selectors.py" or "api" in path.parts)
+        and (path.name in ENTRY_MODULES or path.name in READ_MODULES or "api" in path.parts)
     ]
 
 

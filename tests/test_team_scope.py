@@ -165,8 +165,8 @@ def test_a_team_limited_supervisor_uploads_calls_only_to_their_teams(acme):
 
 def test_a_team_limited_supervisor_sees_no_experiment_a_whole_workspace_one_does(acme):
     from access.scope import scope_for
-    from reviews.experiments.models import Experiment
-    from reviews.experiments.selectors import experiments_list
+    from experiments.models import Experiment
+    from experiments.selectors import experiments_list
 
     rubric = acme["rubric"]
     experiment = Experiment.objects.create(workspace_id=rubric.workspace_id, rubric_slug=rubric.slug, recording_ids=[])

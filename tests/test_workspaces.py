@@ -136,8 +136,9 @@ def test_existing_rubrics_calls_keys_and_experiments_go_into_the_default_workspa
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    from qa.models import ApiKey, Recording
-    from reviews.experiments.models import Experiment
+    from access.models import ApiKey
+    from qa.models import Recording
+    from experiments.models import Experiment
     from rubrics.models import Rubric
 
     before = [("rubrics", "0004_sections_and_critical_criteria"), ("qa", "0016_recording_search_vector"), ("experiments", "0004_job_lease")]
@@ -185,9 +186,9 @@ def two_workspaces():
 def test_a_supervisor_in_one_workspace_who_leads_qa_in_another_reviews_and_calibrates_only_where_they_may(client):
     from django.core.exceptions import PermissionDenied
 
-    from reviews.calibration.models import CalibrationSession
-    from reviews.calibration.selectors import CallSelection
-    from reviews.calibration.services import calibration_close, calibration_create
+    from reviews.models import CalibrationSession
+    from calibration.selectors import CallSelection
+    from calibration.services import calibration_close, calibration_create
     from reviews.services import review_create
 
     acme, other, calls = two_workspaces()
@@ -251,8 +252,9 @@ def test_a_staff_member_sees_only_their_workspaces_rows_in_the_admin_and_a_super
 
 @pytest.mark.django_db
 def test_keys_rubrics_and_splitting_by_command(capsys):
-    from qa.models import ApiKey, Recording
-    from reviews.experiments.models import Experiment
+    from access.models import ApiKey
+    from qa.models import Recording
+    from experiments.models import Experiment
     from rubrics.models import Rubric
 
     acme, other, calls = two_workspaces()
@@ -356,7 +358,7 @@ def readme_commands(block: int) -> list[list[str]]:
 
 @pytest.mark.django_db
 def test_the_readmes_workspace_commands_run_as_written(tmp_path, monkeypatch, capsys):
-    from qa.models import ApiKey
+    from access.models import ApiKey
     from rubrics.models import Rubric
 
     for name in ("ana", "luis", "marta"):

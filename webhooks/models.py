@@ -9,10 +9,9 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from access.models import Workspace, default_workspace_id
+from access.models import ApiKey, Workspace, default_workspace_id
 from access.scope import scope_for_key
 from outbox.models import Event
-from qa.models import ApiKey
 
 
 class Subscription(models.Model):

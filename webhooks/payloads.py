@@ -18,12 +18,13 @@ from django.http import QueryDict
 
 from outbox.models import Event
 from reviews.api.serializers import RecordingWithReviewsSerializer, ReviewSerializer
-from reviews.disputes.api import DisputeSerializer
-from reviews.disputes.selectors import with_criteria
-from reviews.experiments.api import ExperimentSerializer
-from reviews.experiments.models import Experiment
-from reviews.experiments.selectors import experiment_comparison
-from reviews.models import Dispute, Review
+from disputes.api import DisputeSerializer
+from disputes.selectors import with_criteria
+from experiments.api import ExperimentSerializer
+from experiments.models import Experiment
+from experiments.selectors import experiment_comparison
+from disputes.models import Dispute
+from reviews.models import Review
 from reviews.selectors import recording_detail_with_reviews, review_detail
 
 

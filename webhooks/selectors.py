@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from access.models import DEFAULT_WORKSPACE, Workspace
 from access.scope import scope_for
-from qa.models import ApiKey
+from access.models import ApiKey
 from webhooks.models import Delivery, Subscription
 
 

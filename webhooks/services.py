@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import http.client
 import logging
+import math
 import secrets
 import socket
 import ssl
@@ -39,9 +40,11 @@ from rest_framework.utils.encoders import JSONEncoder
 
 from access.models import DEFAULT_WORKSPACE, Workspace, default_workspace_id
 from outbox.models import EVENT_NAMES, Event
-from qa.errors import InvalidInputError
-from qa.models import ApiKey, Recording
-from qa.queue import task_publish, tasks_in_process
+from core.errors import InvalidInputError
+from core.jobs import retry_delay
+from access.models import ApiKey
+from core.queue import task_publish, tasks_in_process
+from qa.models import Recording
 from webhooks.hosts import HostNotAllowed, Target, url_target
 from webhooks.models import Attempt, Delivery, Subscription
 from webhooks.payloads import event_data
@@ -349,11 +352,6 @@ class AttemptResult:
     delay: float = 0.0  # for "retry": when to try again (s)
 
 
-def retry_delay(*, attempt: int) -> float:
-    """The wait after failed attempt number `attempt`: QA_WEBHOOK_RETRY_BASE doubled each time."""
-    return settings.QA_WEBHOOK_RETRY_BASE * 2 ** max(attempt - 1, 0)
-
-
 class _PinnedHTTPConnection(http.client.HTTPConnection):
     """Connects to the address the allowlist checked, whatever the name resolves to now."""
 
@@ -464,7 +462,8 @@ def _attempt_record(
         )
         Subscription.objects.filter(pk=subscription.pk, failing_since__isnull=False).update(failing_since=None)
     else:
-        delay = retry_delay(attempt=number)
+        # No jitter and no cap: QA_WEBHOOK_RETRY_WINDOW ends the retries.
+        delay = retry_delay(attempt=number, base=settings.QA_WEBHOOK_RETRY_BASE, longest=math.inf, jitter=False)
         window_end = (delivery.retrying_since or delivery.created_at) + timedelta(seconds=settings.QA_WEBHOOK_RETRY_WINDOW)
         if permanent or now + timedelta(seconds=delay) > window_end:
             outcome = Attempt.Outcome.FAILED

@@ -94,7 +94,8 @@ def data_prepare(size: int) -> tuple[str, int]:
     from django.utils import timezone
 
     from qa.api.services import api_key_create
-    from qa.models import ApiKey, JudgeRun, Recording, Score
+    from access.models import ApiKey
+    from qa.models import JudgeRun, Recording, Score
     from rubrics.models import Criterion, Rubric
     from access.scope import EVERYTHING
     from rubrics.selectors import rubric_latest_published

@@ -13,7 +13,7 @@ product). Then it brings the scorecards' weekly rollup up to date (as Celery bea
 dashboard page through Django's full stack, in-process, with DEBUG off, for the data's last twelve weeks (a
 first visit's period) and for the whole 26 weeks; then each of its parts alone, so the page's time can be
 read as their sum: the quality score's weeks (the scorecards' rollup), the reports' counts per criterion
-(their weekly rollup: `reviews.reports.rollup`), and from those counts the auto-fail rates, the
+(their weekly rollup: `insights.reports.rollup`), and from those counts the auto-fail rates, the
 unverified-quote rate and the ceiling, the review backlog (the queue) and the open disputes. Then the
 evidence report's own data, which the dashboard's unverified-quote tile links to.
 """
@@ -45,9 +45,10 @@ def run(*, repeat: int) -> bool:
     from bench.reports.generate import BENCH_SLUG
     from bench.scorecards.generate import BENCH_USER
     from qa.models import Recording, Score
-    from reviews.dashboard import selectors as parts
-    from reviews.reports.selectors import ReportFilters, evidence_report, period_tallies
-    from reviews.scorecards.services import scorecard_weeks_refresh
+    from insights.dashboard import selectors as parts
+    from reviews.filters import ReportFilters
+    from insights.reports.selectors import evidence_report, period_tallies
+    from insights.scorecards.services import scorecard_weeks_refresh
     from rubrics.models import Criterion, Rubric
 
     rubric = Rubric.objects.get(slug=BENCH_SLUG)
@@ -86,7 +87,7 @@ def run(*, repeat: int) -> bool:
 
         return get
 
-    # A first visit's period: the last twelve weeks from a Monday (reviews.dashboard.views._with_period),
+    # A first visit's period: the last twelve weeks from a Monday (insights.dashboard.views._with_period),
     # here the data's; the same from a Wednesday, whose first days are read from the calls.
     monday = last - timedelta(days=last.weekday(), weeks=11)
     for name, url in (

@@ -114,8 +114,8 @@ def cpu_per_recording(count: int) -> dict[str, float]:
 
 
 def _experiment_cpu(version: int) -> float:
-    from reviews.experiments.models import Item
-    from reviews.experiments.services import ArmSpec, experiment_create, item_execute
+    from experiments.models import Item
+    from experiments.services import ArmSpec, experiment_create, item_execute
 
     experiment = experiment_create(rubric_slug=SLUG, candidates=[ArmSpec(rubric_version=version)], publish=False)
     item_ids = list(Item.objects.filter(arm__experiment=experiment).values_list("pk", flat=True))
@@ -136,7 +136,7 @@ def backend_cpu_seconds(pid: int) -> float:
 def comparison_experiment(count: int):
     """An experiment of `count` recordings x 12 criteria: a stored baseline and one finished candidate arm."""
     from qa.models import JudgeRun
-    from reviews.experiments.models import Arm, Experiment, Item, ItemScore
+    from experiments.models import Arm, Experiment, Item, ItemScore
 
     rubric, draft = rubric_prepare()
     recordings_clear()
@@ -168,7 +168,7 @@ def comparison_timings(count: int, repeat: int) -> dict[str, float]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from reviews.experiments.selectors import experiment_comparison
+    from experiments.selectors import experiment_comparison
 
     experiment = comparison_experiment(count)
     with connection.cursor() as cursor:

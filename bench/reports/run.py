@@ -75,8 +75,9 @@ def main() -> None:
 
     from bench.reports.generate import BENCH_SLUG
     from qa.models import Score
-    from reviews.reports.api import DeviationReportSerializer, EvidenceReportSerializer
-    from reviews.reports.selectors import ReportFilters, deviation_report, evidence_report
+    from insights.reports.api import DeviationReportSerializer, EvidenceReportSerializer
+    from reviews.filters import ReportFilters
+    from insights.reports.selectors import deviation_report, evidence_report
     from access.scope import EVERYTHING
     from rubrics.selectors import rubric_latest_published
 

@@ -86,8 +86,8 @@ def rollup_build() -> tuple[int, float]:
     """Build the rollup from every judged call, as after the migration; the calls read and the seconds."""
     from bench.reports.generate import BENCH_SLUG
     from qa.models import Recording
-    from reviews.models import ScorecardWeek
-    from reviews.scorecards.services import scorecard_weeks_refresh
+    from insights.models import ScorecardWeek
+    from insights.scorecards.services import scorecard_weeks_refresh
     from rubrics.models import Rubric
 
     rubric = Rubric.objects.get(slug=BENCH_SLUG)

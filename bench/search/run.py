@@ -7,7 +7,7 @@ Run from the repository root after bench.search.generate, with the same DATABASE
 
 For each query: "search" is what the list asks the database for a page of results (the count, the
 page's 50 rows, their assignments and latest reviews, their highlighted passages:
-reviews.calls.selectors.call_search and call_page), timed in-process; "page" is the /calls/ page
+calls.selectors.call_search and call_page), timed in-process; "page" is the /calls/ page
 through Django's whole stack (middleware, session, permissions, form, those queries, template) with
 DEBUG off, as the bench-lead user in Spanish. Prints median, p95 and max, the matches, and the
 number of queries (the same for every request of one query). Exits 1 when a search's p95 is over
@@ -32,7 +32,7 @@ from django.utils import timezone  # noqa: E402
 from bench.search.generate import BENCH_USER  # noqa: E402
 from bench.timing import machine, timed  # noqa: E402
 from qa.models import Recording  # noqa: E402
-from reviews.calls.selectors import CallFilters, call_page, call_search, calls_visible  # noqa: E402
+from calls.selectors import CallFilters, call_page, call_search, calls_visible  # noqa: E402
 
 LIMIT_MS = 200
 

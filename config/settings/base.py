@@ -39,10 +39,15 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "access",
     "outbox",
+    "core",
     "rubrics",
     "qa",
     "reviews",
-    "reviews.experiments",
+    "calibration",
+    "calls",
+    "disputes",
+    "experiments",
+    "insights",
     "webhooks",
 ]
 
@@ -116,7 +121,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 # The top bar's count of what waits for the reader (reviews to acknowledge, disputes).
-                "reviews.disputes.notifications.top_bar",
+                "disputes.notifications.top_bar",
             ],
         },
     },
@@ -151,7 +156,7 @@ STORAGES = {
 # How long opening a call in the review queue keeps it for one supervisor.
 QA_REVIEW_CLAIM_MINUTES = env.int("QA_REVIEW_CLAIM_MINUTES", default=15)
 
-# Agents and their reviews (reviews.disputes): how many days after a final review its agent may dispute
+# Agents and their reviews (disputes): how many days after a final review its agent may dispute
 # it; how many days a QA lead has to resolve a dispute; after how many days an unacknowledged review is
 # overdue; and who a dispute goes to: "qa_leads" (any QA lead) or "reviewer_lead" (a QA lead sharing a
 # team with the reviewer; any QA lead where none does).
@@ -291,17 +296,17 @@ REST_FRAMEWORK = {
     # credentials a 401 (the session alone would answer 403). A key request
     # skips the session, and so CSRF; a session request keeps DRF's CSRF check.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "qa.api.authentication.ApiKeyAuthentication",
+        "core.api.authentication.ApiKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["access.ApiAccess"],
-    "DEFAULT_PAGINATION_CLASS": "qa.api.pagination.ApiPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.ApiPagination",
     "PAGE_SIZE": env.int("QA_API_PAGE_SIZE", default=50),
-    "DEFAULT_THROTTLE_CLASSES": ["qa.api.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.ApiKeyRateThrottle"],
     # Per key (or per staff user); DRF's "N/s|min|hour|day" notation. Answers 429 with Retry-After.
     "DEFAULT_THROTTLE_RATES": {"api_key": env("QA_API_THROTTLE_RATE", default="600/min")},
-    "EXCEPTION_HANDLER": "qa.api.exceptions.api_exception_handler",
-    "DEFAULT_PARSER_CLASSES": ["qa.api.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "core.api.exceptions.api_exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -329,14 +334,14 @@ SPECTACULAR_SETTINGS = {
         "JudgeRunStatusEnum": "qa.models.JudgeRun.Status",
         "RubricStatusEnum": "rubrics.models.Rubric.Status",
         "CalibrationStatusEnum": "reviews.models.CalibrationSession.Status",
-        "ExperimentStatusEnum": "reviews.experiments.models.Experiment.Status",
+        "ExperimentStatusEnum": "experiments.models.Experiment.Status",
         "WebhookStatusEnum": "webhooks.models.Subscription.Status",
         "WebhookDeliveryStatusEnum": "webhooks.models.Delivery.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "qa.api.schema.add_common_errors",
-        "qa.api.schema.allow_empty_optional_query_parameters",
+        "core.api.schema.add_common_errors",
+        "core.api.schema.allow_empty_optional_query_parameters",
     ],
 }
 # --- end REST API ---

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 
 from access.admin import ScopedAdminMixin
 from qa.api.services import api_key_create, api_key_revoke
-from qa.models import ApiKey
+from access.models import ApiKey
 
 
 

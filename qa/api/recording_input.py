@@ -7,7 +7,7 @@ the same values and the same messages, DRF's own strings (so its translations to
 `RecordingIngestSerializer`, which still describes the body in the OpenAPI schema and parses
 multipart bodies (audio); tests/api/test_recording_input.py holds the two to the same answers.
 
-Errors come in the API's shape (qa.api.exceptions): one message per field, a dict per position or
+Errors come in the API's shape (core.api.exceptions): one message per field, a dict per position or
 sub-field for `turns` and `agent`.
 """
 
@@ -25,7 +25,7 @@ from rest_framework.settings import api_settings
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from access.scope import Scope
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording
 from qa.services import Turn
 from rubrics.models import Rubric

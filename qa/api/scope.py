@@ -15,9 +15,10 @@ from django.utils.translation import gettext as _
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 
+from access.models import ApiKey
 from access.scope import Scope, scope_for_request
-from qa.errors import InvalidInputError
-from qa.models import ApiKey, Recording
+from core.errors import InvalidInputError
+from qa.models import Recording
 
 # A browser session posting without naming a source.
 SESSION_SOURCE = "web"

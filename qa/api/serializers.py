@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.reverse import reverse
 
 from qa.api.recording_input import AGENT_INVALID, BATCH_MAX, INT32_MAX, rubric_published
-from qa.api.schema import ErrorSerializer
+from core.api.schema import ErrorSerializer
 from qa.evidence import Status as EvidenceStatus
 from qa.evidence import references_parse
 from qa.models import JudgeRun, Recording, Score

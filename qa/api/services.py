@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from access.models import Workspace, default_workspace_id
-from qa.errors import InvalidInputError
-from qa.models import ApiKey, Recording
-from qa.models import has_control_characters
+from core.errors import InvalidInputError
+from access.models import ApiKey
+from qa.models import Recording
+from access.models import has_control_characters
 
 SOURCE_MAX_LENGTH = Recording._meta.get_field("source").max_length
-
-# Recording every request would turn each read into a write; a minute is
-# precise enough to tell a key in use from an abandoned one.
-LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def api_key_create(
@@ -58,12 +55,3 @@ def api_key_create(
 def api_key_revoke(*, api_key: ApiKey) -> None:
     """Stop accepting the key from now on; revoking twice keeps the first date."""
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-
-
-def api_key_touch(*, api_key: ApiKey) -> None:
-    """Note that the key was used, at most once per LAST_USED_RESOLUTION."""
-    now = timezone.now()
-    if api_key.last_used_at is not None and now - api_key.last_used_at < LAST_USED_RESOLUTION:
-        return
-    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
-    api_key.last_used_at = now

@@ -23,9 +23,9 @@ from rest_framework.reverse import reverse
 
 from access import Capability, public
 from access.scope import scope_for_request
-from qa.api.parsers import JSONParser, parse_with
+from core.api.parsers import JSONParser, parse_with
 from qa.api.recording_input import BATCH_MAX, recording_input, rubric_lookup
-from qa.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND, TOO_LARGE
+from core.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND, TOO_LARGE
 from qa.api.serializers import (
     ConflictSerializer,
     JudgeRunSerializer,
@@ -36,7 +36,7 @@ from qa.api.serializers import (
     RecordingSerializer,
     RejudgeConflictSerializer,
 )
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.judging import recording_enqueue_judging
 from qa.api.scope import recording_team_check, recordings_visible, source_apply
 from qa.models import Recording

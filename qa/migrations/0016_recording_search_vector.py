@@ -43,7 +43,7 @@ FORWARD = [
     # Not for reading: so that ANALYZE keeps statistics of lower(language) and the planner knows how many
     # calls each configuration reads (without them it guesses 0.5 %, and reads the whole table).
     "CREATE INDEX qa_recording_language_lower ON qa_recording (lower(language))",
-    # The calls list's order (reviews.calls.selectors.call_search), latest first: a common word's first
+    # The calls list's order (calls.selectors.call_search), latest first: a common word's first
     # page is the first few calls of this index that match, not a sort of every match. PostgreSQL's
     # only too: SQLite has no NULLS LAST in an index, and a first-run database needs none.
     "CREATE INDEX qa_recording_latest ON qa_recording (occurred_at DESC NULLS LAST, id DESC)",

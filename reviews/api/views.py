@@ -13,10 +13,11 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from access import Capability
-from qa.api.parsers import parse_with
+from core.api.parsers import parse_with
 from qa.api.scope import recording_check_visible
-from qa.api.schema import BAD_REQUEST, NOT_FOUND, TOO_LARGE, ErrorSerializer
-from qa.models import ApiKey, Recording
+from core.api.schema import BAD_REQUEST, NOT_FOUND, TOO_LARGE, ErrorSerializer
+from access.models import ApiKey
+from qa.models import Recording
 from reviews.api.serializers import RecordingWithReviewsSerializer, ReviewInputSerializer, ReviewSerializer
 from reviews.selectors import recording_detail_with_reviews, recording_is_blind_for, review_detail
 from reviews.services import review_create

@@ -11,7 +11,7 @@ from qa.models import UNVERIFIED_MARK, Recording
 from reviews.claims import claim_is_active
 from reviews.models import ReviewClaim
 from reviews.selectors import is_blind_audit
-from reviews.views import UNDO_SESSION_KEY
+from reviews.services import UNDO_SESSION_KEY
 
 register = template.Library()
 

@@ -7,8 +7,8 @@ from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from access.models import ApiKey
 from qa.api.services import api_key_create
-from qa.models import ApiKey
 
 
 @pytest.fixture(autouse=True)

@@ -13,8 +13,8 @@ from rest_framework.request import Request
 from rest_framework.test import APIClient
 
 from access.models import default_workspace_id
-from qa.api.throttling import ApiKeyRateThrottle
-from qa.models import ApiKey
+from core.api.throttling import ApiKeyRateThrottle
+from access.models import ApiKey
 from tests.api.conftest import key_client, new_key
 from tests.factories import UserFactory
 
@@ -124,7 +124,7 @@ def test_create_api_key_without_review_rights_and_with_an_expiry(capsys):
 @pytest.mark.django_db
 def test_admin_shows_a_new_key_once_and_revokes(admin_client):
     response = admin_client.post(
-        reverse("admin:qa_apikey_add"),
+        reverse("admin:access_apikey_add"),
         {"name": "crm", "workspace": default_workspace_id(), "can_review": "on", "expires_at_0": "", "expires_at_1": ""},
     )
     # Shown once on the answer itself: no redirect, nothing in a cookie, the session or a message.
@@ -137,13 +137,13 @@ def test_admin_shows_a_new_key_once_and_revokes(admin_client):
     assert not any(key in morsel.value for morsel in response.cookies.values())
     assert not any(key in str(message) for message in response.wsgi_request._messages)
     assert key not in str(dict(admin_client.session))
-    assert key not in admin_client.get(reverse("admin:qa_apikey_changelist")).content.decode()
+    assert key not in admin_client.get(reverse("admin:access_apikey_changelist")).content.decode()
     assert stored.can_review
 
-    change_page = admin_client.get(reverse("admin:qa_apikey_change", args=[stored.pk]))
+    change_page = admin_client.get(reverse("admin:access_apikey_change", args=[stored.pk]))
     assert key not in change_page.content.decode()
 
-    admin_client.post(reverse("admin:qa_apikey_changelist"), {"action": "revoke", "_selected_action": [stored.pk]})
+    admin_client.post(reverse("admin:access_apikey_changelist"), {"action": "revoke", "_selected_action": [stored.pk]})
     stored.refresh_from_db()
     assert stored.revoked_at is not None
     assert key_client(key).get(LIST).status_code == 401

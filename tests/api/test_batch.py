@@ -256,7 +256,7 @@ def test_the_permissions_are_the_single_posts(rubric, django_capture_on_commit_c
 
 @pytest.mark.django_db
 def test_the_per_key_throttle_counts_batches_like_single_posts(api_key, rubric, settings, monkeypatch):
-    from qa.api.throttling import ApiKeyRateThrottle
+    from core.api.throttling import ApiKeyRateThrottle
 
     monkeypatch.setattr(ApiKeyRateThrottle, "rate", "1/min", raising=False)
     client = key_client(api_key[1])

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from access.models import default_workspace_id
-from qa.models import ApiKey, JudgeRun, Recording
+from access.models import ApiKey, default_workspace_id
+from qa.models import JudgeRun, Recording
 from tests.api.conftest import key_client, new_key
 from tests.factories import SAMPLE_TRANSCRIPT, RecordingFactory, published_rubric
 
@@ -144,7 +144,7 @@ def test_keys_made_before_sources_are_all_sources_keys_and_the_admin_says_so(cli
     assert key_client(key).get("/api/recordings/").status_code == 200  # it keeps working
     new_key("crm-key", source="crm")
     client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw"))
-    listing = client.get("/admin/qa/apikey/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    listing = client.get("/admin/access/apikey/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     row = listing.split("legacy", 1)[1].split("</tr>", 1)[0]
     assert '<td class="field-scope">all sources</td>' in row
     assert '<td class="field-scope">crm</td>' in listing
@@ -154,9 +154,9 @@ def test_the_admin_makes_a_key_bound_to_its_source_or_for_all(client, django_use
     client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "pw"))
     form = {"name": "crm-prod", "workspace": default_workspace_id(), "source": "crm", "expires_at_0": "", "expires_at_1": ""}
 
-    made = client.post("/admin/qa/apikey/add/", form, HTTP_ACCEPT_LANGUAGE="en")
-    hub = client.post("/admin/qa/apikey/add/", {**form, "name": "hub", "source": "", "all_sources": "on"})
-    bad = client.post("/admin/qa/apikey/add/", {**form, "name": "bad", "source": "crm\x1b[2K"}, HTTP_ACCEPT_LANGUAGE="en")
+    made = client.post("/admin/access/apikey/add/", form, HTTP_ACCEPT_LANGUAGE="en")
+    hub = client.post("/admin/access/apikey/add/", {**form, "name": "hub", "source": "", "all_sources": "on"})
+    bad = client.post("/admin/access/apikey/add/", {**form, "name": "bad", "source": "crm\x1b[2K"}, HTTP_ACCEPT_LANGUAGE="en")
 
     assert made.status_code == hub.status_code == 200  # the page showing the key once
     assert list(ApiKey.objects.values_list("name", "source", "all_sources")) == [

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from access.scope import EVERYTHING
-from qa.api.exceptions import error_tree
+from core.api.exceptions import error_tree
 from qa.api.recording_input import recording_checks, recording_input, rubric_lookup
 from qa.api.serializers import RecordingIngestSerializer
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from tests.api.test_ingest import BAD_BODIES, payload
 
 EXTRA = {

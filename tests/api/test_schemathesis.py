@@ -20,7 +20,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.engine import events, from_schema
 from schemathesis.transport.wsgi import WSGITransport
 
-from qa.api.throttling import ApiKeyRateThrottle
+from core.api.throttling import ApiKeyRateThrottle
 from tests.api.conftest import new_key
 from tests.factories import UserFactory, judged_recording, published_rubric
 

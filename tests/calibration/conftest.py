@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import CalibrationAnswer, calibration_create, calibration_entry_save
+from calibration.selectors import CallSelection
+from calibration.services import CalibrationAnswer, calibration_create, calibration_entry_save
 from reviews.models import CalibrationSession
 from tests.factories import UserFactory, judged_recording, published_rubric
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group, Permission
 
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import calibration_create
+from calibration.selectors import CallSelection
+from calibration.services import calibration_create
 from reviews.models import CalibrationEntry
 from tests.factories import UserFactory, judged_recording, published_rubric
 from tests.review.conftest import set_evidence
@@ -79,7 +79,7 @@ def test_a_supervisor_scores_a_call_in_a_calibration_session(live_server, browse
 
 
 def test_the_lead_closes_the_session_and_records_an_agreed_value(live_server, browser, calibration):  # noqa: F811
-    from reviews.calibration.services import CalibrationAnswer, calibration_entry_save
+    from calibration.services import CalibrationAnswer, calibration_entry_save
     from reviews.models import AgreedValue, CalibrationSession
 
     session, calls = calibration

@@ -6,8 +6,9 @@ from fractions import Fraction
 
 from rest_framework.test import APIClient
 
-from reviews.calibration.services import agreed_value_set, calibration_close
-from reviews.reports.selectors import ReportFilters, deviation_report
+from calibration.services import agreed_value_set, calibration_close
+from reviews.filters import ReportFilters
+from insights.reports.selectors import deviation_report
 from reviews.figures.stats import quadratic_weighted_kappa
 from reviews.services import CriterionAdjustment, review_create
 from tests.calibration.conftest import score

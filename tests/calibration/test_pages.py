@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from reviews.calibration.services import SessionStateError, agreed_value_set, calibration_close
+from calibration.services import SessionStateError, agreed_value_set, calibration_close
 from reviews.models import AgreedValue, CalibrationEntry, CalibrationSession
 from tests.calibration.conftest import score
 from tests.factories import UserFactory
@@ -161,7 +161,7 @@ def test_agreed_values_are_refused_before_close(session, lead, calls):
 
 
 def test_a_judge_value_whose_quote_did_not_verify_is_marked_and_counts_in_no_figure(session, supervisors, calls, lead):
-    from reviews.calibration.selectors import session_results
+    from calibration.selectors import session_results
 
     ana, ben, eva = supervisors
     for call in calls:

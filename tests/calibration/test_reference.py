@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
-from reviews.selectors import HumanReference, human_references
+from calibration.selectors import CallSelection
+from calibration.services import agreed_value_set, calibration_close, calibration_create
+from reviews.reference import HumanReference, human_references
 from reviews.services import CriterionAdjustment, review_create
 
 

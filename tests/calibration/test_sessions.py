@@ -9,10 +9,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection, session_results
-from reviews.calibration.services import (
+from calibration.selectors import CallSelection, session_results
+from calibration.services import (
     SessionStateError,
     agreed_value_set,
     calibration_close,
@@ -185,7 +185,7 @@ def test_the_calibration_api_is_in_the_openapi_schema(lead):
 
 
 def test_every_matching_call_is_taken_up_to_200(lead, supervisors, cal_rubric, calls, monkeypatch):
-    from reviews.calibration import services
+    from calibration import services
 
     assert services.MAX_CALLS == 200
     everything = calibration_create(

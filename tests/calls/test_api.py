@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from qa.models import Recording
-from reviews.calls.services import assignments_create
+from calls.services import assignments_create
 from tests.api.conftest import key_client, new_key
 from tests.calls.conftest import queued_call
 

@@ -9,10 +9,10 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording
-from reviews.calls.selectors import CallFilters, call_sample, call_search, calls_visible
-from reviews.calls.services import assignments_create
+from calls.selectors import CallFilters, call_sample, call_search, calls_visible
+from calls.services import assignments_create
 from reviews.models import Assignment, Review
 from reviews.selectors import QueueFilters, queue_assigned, queue_next
 from reviews.services import review_create

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from access.scope import EVERYTHING
-from reviews.calls.selectors import reviewer_throughput
+from calls.selectors import reviewer_throughput
 from reviews.models import Review
 from tests.api.conftest import new_key
 from tests.calls.conftest import queued_call

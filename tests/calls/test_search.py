@@ -10,7 +10,7 @@ from django.db import connection
 
 from qa.models import Recording
 from qa.search import headlines, matches_first, recordings_matching
-from reviews.calls.selectors import COUNT_LIMIT, CallFilters, call_page, call_search, calls_visible
+from calls.selectors import COUNT_LIMIT, CallFilters, call_page, call_search, calls_visible
 from tests.calls.conftest import ENGLISH, at, call, queued_call
 from tests.factories import RecordingFactory, UserFactory
 from tests.review.conftest import client_for
@@ -186,7 +186,7 @@ def test_words_a_date_range_and_a_judges_value_together(calls, supervisor, monke
         return listed.count, listed.capped, [row.recording.external_id for row in listed.rows]
 
     assert page() == (3, False, ["hit-3", "hit-2", "hit-1"])
-    monkeypatch.setattr("reviews.calls.selectors.COUNT_LIMIT", 2)  # the capped count, on the same filters
+    monkeypatch.setattr("calls.selectors.COUNT_LIMIT", 2)  # the capped count, on the same filters
     assert page() == (2, True, ["hit-3", "hit-2"])  # the pages are of the calls counted
     assert found(UserFactory(groups=["Rubric owners"]), **vars(filters)) == ["hit-3", "hit-2", "audit", "hit-1"]
 
@@ -217,7 +217,7 @@ def test_the_count_reads_no_walk_of_the_calls_and_leaves_the_settings_as_they_we
 
 
 def test_a_search_counts_to_a_thousand(calls, supervisor, monkeypatch):
-    monkeypatch.setattr("reviews.calls.selectors.COUNT_LIMIT", 2)
+    monkeypatch.setattr("calls.selectors.COUNT_LIMIT", 2)
     recordings = call_search(recordings=calls_visible(supervisor), filters=CallFilters(), user=supervisor)
     page = call_page(recordings=recordings, filters=CallFilters(), number=1, size=50)
     assert (page.count, page.capped, len(page.rows)) == (2, True, 2)

@@ -10,9 +10,10 @@ from django.test import Client
 
 from access.scope import EVERYTHING
 from qa.models import Recording
-from reviews.dashboard.selectors import dashboard
-from reviews.reports.selectors import ReportFilters, deviation_report, evidence_report
-from reviews.scorecards.selectors import scorecard
+from insights.dashboard.selectors import dashboard
+from reviews.filters import ReportFilters
+from insights.reports.selectors import deviation_report, evidence_report
+from insights.scorecards.selectors import scorecard
 from reviews.selectors import QueueFilters, queue_page
 from rubrics.models import Criterion
 from tests.factories import UserFactory, judged_recording, published_rubric

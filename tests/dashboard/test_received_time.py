@@ -8,7 +8,8 @@ from django.test import Client
 from django.utils import timezone
 
 from qa.models import Recording
-from reviews.reports.selectors import ReportFilters, evidence_report
+from reviews.filters import ReportFilters
+from insights.reports.selectors import evidence_report
 from tests.api.conftest import key_client, new_key
 from tests.api.test_ingest import payload
 from tests.factories import UserFactory

@@ -9,8 +9,9 @@ from django.core.management import call_command
 
 from access.models import DEFAULT_WORKSPACE, Workspace
 from access.services import member_add
-from reviews.models import Dispute, Review
-from reviews.selectors import human_references
+from disputes.models import Dispute
+from reviews.models import Review
+from reviews.reference import human_references
 from tests.disputes.conftest import reviewed_call
 from tests.factories import UserFactory, published_rubric
 from tests.review.conftest import set_evidence
@@ -30,7 +31,7 @@ def disputed_call(db):
     # A transactional test may run after another one flushed the groups the migrations made.
     for name, codenames in GRANTS.items():
         group, _ = Group.objects.get_or_create(name=name)
-        group.permissions.add(*Permission.objects.filter(content_type__app_label="reviews", codename__in=codenames))
+        group.permissions.add(*Permission.objects.filter(content_type__app_label__in=["reviews", "disputes"], codename__in=codenames))
     workspace, _ = Workspace.objects.get_or_create(slug=DEFAULT_WORKSPACE, defaults={"name": "Default"})
     call_command("create_agent_user", "agent-ana", "ana", "--password", "pass-word-123")
     sup = UserFactory(username="sup")

@@ -10,14 +10,16 @@ from django.core import mail
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from reviews.dashboard.selectors import OpenDisputes, open_disputes
-from reviews.disputes.selectors import upheld_dispute_recordings
-from reviews.experiments.selectors import experiment_recording_ids
-from reviews.models import Dispute, Review
-from reviews.reports.selectors import Group, ReportFilters, deviation_report, rubric_health
-from reviews.scorecards.selectors import agent_card
-from reviews.selectors import human_reference_rows, human_references
+from insights.dashboard.selectors import OpenDisputes, open_disputes
+from disputes.selectors import upheld_dispute_recordings
+from experiments.selectors import experiment_recording_ids
+from reviews.filters import Group, ReportFilters
+from disputes.models import Dispute
+from reviews.models import Review
+from reviews.reference import human_reference_rows, human_references
 from reviews.services import CriterionAdjustment, review_create
+from insights.reports.selectors import deviation_report, rubric_health
+from insights.scorecards.selectors import agent_card
 from tests.disputes.conftest import reviewed_call
 from tests.factories import judged_recording
 from tests.review.conftest import client_for as page_client_for

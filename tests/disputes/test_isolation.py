@@ -9,7 +9,7 @@ import re
 import pytest
 from rest_framework.test import APIClient
 
-from reviews.models import Dispute
+from disputes.models import Dispute
 from tests.disputes.conftest import reviewed_call
 from tests.test_access import patterns
 

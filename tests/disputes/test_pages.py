@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from reviews.models import Dispute, Review
-from reviews.selectors import human_references
+from disputes.models import Dispute
+from reviews.models import Review
+from reviews.reference import human_references
 from tests.disputes.conftest import reviewed_call
 from tests.review.conftest import client_for, set_evidence
 from tests.test_translations import english_sources, visible

@@ -6,10 +6,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from access.services import member_add
-from reviews.disputes.selectors import waiting_for
-from reviews.disputes.services import CriterionResolution, DisputedValue, dispute_open, dispute_resolve
-from reviews.experiments.services import experiment_create, ArmSpec
-from qa.errors import InvalidInputError
+from disputes.selectors import waiting_for
+from disputes.services import CriterionResolution, DisputedValue, dispute_open, dispute_resolve
+from experiments.services import experiment_create, ArmSpec
+from core.errors import InvalidInputError
 from tests.disputes.conftest import reviewed_call
 from tests.factories import UserFactory
 

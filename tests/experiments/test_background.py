@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from qa.models import Judge
-from reviews.experiments.models import Experiment, Item
+from experiments.models import Experiment, Item
 from tests.experiments.test_browser import role
 from tests.factories import UserFactory
 

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 
 from qa.models import Judge
-from reviews.experiments.models import Experiment, Promotion
+from experiments.models import Experiment, Promotion
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version
 from tests.factories import UserFactory

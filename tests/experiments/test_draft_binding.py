@@ -10,9 +10,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from qa import execution, judging
-from qa.errors import InvalidInputError
-from reviews.experiments.models import Experiment, Item, Promotion
-from reviews.experiments.services import ArmSpec, experiment_create, experiment_promote, item_execute
+from core.errors import InvalidInputError
+from experiments.models import Experiment, Item, Promotion
+from experiments.services import ArmSpec, experiment_create, experiment_promote, item_execute
 from rubrics.models import Criterion, Rubric
 from rubrics.services import rubric_new_version
 from tests.factories import UserFactory

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
-from reviews.experiments.selectors import experiment_comparison, experiment_criterion_rows
-from reviews.experiments.services import ArmSpec, experiment_create
+from calibration.selectors import CallSelection
+from calibration.services import agreed_value_set, calibration_close, calibration_create
+from experiments.selectors import experiment_comparison, experiment_criterion_rows
+from experiments.services import ArmSpec, experiment_create
 from rubrics.services import rubric_new_version
 from tests.experiments.conftest import human_values
 from tests.factories import UserFactory
@@ -54,7 +54,7 @@ def test_each_recording_shows_the_human_value_the_stored_baseline_and_the_candid
 def test_the_drill_down_is_paginated_and_page_two_shows_the_rest(
     reviewed, fake_llm, eager_celery, django_capture_on_commit_callbacks, client, monkeypatch
 ):
-    from reviews.experiments import views
+    from experiments import views
 
     monkeypatch.setattr(views, "CRITERION_PAGE_SIZE", 20)
     rubric_new_version(rubric=next(iter(reviewed.values())).rubric)

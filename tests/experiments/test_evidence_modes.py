@@ -9,9 +9,9 @@ import pytest
 
 from qa.answer import QUOTE, REFERENCE
 from qa.models import Judge
-from reviews.experiments.models import Experiment, ItemScore
-from reviews.experiments.selectors import experiment_comparison
-from reviews.experiments.services import ArmSpec, experiment_create
+from experiments.models import Experiment, ItemScore
+from experiments.selectors import experiment_comparison
+from experiments.services import ArmSpec, experiment_create
 from tests.experiments.conftest import call_index, human_values
 from tests.support.fake_openai import completion, transcript_of
 

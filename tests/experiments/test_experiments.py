@@ -6,9 +6,9 @@ import pytest
 from django.forms.models import model_to_dict
 
 from qa.models import Judge, JudgeRun, Recording, Score
-from reviews.experiments.models import Experiment, Item, ItemScore
-from reviews.experiments.selectors import experiment_comparison
-from reviews.experiments.services import ArmSpec, experiment_cancel, experiment_create
+from experiments.models import Experiment, Item, ItemScore
+from experiments.selectors import experiment_comparison
+from experiments.services import ArmSpec, experiment_cancel, experiment_create
 from reviews.models import CriterionReview, Review
 from rubrics.models import Criterion
 from rubrics.services import rubric_new_version
@@ -157,7 +157,7 @@ def test_cancel_stops_the_items_left(reviewed, fake_llm, django_capture_on_commi
 
 
 def test_an_unusable_judge_or_an_empty_set_is_refused_and_stores_nothing(reviewed, monkeypatch):
-    from qa.errors import InvalidInputError
+    from core.errors import InvalidInputError
 
     monkeypatch.delenv("JUDGE_X_KEY", raising=False)
     judge = Judge.objects.create(name="x", model="gpt-x", api_key_variable="JUDGE_X_KEY")

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from qa.api.services import api_key_create
 from qa.models import Judge
-from reviews.experiments.models import Experiment, Promotion
-from reviews.experiments.services import ArmSpec, experiment_create
+from experiments.models import Experiment, Promotion
+from experiments.services import ArmSpec, experiment_create
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version
 from tests.factories import UserFactory

@@ -17,8 +17,8 @@ from qa.llm import backend_get
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording
 from qa.services import recording_ingest
-from reviews.experiments.models import Experiment, Item
-from reviews.experiments.services import ArmSpec, experiment_create, item_execute
+from experiments.models import Experiment, Item
+from experiments.services import ArmSpec, experiment_create, item_execute
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from tests.test_layers import ROOT, imported_apps
 
-EXPERIMENTS = ROOT / "reviews" / "experiments"
+EXPERIMENTS = ROOT / "experiments"
 
 
 def imports_experiments(path: Path) -> bool:
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("reviews.experiments"):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("experiments"):
             return True
-        if isinstance(node, ast.Import) and any(a.name.startswith("reviews.experiments") for a in node.names):
+        if isinstance(node, ast.Import) and any(a.name.startswith("experiments") for a in node.names):
             return True
     return False
 

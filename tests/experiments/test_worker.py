@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from reviews.experiments.models import Experiment, Item
-from reviews.experiments.selectors import experiment_comparison
-from reviews.experiments.services import ArmSpec, experiment_create
-from reviews.experiments.tasks import item_run
+from experiments.models import Experiment, Item
+from experiments.selectors import experiment_comparison
+from experiments.services import ArmSpec, experiment_create
+from experiments.tasks import item_run
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version
 from tests.judge.test_worker import _worker

@@ -19,7 +19,7 @@ from kombu.exceptions import OperationalError
 from qa.execution import judge_run_execute, runs_sweep
 from qa.judging import Outcome, judge_run_create, recording_enqueue_judging
 from qa.models import JudgeRun, Recording, Score
-from qa.rate_limit import quota_settle, quota_try_acquire
+from core.rate_limit import quota_settle, quota_try_acquire
 from qa.tasks import judge_run
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 from rest_framework.test import APIClient
 
-from qa.models import ApiKey
+from access.models import ApiKey
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,8 @@ from datetime import date
 from fractions import Fraction
 
 from reviews.models import CriterionReview
-from reviews.reports.selectors import Group, ReportFilters, deviation_recordings, deviation_report, deviation_scores
+from reviews.filters import Group, ReportFilters
+from insights.reports.selectors import deviation_recordings, deviation_report, deviation_scores
 from reviews.figures.stats import Agreement
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import judged_recording

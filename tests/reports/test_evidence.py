@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from reviews.reports.selectors import EvidenceCell, ReportFilters, evidence_report, evidence_scores
+from reviews.filters import ReportFilters
+from insights.reports.selectors import EvidenceCell, evidence_report, evidence_scores
 from reviews.figures.stats import Tally
 
 W1, W2 = date(2026, 3, 2), date(2026, 3, 9)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.urls import reverse
 
 from reviews.figures.stats import MIN_N
-from reviews.reports.selectors import Group, ReportFilters, deviation_report, evidence_report, rubric_health, worst_quarter
+from reviews.filters import Group, ReportFilters
+from insights.reports.selectors import deviation_report, evidence_report, rubric_health, worst_quarter
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import UserFactory
 

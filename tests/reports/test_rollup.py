@@ -1,4 +1,4 @@
-"""The reports' weekly rollup per criterion (reviews.reports.rollup): whatever the period, team, agent or
+"""The reports' weekly rollup per criterion (insights.reports.rollup): whatever the period, team, agent or
 reader, the counts summed from the rollup are those of the calls themselves, before and after the data
 changes; and the dashboard and the deviation report read one and the same counts."""
 
@@ -13,11 +13,12 @@ from access.models import Role, Workspace
 from access.scope import scope_for
 from access.services import member_add
 from qa.models import Recording, Score
-from reviews.dashboard.selectors import dashboard
-from reviews.models import CriterionWeek
-from reviews.reports import selectors
-from reviews.reports.rollup import CALLS
-from reviews.reports.selectors import ReportFilters, deviation_report, evidence_report, period_tallies
+from insights.dashboard.selectors import dashboard
+from reviews.filters import ReportFilters
+from insights.models import CriterionWeek
+from insights.reports import selectors
+from insights.reports.rollup import CALLS
+from insights.reports.selectors import deviation_report, evidence_report, period_tallies
 from reviews.services import CriterionAdjustment, review_create
 from rubrics.models import Criterion
 from tests.factories import JudgeRunFactory, ScoreFactory, UserFactory, judged_recording, published_rubric

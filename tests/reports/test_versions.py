@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from access.scope import EVERYTHING
 from qa.models import JudgeRun
-from reviews.reports.selectors import versions_report
+from insights.reports.selectors import versions_report
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version, rubric_publish
 from tests.factories import CriterionFactory, judged_recording

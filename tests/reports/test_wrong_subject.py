@@ -12,7 +12,8 @@ from django.urls import reverse
 from qa.evidence import verify_evidence
 from qa.judging import verification_fields
 from qa.models import Score
-from reviews.reports.selectors import ReportFilters, evidence_report
+from reviews.filters import ReportFilters
+from insights.reports.selectors import evidence_report
 from rubrics.models import Criterion
 from tests.factories import judged_recording
 

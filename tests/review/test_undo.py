@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from qa.models import Recording
 from reviews.models import Review, ReviewVoid
-from reviews.selectors import human_references, latest_reviews
+from reviews.reference import human_references, latest_reviews
 from reviews.services import CriterionAdjustment, UndoExpiredError, review_create, review_void
 from tests.review.conftest import client_for, queued
 

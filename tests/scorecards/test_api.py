@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from reviews.scorecards.api import ScorecardSerializer
+from insights.scorecards.api import ScorecardSerializer
 from tests.api.conftest import new_key
 from tests.factories import UserFactory
 

@@ -12,8 +12,8 @@ from django.utils import translation
 
 from qa.models import Recording
 from reviews.figures.stats import CorrectionLevel, Estimate
-from reviews.scorecards.selectors import Column
-from reviews.scorecards.views import CellWords, cell_view
+from insights.scorecards.selectors import Column
+from insights.scorecards.cells import CellWords, cell_view
 from tests.factories import UserFactory
 from tests.reports.conftest import UNVERIFIED
 from tests.scorecards.conftest import call

@@ -20,21 +20,15 @@ from django.test.utils import CaptureQueriesContext
 from qa.execution import judge_run_execute
 from qa.judging import judge_run_reverify, recording_enqueue_judging
 from qa.models import JudgeRun, Recording, values_by_key
-from reviews.models import Review, ScorecardWeek
+from insights.models import ScorecardWeek
+from reviews.models import Review
 from reviews.figures.stats import Stratum
-from reviews.reports.selectors import ReportFilters
-from reviews.scorecards.moments import (
-    PARTS,
-    Samples,
-    by_agent,
-    by_week_around,
-    call_samples,
-    judged_calls,
-    period_split,
-)
-from reviews.scorecards.selectors import period_samples, scorecard
-from reviews.scorecards import services
-from reviews.scorecards.services import scorecard_weeks_refresh
+from reviews.filters import ReportFilters
+from reviews.periods import period_split
+from insights.scorecards.moments import PARTS, Samples, by_agent, by_week_around, call_samples, judged_calls
+from insights.scorecards.selectors import period_samples, scorecard
+from insights.scorecards import services
+from insights.scorecards.services import scorecard_weeks_refresh
 from reviews.services import CriterionAdjustment, review_create
 from tests.factories import JudgeRunFactory, RecordingFactory, ScoreFactory, judged_recording, published_rubric
 from tests.judge.conftest import fake_llm, judge_rubric  # noqa: F401 (a fixture)

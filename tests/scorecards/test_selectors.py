@@ -6,14 +6,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from reviews.reports.selectors import ReportFilters
+from reviews.filters import ReportFilters
 from reviews.figures.stats import CorrectionLevel
-from reviews.scorecards.selectors import agent_card, scorecard
+from insights.scorecards.selectors import agent_card, scorecard
 from rubrics.selectors import rubric_quality_policy
 from tests.factories import UserFactory, published_rubric
 from qa.models import Recording
-from reviews.calibration.selectors import CallSelection
-from reviews.calibration.services import agreed_value_set, calibration_close, calibration_create
+from calibration.selectors import CallSelection
+from calibration.services import agreed_value_set, calibration_close, calibration_create
 from reviews.models import Review
 from reviews.services import CriterionAdjustment, review_create
 from tests.reports.conftest import AUDIT, LOW, UNVERIFIED

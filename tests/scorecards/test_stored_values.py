@@ -12,7 +12,7 @@ from qa.judging import recording_enqueue_judging
 from qa.models import Recording, values_by_key
 from qa.services import recordings_current_values_store
 from reviews.models import Review
-from reviews.selectors import review_values
+from reviews.reference import review_values
 from reviews.services import CriterionAdjustment, review_create, reviews_human_values_store
 from tests.factories import RecordingFactory, judged_recording, published_rubric
 from rubrics.selectors import rubric_quality_policy

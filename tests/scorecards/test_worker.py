@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings
 
 from config.celery import app
+from insights.models import ScorecardWeek
 from qa.models import Recording
-from reviews.models import ScorecardWeek
 from tests.factories import judged_recording, published_rubric
 from tests.judge.conftest import fake_llm  # noqa: F401 (a fixture)
 from tests.judge.test_worker import _worker

@@ -14,7 +14,7 @@ import pytest
 from django.core.files import File
 
 import qa.audio
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording, Transcription
 from qa.services import recording_ingest
 from qa.transcribing import transcription_run_until_done

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from qa.audio import channel_map_check
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording, Transcription
 from qa.services import recording_ingest
 from qa.transcription import recognizer_get, transcribe

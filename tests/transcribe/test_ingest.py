@@ -12,7 +12,7 @@ from django.core.files import File
 from django.db import transaction
 
 from qa.audio import AudioTooLargeError
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.models import Recording, Transcription
 from qa.services import audio_orphans_delete, recording_ingest
 from tests.support.calls import sox

@@ -316,7 +316,7 @@ def test_a_dispute_opened_and_resolved_is_sent_as_the_disputes_api_gives_it(rece
     from django.contrib.auth.models import User
     from django.core.management import call_command
 
-    from reviews.disputes.services import CriterionResolution, DisputedValue, dispute_open, dispute_resolve
+    from disputes.services import CriterionResolution, DisputedValue, dispute_open, dispute_resolve
     from tests.factories import UserFactory
 
     subscription_create(url=receiver.url, events=["dispute.opened", "dispute.resolved"])

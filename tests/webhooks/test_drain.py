@@ -13,7 +13,7 @@ from django.db import transaction
 
 from outbox.models import Event
 from outbox.services import recording_judged_emit
-from qa.queue import tasks_in_process
+from core.queue import tasks_in_process
 from tests.factories import judged_recording
 from webhooks.models import Delivery
 from webhooks.services import subscription_create

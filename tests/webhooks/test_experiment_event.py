@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from reviews.experiments.services import ArmSpec, experiment_create
+from experiments.services import ArmSpec, experiment_create
 from tests.api.conftest import key_client, new_key
 from tests.experiments.conftest import reviewed  # noqa: F401  (the fixture: 30 reviewed recordings)
 from tests.support.fake_openai import error

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from tests.api.conftest import key_client, new_key
 from webhooks.hosts import HostNotAllowed, url_target
 from webhooks.models import Subscription

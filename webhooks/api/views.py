@@ -17,10 +17,10 @@ from rest_framework.response import Response
 
 from access import Capability
 from access.models import DEFAULT_WORKSPACE
-from qa.api.parsers import parse_with
-from qa.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND
-from qa.errors import InvalidInputError
-from qa.models import ApiKey
+from core.api.parsers import parse_with
+from core.api.schema import BAD_REQUEST, NO_PAGE, NOT_FOUND
+from core.errors import InvalidInputError
+from access.models import ApiKey
 from webhooks.api.serializers import (
     DeliverySerializer,
     SubscriptionCreatedSerializer,

@@ -6,10 +6,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from access.models import Workspace
+from access.models import ApiKey, Workspace
+from core.errors import InvalidInputError
 from qa.api.services import api_key_create
-from qa.errors import InvalidInputError
-from qa.models import ApiKey
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from access.scope import EVERYTHING
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from qa.services import recording_ingest
 from rubrics.rubric_file import rubric_spec_of, rubric_spec_parse
 from rubrics.selectors import rubric_latest_published

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from access.models import DEFAULT_WORKSPACE, Workspace
 from outbox.models import EVENT_NAMES
-from qa.errors import InvalidInputError
+from core.errors import InvalidInputError
 from webhooks.services import subscription_create
 
 

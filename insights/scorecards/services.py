@@ -1,0 +1,122 @@
+"""Keeping the scorecards' weekly rollup (`reviews.models.ScorecardWeek`) equal to the calls."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, date, datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from qa.models import Recording
+from insights.models import ScorecardWeek
+from reviews.figures.stats import CellSample, Stratum, StratumSample
+from insights.reports.rollup import criterion_weeks_replace
+from reviews.periods import week_of
+from insights.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields
+from rubrics.models import Rubric
+
+
+def _occurred(value: datetime | str | None) -> datetime | None:
+    """A call's time from a raw row: an aware datetime on PostgreSQL; on SQLite, what Django stores there,
+    in UTC without saying so (a naive datetime or its text, depending on the column's declared type)."""
+    if value is None:
+        return None
+    moment = value if isinstance(value, datetime) else parse_datetime(value)
+    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+
+
+def _stale_take(rubric: Rubric) -> list[tuple[str, datetime | None]]:
+    """Unmark the rubric's stale calls, returning each one's agent and time. One statement, so a call marked
+    again after it (judged or reviewed meanwhile) stays marked for the next refresh; one marked before it and
+    committed since is read by the refresh's queries, which all come after."""
+    table = connection.ops.quote_name(Recording._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET rollup_stale = %s WHERE rubric_id = %s AND rollup_stale"
+            " RETURNING agent_id, occurred_at",
+            [False, rubric.pk],
+        )
+        return [(agent_id, _occurred(occurred_at)) for agent_id, occurred_at in cursor.fetchall()]
+
+
+def _strata(sample: CellSample) -> list[Stratum]:
+    """The strata a cell's rollup rows are for: those with any figure, or the plain one for a cell of calls
+    with no value at all, so that the cell (the agent, the criterion) is kept as the calls give it."""
+    found = [stratum for stratum in Stratum if sample.of(stratum) != StratumSample()]
+    return found or [Stratum.PLAIN]
+
+
+def _week_calls(rubric: Rubric, week: date | None, agents: set[str]) -> Calls:
+    """The rubric's judged calls of `agents` in `week` (None: the calls with no time)."""
+    in_week = judged_calls(rubric, week, week + timedelta(days=6)) if week else judged_calls(rubric)
+
+    def calls(prefix: str) -> Q:
+        chosen = in_week(prefix) & Q(**{f"{prefix}agent_id__in": agents})
+        return chosen if week else chosen & Q(**{f"{prefix}occurred_at__isnull": True})
+
+    return calls
+
+
+@transaction.atomic
+def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
+    """Read again the agent-weeks of the rubric's calls whose values changed since the last refresh (those
+    marked `Recording.rollup_stale`), and replace their rows in both weekly rollups: the scorecards'
+    (`ScorecardWeek`) and the reports' per criterion (`insights.reports.rollup`). Returns how many calls
+    were marked.
+
+    One query per week touched, whatever the number of its agents: after a day of judging, the current
+    week; after a review, the reviewed call's agent-week; after a migration or a bulk load, every week."""
+    # One refresh of a rubric at a time: two would replace the same rows. The judging's warm-up takes the
+    # same lock before it touches a recording, as this does, so neither waits for the other in a cycle.
+    Rubric.objects.select_for_update().values_list("pk", flat=True).get(pk=rubric.pk)
+    stale = _stale_take(rubric)
+    agents_by_week: defaultdict[date | None, set[str]] = defaultdict(set)
+    for agent_id, occurred_at in stale:
+        agents_by_week[week_of(occurred_at)].add(agent_id)
+    for week, agents in agents_by_week.items():
+        calls = _week_calls(rubric, week, agents)
+        criterion_weeks_replace(rubric=rubric, week=week, agents=agents, calls=Recording.objects.filter(calls("")))
+        samples = call_samples(rubric, calls, by_agent)
+        ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+        ScorecardWeek.objects.bulk_create(
+            ScorecardWeek(
+                rubric=rubric,
+                week=week,
+                team=team,
+                agent_id=agent_id,
+                agent_name=samples.agent_names[agent_id],
+                column_key=column_key,
+                flagged=stratum == Stratum.FLAGGED,
+                **sample_fields(sample.of(stratum)),
+            )
+            for ((team, agent_id), column_key), sample in samples.cells.items()
+            for stratum in _strata(sample)
+        )
+    return len(stale)
+
+
+# A read brings the rollups up to date first if at most this many calls changed since (a minute of judging
+# is about 1,500 at 25/s). More (the first read after the migration, a bulk load, a stopped beat) is for
+# the beat to read: a page would wait for it (16 s for 100,000 calls), and so reads the calls themselves.
+REFRESH_IN_READ_MAX = 5_000
+
+
+def rollups_readable(*, rubric: Rubric) -> bool:
+    """Whether a page may read the rubric's weekly rollups: brought up to date now if a few calls changed,
+    or False while too many are marked (the page then reads the calls)."""
+    changed = Recording.objects.filter(rubric=rubric, rollup_stale=True)[: REFRESH_IN_READ_MAX + 1].count()
+    if changed > REFRESH_IN_READ_MAX:
+        return False
+    if changed:  # else the refresh would only take the rubric's lock, which every other read waits for
+        scorecard_weeks_refresh(rubric=rubric)
+    return True
+
+
+def scorecard_weeks_refresh_all() -> int:
+    """Refresh the rollup of every rubric with changed calls; returns how many calls were read again. Run by
+    Celery beat (`scorecards.refresh`), so that a page seldom finds more than a minute's changes to read."""
+    rubrics = Rubric.objects.filter(pk__in=Recording.objects.filter(rollup_stale=True).values("rubric_id"))
+    return sum(scorecard_weeks_refresh(rubric=rubric) for rubric in rubrics)

@@ -1,9 +1,0 @@
-from django.urls import path
-
-from reviews.calls import api
-
-app_name = "calls-api"
-
-urlpatterns = [
-    path("", api.CallListView.as_view(), name="list"),
-]

@@ -1,9 +1,0 @@
-from django.urls import path
-
-from reviews.scorecards import api
-
-app_name = "scorecards-api"
-
-urlpatterns = [
-    path("", api.ScorecardView.as_view(), name="scorecard"),
-]
