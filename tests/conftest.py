@@ -59,3 +59,11 @@ def rubric_owner(db):
 
 # Shared by the transcription and sample tests.
 from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_newgateway(gateway) -> None:
+    """Each xdist worker gets a Redis database of its own (tests/support/parallel.py)."""
+    from tests.support.parallel import worker_environment_send
+
+    worker_environment_send(gateway)
