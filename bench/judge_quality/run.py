@@ -117,7 +117,7 @@ def rubric_published(slug: str):
     return rubric_import(spec=spec, publish=True)
 
 
-def judge_for(*, base_url: str, model: str, api_key_env: str):
+def judge_for(*, base_url: str, model: str, api_key_env: str, evidence: str = "quote"):
     """An unsaved judge row: the server and model the command line names, its key read from `api_key_env`.
     OpenAI's own API is named the way a judge row names it, by no base URL: the product then asks it for
     the answer shape its strict mode accepts (no maxLength)."""
@@ -125,7 +125,8 @@ def judge_for(*, base_url: str, model: str, api_key_env: str):
 
     own_api = (urlsplit(base_url).hostname or "").lower() == OPENAI_API_HOST
     return Judge(name="judge-quality-bench", backend=Judge.Backend.OPENAI_COMPATIBLE,
-                 base_url="" if own_api else base_url, model=model, api_key_variable=api_key_env)
+                 base_url="" if own_api else base_url, model=model, api_key_variable=api_key_env,
+                 evidence_mode=evidence)
 
 
 def judgment_with_retries(asking, transcript: str):
@@ -196,12 +197,11 @@ def evaluate(
     unlabelled = [call.external_id for call in calls if call.external_id not in first]
     if unlabelled:
         raise ValueError(f"Calls without a label file in labels/: {', '.join(unlabelled)}.")
-    judge = judge_for(base_url=base_url, model=model, api_key_env=api_key_env)
+    judge = judge_for(base_url=base_url, model=model, api_key_env=api_key_env, evidence=evidence)
     # The command line is the operator here: the server and key it names are the ones allowed.
     allowed = {
         "QA_JUDGE_ALLOWED_HOSTS": [*settings.QA_JUDGE_ALLOWED_HOSTS, urlsplit(base_url).hostname or ""],
         "QA_JUDGE_KEY_VARIABLES": [*settings.QA_JUDGE_KEY_VARIABLES, *filter(None, [api_key_env])],
-        "QA_EVIDENCE_MODE": evidence,
     }
     rows, pairs = [], []
     with override_settings(**allowed):
@@ -302,7 +302,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, object]:
     parser.add_argument("--base-url", required=True, help="the OpenAI-compatible server's base URL (…/v1)")
     parser.add_argument("--model", required=True, help="the model that server serves")
     parser.add_argument("--evidence", choices=EVIDENCE_MODES, default="quote",
-                        help="the evidence mode the judge is asked for (settings.QA_EVIDENCE_MODE for the run)")
+                        help="the evidence mode the judge is asked for (the judge's evidence mode, as a named judge's)")
     parser.add_argument("--api-key-env", default="", help="the environment variable holding the server's key")
     parser.add_argument("--calls", default="*", help="only the calls whose external id matches this glob")
     parser.add_argument("--json", type=Path, help="write the report as JSON to this file")

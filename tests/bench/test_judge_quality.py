@@ -197,26 +197,37 @@ def test_smoke_run_gives_the_figures_computed_by_hand(tmp_path, capsys):
     assert "OVERALL" in printed and "understands-request" in printed
 
 
+def cited(request):
+    """fx-002's scripted answers in reference mode: each criterion cites the turn the table quotes, whole;
+    closing cites turn 99, which the call does not have."""
+    scores = {
+        key: {"evidence": [{"turn": quote if isinstance(quote, int) else 99, "words": ""}],
+              "rationale": "Scripted.", "value": value, "confidence": confidence}
+        for key, (value, quote, confidence) in ANSWERS["fx-002"].items()
+    }
+    return completion({"scores": scores}, prompt_tokens=800, completion_tokens=100)
+
+
 @pytest.mark.django_db
-def test_an_empty_second_labelling_leaves_the_ceiling_unmeasured_and_reference_mode_is_passed_on(tmp_path, settings):
+def test_an_empty_second_labelling_leaves_the_ceiling_unmeasured_and_reference_mode_asks_for_turns(tmp_path):
     write_set(tmp_path / "set")
     for path in (tmp_path / "set" / "labels-second").iterdir():
         path.unlink()
-    seen_modes = []
-
-    def answer(request):
-        from django.conf import settings as live
-
-        seen_modes.append(getattr(live, "QA_EVIDENCE_MODE", None))
-        return scripted(request)
-
-    with FakeOpenAI(default=answer) as server:
+    with FakeOpenAI(default=cited) as server:
         report = runner.main(["--base-url", server.base_url, "--model", "fake-judge", "--set", str(tmp_path / "set"),
                               "--calls", "fx-002", "--evidence", "reference"])
-    assert seen_modes == ["reference"]
+    (request,) = server.requests
+    # The judge was asked for references: numbered turns in the prompt, a turn enum of the call's turns.
+    assert "[3] AGENT: Before I look at the account" in request["messages"][-1]["content"]
+    criterion = request["response_format"]["json_schema"]["schema"]["properties"]["scores"]["properties"]["greeting"]
+    assert criterion["properties"]["evidence"]["items"]["properties"]["turn"]["enum"] == [1, 2, 3, 4, 5]
     assert [row["external_id"] for row in report["calls"]] == ["fx-002"]
+    assert report["overall"]["failed_calls"] == 0 and report["overall"]["evidence"] == "reference"
+    statuses = {key: score["status"] for key, score in report["calls"][0]["scores"].items()}
+    assert statuses == {"greeting": "verified", "verification": "wrong_subject", "understands-request": "verified",
+                        "resolution": "verified", "timeframe": "verified", "closing": "bad_reference"}
+    assert report["overall"]["verified"] == pytest.approx(4 / 6)
     assert report["overall"]["human_ceiling"] == {"n": 0, "exact": None, "within_one": None, "qwk": None}
-    assert report["overall"]["evidence"] == "reference"
 
 
 @pytest.mark.django_db
