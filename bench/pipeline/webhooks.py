@@ -45,7 +45,7 @@ def main() -> None:
         OPENAI_BASE_URL=f"http://127.0.0.1:{args.port}/v1",
         OPENAI_API_KEY="bench",
         QA_JUDGE_MODEL="fake-judge",
-        QA_WEBHOOK_ALLOWED_HOSTS="127.0.0.1",
+        QA_WEBHOOK_ALLOWED_HOSTS="127.0.0.1:*",
     )
     from bench.database import database_create
 

@@ -49,7 +49,7 @@ def test_detail_shows_scores_with_their_verification_and_the_latest_run(api):
     c2 = body["scores"][1]
     assert set(c2) == {
         "criterion_key", "value", "confidence", "model_confidence", "evidence",
-        "evidence_verified", "verification", "rationale",
+        "evidence_verified", "verification", "rationale", "evidence_refs",
     }  # fmt: skip
     assert c2["evidence_verified"] is False
     assert c2["verification"] == {

@@ -5,6 +5,7 @@ computed by hand for the scripted answers."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -276,8 +277,10 @@ def test_openai_own_api_is_asked_for_the_answer_shape_its_strict_mode_accepts(mo
     key = "BENCH_JUDGE_KEY"
     openai_judge = runner.judge_for(base_url="https://api.openai.com/v1", model="gpt-4.1-mini", api_key_env=key)
     server_judge = runner.judge_for(base_url="http://127.0.0.1:8000/v1", model="qwen", api_key_env=key)
-    assert answer_shape_get(openai_judge) == UNBOUNDED_SHAPE  # no maxLength: OpenAI's strict mode refuses it
-    assert answer_shape_get(server_judge) == STANDARD_SHAPE
+    # The runner asks for the evidence mode its flag names (quote by default), in the shape each server takes:
+    # no maxLength for OpenAI's own API, whose strict mode refuses it.
+    assert answer_shape_get(openai_judge) == replace(UNBOUNDED_SHAPE, evidence_mode="quote")
+    assert answer_shape_get(server_judge) == replace(STANDARD_SHAPE, evidence_mode="quote")
 
 
 @pytest.mark.django_db

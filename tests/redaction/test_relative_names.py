@@ -43,7 +43,7 @@ def test_a_relatives_name_is_found(language, text, name, with_model, monkeypatch
     if with_model and not model_available(language):
         pytest.skip("the name model is not installed")
     if not with_model:  # the rule alone, as on a machine without the model
-        monkeypatch.setattr("qa.redaction.engine.model_available", lambda language: False)
+        monkeypatch.setattr("qa.redaction.engine.model_available", lambda language, model=None: False)
         from qa.redaction import engine
 
         engine.analyzer.cache_clear()
