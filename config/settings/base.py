@@ -484,6 +484,9 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         # faster-whisper logs each channel's duration and VAD cut at INFO; the transcription stores both.
         "faster_whisper": {"level": "WARNING"},
+        # Presidio logs every recognizer it loads and the device it found at INFO, a few dozen lines each
+        # time a process first redacts: they break the judge command's progress bar and tell an operator nothing.
+        "presidio-analyzer": {"level": "WARNING"},
     },
 }
 

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 
 from qa.models import Judge
-from experiments.models import Experiment, Promotion
+from experiments.models import Experiment, Item, Promotion
 from rubrics.models import Rubric
 from rubrics.services import rubric_new_version
 from tests.factories import UserFactory
@@ -52,7 +52,9 @@ def test_an_owner_runs_and_promotes_an_experiment_and_a_supervisor_reads_it_in_s
     page.keyboard.press("Enter")  # submits the form
     page.wait_for_url("**/experiments/*/")
     experiment = Experiment.objects.get()
-    assert experiment.status == Experiment.Status.FINISHED
+    # Why the items failed, if they did: the experiment's own status says only that they did.
+    reasons = set(Item.objects.filter(arm__experiment=experiment).exclude(error="").values_list("error", flat=True))
+    assert experiment.status == Experiment.Status.FINISHED, reasons
     body = page.inner_text("main")
     assert "is closer to the supervisors on 2 criteria" in body and "better" in body
     assert page.locator("svg.chart").count() == 1
