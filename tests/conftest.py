@@ -13,6 +13,20 @@ def english_by_default():
         yield
 
 
+@pytest.fixture(autouse=True)
+def rubric_caches_empty():
+    """Each test starts with qa's per-process rubric caches empty. They key published rubric
+    versions by primary key, which a database never reuses; the test database does, when a test
+    resets its sequences, and a later test's experiment then met another test's rubric."""
+    from qa import execution, judging
+
+    for cache in (execution._frozen_rubrics, execution._bound_drafts):
+        cache.clear()
+    judging._question.cache_clear()
+    judging._question_as_created.cache_clear()
+    yield
+
+
 # The role groups' permissions as the migrations made them: read when the test database is set up,
 # before a transactional test's flush can drop them (`role_groups` puts them back).
 ROLE_GROUP_GRANTS: dict[str, list[tuple[str, str]]] = {}
