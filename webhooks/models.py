@@ -71,6 +71,7 @@ class Delivery(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", _("pending")
+        RUNNING = "running", _("sending")  # an attempt under way (claimed by a worker: core.jobs)
         DELIVERED = "delivered", _("delivered")
         FAILED = "failed", _("failed")
 
@@ -84,6 +85,10 @@ class Delivery(models.Model):
     # Retries stop a day (QA_WEBHOOK_RETRY_WINDOW) after this: the first send, or the last redelivery.
     retrying_since = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
+    # The job executor's claim (core.jobs): when the attempt under way started, and its lease, past which
+    # the executor's sweep takes the delivery back from a worker that died.
+    started_at = models.DateTimeField(null=True, blank=True, editable=False)
+    leased_until = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     error = models.TextField(_("last error"), blank=True)
 

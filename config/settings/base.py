@@ -381,6 +381,8 @@ QA_LOCAL_ANSWER_SHAPE = env("QA_LOCAL_ANSWER_SHAPE", default="compact")
 CELERY_BEAT_SCHEDULE = {
     "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     "experiments-sweep": {"task": "experiments.sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
+    # The job executor's one sweep, for every kind registered with it (core.jobs.jobs_sweep): webhook deliveries.
+    "jobs-sweep": {"task": "core.jobs_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     # The scorecards' weekly rollup, brought up to date every minute (the pages also do it before reading).
     "scorecards-refresh": {"task": "scorecards.refresh", "schedule": 60.0},
 }
@@ -468,7 +470,6 @@ CELERY_BEAT_SCHEDULE["webhooks-drain"] = {
     "schedule": QA_WEBHOOK_DRAIN_EVERY,
     "options": {"expires": max(5 * QA_WEBHOOK_DRAIN_EVERY, 5.0)},
 }
-CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": 60.0}
 # --- end webhooks ---
 
 LOGGING = {
