@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
-from datetime import date, timedelta
+from datetime import date
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
@@ -17,10 +17,11 @@ from django.shortcuts import get_object_or_404
 
 from access import Capability, may, signed_in
 from access.scope import scope_for
+from qa.filters import agent_q
 from qa.models import JudgeRun, Recording, Score, judge_value_exists
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from reviews.figures.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
-from reviews.periods import day_start
+from reviews.filters import days_q
 from reviews.services import REVIEWABLE_STATUSES
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
@@ -89,13 +90,7 @@ def calibration_pool(rubric: Rubric, selection: CallSelection | None = None) -> 
         return recordings
     if selection.team:
         recordings = recordings.filter(team=selection.team)
-    if selection.agent:
-        recordings = recordings.filter(agent_id=selection.agent)
-    if selection.date_from:
-        recordings = recordings.filter(occurred_at__gte=day_start(selection.date_from))
-    if selection.date_to:
-        recordings = recordings.filter(occurred_at__lt=day_start(selection.date_to + timedelta(days=1)))
-    return recordings
+    return recordings.filter(agent_q(selection.agent), days_q(selection.date_from, selection.date_to))
 
 
 def calibration_pool_of_earlier_versions(rubric: Rubric, selection: CallSelection | None = None) -> int:
