@@ -38,21 +38,24 @@ def is_calibration_lead(user: AbstractBaseUser | AnonymousUser, workspace_id: in
     return workspace_id is None or scope_for(user).may(Capability.RUN_CALIBRATION, workspace_id)
 
 
+def sessions_visible(user: AbstractBaseUser | AnonymousUser) -> QuerySet[CalibrationSession]:
+    """The sessions `user` may see: those of the workspaces where their role runs calibrations (the scope's
+    one door, `visible_to`, narrowed to that capability), and those they take part in."""
+    if not signed_in(user):
+        return CalibrationSession.objects.none()
+    led = CalibrationSession.objects.visible_to(scope_for(user).where(Capability.RUN_CALIBRATION)).values("pk")
+    taking_part = CalibrationSession.objects.filter(participants=user).values("pk")
+    return CalibrationSession.objects.filter(Q(pk__in=led) | Q(pk__in=taking_part))
+
+
 def can_view_session(user: AbstractBaseUser | AnonymousUser, session: CalibrationSession) -> bool:
-    if is_calibration_lead(user, session.rubric.workspace_id):
-        return True
-    return signed_in(user) and session.participants.filter(pk=user.pk).exists()
+    return sessions_visible(user).filter(pk=session.pk).exists()
 
 
 def sessions_for(user: AbstractBaseUser) -> QuerySet[CalibrationSession]:
     """The sessions of the workspaces where `user` leads calibrations, and those they take part in."""
-    sessions = CalibrationSession.objects.select_related("rubric", "lead").prefetch_related("participants")
-    sessions = sessions.annotate(n_calls=Count("calls", distinct=True))
-    led = scope_for(user).where(Capability.RUN_CALIBRATION).workspaces_q("rubric__workspace")
-    if not may(user, Capability.RUN_CALIBRATION):
-        led = Q(pk__in=[])
-    taking_part = CalibrationSession.objects.filter(participants=user).values("pk")
-    return sessions.filter(led | Q(pk__in=taking_part))
+    sessions = sessions_visible(user).select_related("rubric", "lead").prefetch_related("participants")
+    return sessions.annotate(n_calls=Count("calls", distinct=True))
 
 
 @dataclass(frozen=True)
@@ -102,10 +105,7 @@ def calibration_pool_of_earlier_versions(rubric: Rubric, selection: CallSelectio
 
 def session_get(*, pk: int, user: AbstractBaseUser) -> CalibrationSession:
     """The session, 404 for someone who neither leads calibrations nor takes part in it."""
-    session = get_object_or_404(CalibrationSession.objects.select_related("rubric", "lead"), pk=pk)
-    if not can_view_session(user, session):
-        raise Http404
-    return session
+    return get_object_or_404(sessions_visible(user).select_related("rubric", "lead"), pk=pk)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
+from access.scope import Scope
 from qa.evidence import parse_turns
 from qa.filters import agent_q, occurred_q
 from qa.judging import ACTIVE
@@ -39,14 +40,16 @@ RECORDING_FILTER_LOOKUPS = {
 }
 
 
-def recording_list(*, filters: RecordingFilters) -> QuerySet[Recording]:
+def recording_list(*, filters: RecordingFilters, scope: Scope) -> QuerySet[Recording]:
+    """The recordings `scope` sees (a key's: its source's) that match `filters`."""
     conditions = {
         lookup: getattr(filters, name)
         for name, lookup in RECORDING_FILTER_LOOKUPS.items()
         if getattr(filters, name) not in (None, "")
     }
     return (
-        Recording.objects.select_related("rubric")
+        Recording.objects.visible_to(scope)
+        .select_related("rubric")
         .defer("transcript", "turns")
         .filter(agent_q(filters.agent or ""), occurred_q(filters.occurred_after, filters.occurred_before), **conditions)
     )

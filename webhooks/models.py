@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.querysets import ScopedManager, ScopePaths
 from access.models import ApiKey, Workspace, default_workspace_id
 from access.scope import scope_for_key
 from outbox.models import Event
@@ -47,6 +48,10 @@ class Subscription(models.Model):
     failing_since = models.DateTimeField(_("failing since"), null=True, blank=True, editable=False)
     paused_at = models.DateTimeField(_("paused at"), null=True, blank=True, editable=False)
     paused_reason = models.TextField(_("why it was paused"), blank=True, editable=False)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths(workspace="workspace")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -91,6 +96,10 @@ class Delivery(models.Model):
     leased_until = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     error = models.TextField(_("last error"), blank=True)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths(workspace="subscription__workspace")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -92,7 +92,10 @@ CONTENT_SECURITY_POLICY = {
 # Login throttling (django-axes): after QA_LOGIN_FAILURE_LIMIT wrong passwords for one username
 # from one address, that pair is locked out for QA_LOGIN_LOCKOUT_MINUTES; a right password does
 # not open it early. The admin and the site share the one login.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# The last answers permissions from a person's memberships (their roles), so the global groups need not be in step.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend", "access.backends.MembershipBackend",
+]
 AXES_FAILURE_LIMIT = env.int("QA_LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("QA_LOGIN_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
