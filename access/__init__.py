@@ -76,7 +76,10 @@ def signed_in(user: User | None) -> bool:
 
 
 def may(user: User | None, capability: Capability | str) -> bool:
-    """Whether `user` may do what `capability` names (SIGNED_IN: any active, signed-in person)."""
+    """Whether `user` may do what `capability` names (SIGNED_IN: any active, signed-in person): a role of
+    their memberships carries it (access.backends.MembershipBackend, so a page opens for a member whose
+    global groups were never synced), or a group of theirs holds it (one an operator gave by hand: the
+    webhooks' permissions, which no role holds). What they then see is cut by their scope either way."""
     if not signed_in(user):
         return False
     return capability == SIGNED_IN or user.has_perm(str(capability))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from access.models import ROLE_GROUPS, Membership, Role
+from access.querysets import ScopePaths
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,18 @@ class Scope:
         return q
 
 
+    def rows_q(self, paths: ScopePaths) -> Q:
+        """Rows in scope, by a model's declared paths (`Model.objects.visible_to(scope)`, access.querysets):
+        a workspace's rows by `workspaces_q`, a call's by `recordings_q`."""
+        if paths.team is None:
+            return self.workspaces_q(paths.workspace)
+        return self.recordings_q(workspace=paths.workspace, team=paths.team, agent=paths.agent, source=paths.source)
+
+    def as_agent(self) -> Scope:
+        """This scope narrowed to its agent memberships: a person's own calls as an agent and no one else's,
+        each workspace's agent id counting only in that workspace (the agents' pages, their disputes)."""
+        return Scope(grants=tuple(grant for grant in self.grants if grant.role == Role.AGENT), _permissions=self._permissions)
+
     def contains_recording(self, recording: object) -> bool:
         """Whether one loaded recording is in scope (`recordings_q`'s rule, without a query)."""
         return self.contains_calls(
@@ -141,18 +154,22 @@ class Scope:
             if grant.workspace_id == workspace_id
         )
 
+    def permissions_in(self, workspace_id: int) -> frozenset[str]:
+        """The permissions of this scope's role in `workspace_id` (none where it has no role)."""
+        role = self.role_in(workspace_id)
+        if role is None:
+            return frozenset()
+        if role not in self._permissions:  # one query per role and request: the scope lives on the user
+            self._permissions[role] = role_permissions(role)
+        return self._permissions[role]
+
     def may(self, capability: str, workspace_id: int) -> bool:
         """Whether this scope's role in `workspace_id` carries `capability` (a permission of its role's
         groups, access.models.ROLE_GROUPS): a supervisor in A who leads QA in B may not run A's
         calibrations. A superuser may everything."""
         if self.everything:
             return True
-        role = self.role_in(workspace_id)
-        if role is None:
-            return False
-        if role not in self._permissions:  # one query per role and request: the scope lives on the user
-            self._permissions[role] = role_permissions(role)
-        return str(capability) in self._permissions[role]
+        return str(capability) in self.permissions_in(workspace_id)
 
 
     def where(self, capability: str) -> Scope:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
-from datetime import date, timedelta
+from datetime import date
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
@@ -17,10 +17,11 @@ from django.shortcuts import get_object_or_404
 
 from access import Capability, may, signed_in
 from access.scope import scope_for
+from qa.filters import agent_q
 from qa.models import JudgeRun, Recording, Score, judge_value_exists
 from reviews.models import AgreedValue, CalibrationCall, CalibrationEntry, CalibrationSession, CalibrationValue
 from reviews.figures.stats import RaterAgreement, quadratic_weighted_kappa, rater_agreement
-from reviews.periods import day_start
+from reviews.filters import days_q
 from reviews.services import REVIEWABLE_STATUSES
 from reviews.transcript import TurnView, transcript_turns
 from rubrics.models import Criterion, Rubric
@@ -37,21 +38,24 @@ def is_calibration_lead(user: AbstractBaseUser | AnonymousUser, workspace_id: in
     return workspace_id is None or scope_for(user).may(Capability.RUN_CALIBRATION, workspace_id)
 
 
+def sessions_visible(user: AbstractBaseUser | AnonymousUser) -> QuerySet[CalibrationSession]:
+    """The sessions `user` may see: those of the workspaces where their role runs calibrations (the scope's
+    one door, `visible_to`, narrowed to that capability), and those they take part in."""
+    if not signed_in(user):
+        return CalibrationSession.objects.none()
+    led = CalibrationSession.objects.visible_to(scope_for(user).where(Capability.RUN_CALIBRATION)).values("pk")
+    taking_part = CalibrationSession.objects.filter(participants=user).values("pk")
+    return CalibrationSession.objects.filter(Q(pk__in=led) | Q(pk__in=taking_part))
+
+
 def can_view_session(user: AbstractBaseUser | AnonymousUser, session: CalibrationSession) -> bool:
-    if is_calibration_lead(user, session.rubric.workspace_id):
-        return True
-    return signed_in(user) and session.participants.filter(pk=user.pk).exists()
+    return sessions_visible(user).filter(pk=session.pk).exists()
 
 
 def sessions_for(user: AbstractBaseUser) -> QuerySet[CalibrationSession]:
     """The sessions of the workspaces where `user` leads calibrations, and those they take part in."""
-    sessions = CalibrationSession.objects.select_related("rubric", "lead").prefetch_related("participants")
-    sessions = sessions.annotate(n_calls=Count("calls", distinct=True))
-    led = scope_for(user).where(Capability.RUN_CALIBRATION).workspaces_q("rubric__workspace")
-    if not may(user, Capability.RUN_CALIBRATION):
-        led = Q(pk__in=[])
-    taking_part = CalibrationSession.objects.filter(participants=user).values("pk")
-    return sessions.filter(led | Q(pk__in=taking_part))
+    sessions = sessions_visible(user).select_related("rubric", "lead").prefetch_related("participants")
+    return sessions.annotate(n_calls=Count("calls", distinct=True))
 
 
 @dataclass(frozen=True)
@@ -89,13 +93,7 @@ def calibration_pool(rubric: Rubric, selection: CallSelection | None = None) -> 
         return recordings
     if selection.team:
         recordings = recordings.filter(team=selection.team)
-    if selection.agent:
-        recordings = recordings.filter(agent_id=selection.agent)
-    if selection.date_from:
-        recordings = recordings.filter(occurred_at__gte=day_start(selection.date_from))
-    if selection.date_to:
-        recordings = recordings.filter(occurred_at__lt=day_start(selection.date_to + timedelta(days=1)))
-    return recordings
+    return recordings.filter(agent_q(selection.agent), days_q(selection.date_from, selection.date_to))
 
 
 def calibration_pool_of_earlier_versions(rubric: Rubric, selection: CallSelection | None = None) -> int:
@@ -107,10 +105,7 @@ def calibration_pool_of_earlier_versions(rubric: Rubric, selection: CallSelectio
 
 def session_get(*, pk: int, user: AbstractBaseUser) -> CalibrationSession:
     """The session, 404 for someone who neither leads calibrations nor takes part in it."""
-    session = get_object_or_404(CalibrationSession.objects.select_related("rubric", "lead"), pk=pk)
-    if not can_view_session(user, session):
-        raise Http404
-    return session
+    return get_object_or_404(sessions_visible(user).select_related("rubric", "lead"), pk=pk)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ class CallFilterForm(forms.Form):
     rubric = forms.ChoiceField(label=_("Rubric"), required=False)
     # A text, not a list of the teams: listing the distinct teams of 100,000 calls costs more than a search.
     team = forms.CharField(label=_("Team"), required=False, max_length=100)
-    agent = forms.CharField(label=_("Agent"), required=False, max_length=200)
+    agent = forms.CharField(label=_("Agent id"), required=False, max_length=100)
     date_from = forms.DateField(label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"}))
     status = forms.ChoiceField(label=_("Status"), required=False)

@@ -52,7 +52,7 @@ def calls_visible(user: AbstractBaseUser) -> QuerySet[Recording]:
     """Every judged call `user` may see: the one base every list, search, sample and API answer of
     this package starts from, and the one place it applies the scope (access.scope.scope_for: a
     supervisor's teams, a lead's workspace)."""
-    return Recording.objects.filter(scope_for(user).recordings_q(), current_run__isnull=False)
+    return Recording.objects.visible_to(scope_for(user)).filter(current_run__isnull=False)
 
 
 def call_search(*, recordings: QuerySet[Recording], filters: CallFilters, user: AbstractBaseUser) -> QuerySet[Recording]:

@@ -1,6 +1,6 @@
 """The one job executor: how every kind of background job is claimed, kept, retried, failed
 and swept. Judge runs and experiment items (qa.execution) and transcriptions
-(qa.transcribing) are its kinds; a webhook delivery or a redaction would be one more.
+(qa.transcribing) and webhook deliveries (webhooks.services) are its kinds; a redaction would be one more.
 
 A job is a row with a status, an attempt count, `started_at`, `leased_until` and `error`. It
 moves pending -> running -> succeeded | failed, each step a conditional UPDATE, so a
@@ -12,7 +12,9 @@ A kind whose work may run longer than its lease has the lease renewed while it r
 (`lease_kept`): a worker that dies loses its job within one lease, a live one never does.
 
 What differs between kinds is supplied by a `JobKind`: the model, the limits, and hooks that
-run inside each step's transaction.
+run inside each step's transaction. A kind registered (`job_kind_register`, from its app's
+`ready`) is swept by the executor's one sweep (`jobs_sweep`, the task `core.jobs_sweep`), which
+publishes its task again for every job that is due.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
+
+from core.queue import task_publish
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +95,11 @@ class JobKind:
     renewed: ClassVar[bool] = False
     # When a pending job that was never claimed was created (the sweep's "published a moment ago").
     created_field: ClassVar[str] = "created_at"
+    # The status a finished job has: "succeeded", or the kind's own word for it (a delivery's "delivered").
+    succeeded_status: ClassVar[str] = "succeeded"
+    # The task, taking the job's id, that the executor's sweep publishes for a job that is due
+    # (a registered kind's; a kind with its own publishing overrides `republish`).
+    task: ClassVar[str] = ""
 
     @property
     def max_attempts(self) -> int:
@@ -109,6 +118,25 @@ class JobKind:
     def sweep_scope(self) -> Q:
         """Which pending jobs the sweep may hand out."""
         return Q()
+
+    def lost(self, *, now: datetime, settled: datetime) -> Q:
+        """Which pending jobs no message carries any more: never claimed and published before
+        `settled`, or waiting for a retry whose message is later than any could be."""
+        retry_lost = settled - timedelta(seconds=settings.QA_JUDGE_RETRY_MAX_DELAY + self.time_limit)
+        return Q(attempts=0, **{f"{self.created_field}__lt": settled}) | Q(attempts__gt=0, started_at__lt=retry_lost)
+
+    def republish(self, pks: list[Any]) -> int:
+        """Publish the jobs the sweep found due again; how many were published. A broker that
+        is down leaves the rest for the next sweep."""
+        published = 0
+        for pk in pks:
+            try:
+                task_publish(self.task, str(pk))
+            except Exception:
+                logger.exception("Could not publish %s %s; the next sweep will.", self.noun, pk)
+                break
+            published += 1
+        return published
 
     def claimed(self, job: Any, now: datetime) -> None:
         """After a claim (not atomic with it: a crash in between leaves a job the sweep hands out again)."""
@@ -178,7 +206,7 @@ def job_interrupted(kind: JobKind, job: Held) -> Result | None:
 
 def job_succeed(kind: JobKind, job: Held, *, now: datetime, **fields: Any) -> bool:
     """Mark the job succeeded if its claim still stands; inside the transaction that writes its result."""
-    return bool(job_held(kind, job).update(status="succeeded", finished_at=now, error="", **fields))
+    return bool(job_held(kind, job).update(status=kind.succeeded_status, finished_at=now, error="", **fields))
 
 
 @contextmanager
@@ -230,12 +258,29 @@ def jobs_due(*, kind: JobKind) -> models.QuerySet:
     # A job published a moment ago is still on its way, and one waiting for a
     # retry has a message due later: only jobs older than that are lost.
     settled = now - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL)
-    retry_lost = settled - timedelta(seconds=settings.QA_JUDGE_RETRY_MAX_DELAY + kind.time_limit)
     return kind.model.objects.filter(kind.sweep_scope(), status="pending").filter(
-        Q(pk__in=stale_ids)
-        | Q(attempts=0, **{f"{kind.created_field}__lt": settled})
-        | Q(attempts__gt=0, started_at__lt=retry_lost)
+        Q(pk__in=stale_ids) | kind.lost(now=now, settled=settled)
     )
+
+
+# The kinds the executor's one sweep covers, by name (a kind registers from its app's `ready`).
+_REGISTERED: dict[str, JobKind] = {}
+
+
+def job_kind_register(kind: JobKind) -> None:
+    """Have the executor's sweep (`jobs_sweep`) cover `kind`: it needs `task` or its own `republish`."""
+    _REGISTERED[kind.noun] = kind
+
+
+def jobs_sweep(*, limit: int = 1000) -> dict[str, int]:
+    """The executor's sweep, run by Celery beat (`core.jobs_sweep`, every QA_JUDGE_SWEEP_INTERVAL):
+    for every registered kind, take back the jobs whose lease ran out and publish again those that
+    are due (`jobs_due`), at most `limit` a kind a sweep. How many each kind published."""
+    published: dict[str, int] = {}
+    for noun, kind in _REGISTERED.items():
+        pks = list(jobs_due(kind=kind).order_by("pk").values_list("pk", flat=True)[:limit])
+        published[noun] = kind.republish(pks) if pks else 0
+    return published
 
 
 def until_done(execute: Callable[[], Result], *, sleep: Callable[[float], None] = time.sleep) -> Result:

@@ -15,11 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from access import NO_KEY, SIGNED_IN, Capability, may
+from access.scope import scope_for
 from core.api.parsers import parse_with
 from core.api.schema import BAD_REQUEST, NOT_FOUND, ErrorSerializer
 from qa.api.serializers import StringField
 from core.errors import InvalidInputError
-from reviews.selectors import agent_recordings
 from disputes.selectors import dispute_detail, dispute_list
 from disputes.services import (
     CriterionResolution,
@@ -119,7 +119,7 @@ class AcknowledgementSerializer(serializers.Serializer):
 
 def _own_review(request: Request, pk: int) -> Review:
     """A final review of one of the agent's calls; any other is not found (nothing of another agent shows)."""
-    review = Review.objects.filter(pk=pk, recording__in=agent_recordings(request.user)).first()
+    review = Review.objects.visible_to(scope_for(request.user).as_agent()).filter(pk=pk).first()
     if review is None:
         raise NotFound(_("No review %(id)s of one of your calls.") % {"id": pk})
     return review

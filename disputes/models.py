@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.querysets import ScopedManager, ScopePaths
 from qa.models import Recording
 from rubrics.models import Criterion
 
@@ -56,6 +57,10 @@ class Dispute(models.Model):
     comment = models.TextField(_("lead's comment"), blank=True)
     # When the agent first opened the outcome: until then it counts in their notifications.
     outcome_seen_at = models.DateTimeField(null=True, blank=True)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths.of_calls("recording__")
+    objects = ScopedManager()
 
     class Meta:
         db_table = "reviews_dispute"  # the table it had in reviews, kept: the move changed no row

@@ -12,6 +12,7 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from access import Capability, may
+from access.querysets import ScopePaths
 from access.scope import scope_for
 from qa.models import Recording
 from disputes.models import Acknowledgement, Dispute, DisputedCriterion
@@ -43,18 +44,17 @@ def standing_review_of(recording: Recording) -> Review | None:
 def leading(user: AbstractBaseUser, path: str = "recording__") -> Q:
     """The calls (reached through `path`) of the workspaces where `user` resolves disputes (their scope,
     access.scope, narrowed to where their role carries the capability)."""
-    scope = scope_for(user).where(Capability.RESOLVE_DISPUTES)
-    return scope.recordings_q(workspace=f"{path}workspace", team=f"{path}team", agent=f"{path}agent_id")
+    return scope_for(user).where(Capability.RESOLVE_DISPUTES).rows_q(ScopePaths.of_calls(path))
 
 
 def disputes_visible_to(user: AbstractBaseUser) -> QuerySet[Dispute]:
     """A QA lead's every dispute of their workspaces; an agent's own (their calls'); nobody else's."""
-    disputes = Dispute.objects.all()
+    scope = scope_for(user)
     if may(user, Capability.RESOLVE_DISPUTES):
-        return disputes.filter(leading(user))
+        return Dispute.objects.visible_to(scope.where(Capability.RESOLVE_DISPUTES))
     if may(user, Capability.DISPUTE):
-        return disputes.filter(recording__in=agent_recordings(user))
-    return disputes.none()
+        return Dispute.objects.visible_to(scope.as_agent())
+    return Dispute.objects.none()
 
 
 def with_criteria(disputes: QuerySet[Dispute]) -> QuerySet[Dispute]:

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.querysets import ScopedManager, ScopePaths
 from access.models import ApiKey, Workspace, default_workspace_id
 from qa.models import Judge, Recording
 from rubrics.models import Criterion, Rubric
@@ -44,6 +45,10 @@ class Experiment(models.Model):
     created_by_key = models.ForeignKey(ApiKey, on_delete=models.PROTECT, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths(workspace="workspace")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -8,7 +8,7 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from typing import NamedTuple
 
@@ -22,7 +22,7 @@ from qa.models import Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
 from disputes.selectors import upheld_dispute_recordings
 from experiments.models import Arm, Experiment, Item, ItemScore
-from reviews.filters import Group
+from reviews.filters import Group, days_q
 from reviews.figures.stats import (
     Agreement,
     PairCount,
@@ -33,7 +33,6 @@ from reviews.figures.stats import (
     paired_bootstrap,
     share,
 )
-from reviews.periods import day_start
 from reviews.reference import FINAL_DECISIONS, HumanReference, human_reference_rows
 from rubrics.models import Criterion
 
@@ -55,10 +54,7 @@ def experiment_recording_ids(
         recordings = recordings.filter(pk__in=upheld_dispute_recordings().values("pk"))
     elif group != Group.ALL:
         recordings = recordings.filter(in_review_group(ReviewGroup(group)))
-    if date_from:
-        recordings = recordings.filter(occurred_at__gte=day_start(date_from))
-    if date_to:
-        recordings = recordings.filter(occurred_at__lt=day_start(date_to + timedelta(days=1)))
+    recordings = recordings.filter(days_q(date_from, date_to))
     references_sql, params = queryset_sql(human_reference_rows(recording_ids=recordings.values("pk")))
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT DISTINCT recording_id FROM ({references_sql}) AS human", params)

@@ -17,7 +17,7 @@ from access import Capability, may, page_requires, require
 from access.scope import scope_for
 from core.errors import InvalidInputError
 from experiments.forms import ExperimentForm
-from experiments.models import Arm, Experiment, Promotion
+from experiments.models import Experiment, Promotion
 from experiments.selectors import (
     Comparison,
     Verdict,
@@ -164,7 +164,7 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
 def promote(request: HttpRequest, pk: int, arm_id: int, action: str) -> HttpResponse:
     """GET asks for confirmation; only the confirmed POST changes anything."""
     experiment = _runnable(request, pk)
-    arm = get_object_or_404(Arm, pk=arm_id, experiment=experiment)
+    arm = get_object_or_404(experiment.arms, pk=arm_id)  # of an experiment read in scope (_runnable)
     if action not in Promotion.Action.values:
         raise PermissionDenied
     if request.method == "POST":

@@ -18,6 +18,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from access.querysets import ScopedManager, ScopePaths
 from access.models import Workspace
 from rubrics.models import Criterion, Rubric
 
@@ -155,6 +156,10 @@ class Recording(models.Model):
     rollup_stale = models.BooleanField(default=False, db_default=False, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths.of_calls()
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -454,6 +459,10 @@ class JudgeRun(models.Model):
     # Also a database default: the benchmarks' generators insert runs with SQL.
     warm_up = models.BooleanField(_("warm-up"), default=False, db_default=False)
 
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths.of_calls("recording__")
+    objects = ScopedManager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name = _("judge run")
@@ -501,6 +510,10 @@ class Score(models.Model):
     # Database defaults too, so the benchmarks' bulk SQL inserts need not name them.
     sample_values = models.JSONField(_("sample values"), null=True, blank=True)
     unstable = models.BooleanField(_("unstable"), default=False, db_default=False)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths.of_calls("run__recording__")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["criterion__order", "criterion_id"]
@@ -561,6 +574,10 @@ class Transcription(models.Model):
     audio_seconds = models.FloatField(_("audio (s)"), null=True, blank=True)
     duration_ms = models.PositiveIntegerField(_("took (ms)"), null=True, blank=True)
     error = models.TextField(_("error"), blank=True)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths.of_calls("recording__")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

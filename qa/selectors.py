@@ -8,7 +8,9 @@ from datetime import datetime
 
 from django.db.models import Prefetch, QuerySet
 
+from access.scope import Scope
 from qa.evidence import parse_turns
+from qa.filters import agent_q, occurred_q
 from qa.judging import ACTIVE
 from qa.models import JudgeRun, Recording, Score
 
@@ -17,36 +19,40 @@ from qa.models import JudgeRun, Recording, Score
 class RecordingFilters:
     status: str | None = None
     rubric: str | None = None  # slug, any version
-    agent: str | None = None  # agent id
+    agent: str | None = None  # the agent id, exactly (qa.filters.agent_q)
     team: str | None = None
     needs_review: bool | None = None
     source: str | None = None
     external_id: str | None = None
-    occurred_after: datetime | None = None  # inclusive
-    occurred_before: datetime | None = None  # exclusive
+    # [occurred_after, occurred_before): the start included, the end not (qa.filters.occurred_q).
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
 
 
-# Each filter's field lookup; a filter left empty is not applied.
+# Each plain filter's field lookup; a filter left empty is not applied. The agent and the bounds follow qa.filters.
 RECORDING_FILTER_LOOKUPS = {
     "status": "status",
     "rubric": "rubric__slug",
-    "agent": "agent_id",
     "team": "team",
     "needs_review": "needs_review",
     "source": "source",
     "external_id": "external_id",
-    "occurred_after": "occurred_at__gte",
-    "occurred_before": "occurred_at__lt",
 }
 
 
-def recording_list(*, filters: RecordingFilters) -> QuerySet[Recording]:
+def recording_list(*, filters: RecordingFilters, scope: Scope) -> QuerySet[Recording]:
+    """The recordings `scope` sees (a key's: its source's) that match `filters`."""
     conditions = {
         lookup: getattr(filters, name)
         for name, lookup in RECORDING_FILTER_LOOKUPS.items()
         if getattr(filters, name) not in (None, "")
     }
-    return Recording.objects.select_related("rubric").defer("transcript", "turns").filter(**conditions)
+    return (
+        Recording.objects.visible_to(scope)
+        .select_related("rubric")
+        .defer("transcript", "turns")
+        .filter(agent_q(filters.agent or ""), occurred_q(filters.occurred_after, filters.occurred_before), **conditions)
+    )
 
 
 def recording_details() -> QuerySet[Recording]:

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.querysets import ScopedManager, ScopePaths
 from qa.models import JudgeRun, Recording
 from rubrics.models import Criterion, Rubric
 
@@ -32,6 +33,10 @@ class CalibrationSession(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths(workspace="rubric__workspace")
+    objects = ScopedManager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name = _("calibration session")
@@ -52,6 +57,10 @@ class CalibrationCall(models.Model):
     session = models.ForeignKey(CalibrationSession, on_delete=models.CASCADE, related_name="calls")
     recording = models.ForeignKey(Recording, on_delete=models.PROTECT, related_name="calibration_calls")
     run = models.ForeignKey(JudgeRun, on_delete=models.PROTECT, related_name="calibration_calls")
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths.of_calls("recording__")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["session_id", "id"]

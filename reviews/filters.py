@@ -2,9 +2,11 @@
 the shared filters, so "the team", "the agent" and "from/to" mean on every page what they mean here.
 
 `CallSelection` is the lists' (the review queue, Find calls): a rubric by slug (every version), a team, an
-agent by id or part of a name, and whole days in the current time zone (`reviews.periods.day_start`).
-`ReportFilters` is the figures' (reports, scorecards, the dashboard): one rubric version, a team, an agent
-by id (the figures group by agent id), and whole days, applied by `place_q` together with the reader's scope.
+agent, and whole days. `ReportFilters` is the figures' (reports, scorecards, the dashboard): one rubric
+version, a team, an agent and whole days, applied by `place_q` together with the reader's scope. Both
+mean by "agent" and by the days what `qa.filters` says (the agent id, exactly; `days_q`: whole days in the
+current time zone, both included), as does every other reader of calls by days (calibration samples,
+experiment sets, scorecards).
 """
 
 from __future__ import annotations
@@ -18,9 +20,21 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from access.scope import Scope
+from qa.filters import agent_q, occurred_q
 from qa.routing import ReviewGroup, group_reasons
 from reviews.periods import day_start
 from rubrics.models import Rubric
+
+
+def days_q(date_from: date | None, date_to: date | None, *, prefix: str = "") -> Q:
+    """Calls that occurred from the first moment of `date_from` to the last of `date_to` (both days
+    included, in the current time zone), reached through `prefix`; datetime bounds, so the occurred_at
+    index serves them."""
+    return occurred_q(
+        day_start(date_from) if date_from else None,
+        day_start(date_to + timedelta(days=1)) if date_to else None,
+        prefix=prefix,
+    )
 
 
 @dataclass(frozen=True)
@@ -29,23 +43,17 @@ class CallSelection:
 
     rubric: str = ""  # a rubric slug: every version of it
     team: str = ""
-    agent: str = ""  # an agent id, or part of a name
-    date_from: date | None = None
-    date_to: date | None = None  # inclusive
+    agent: str = ""  # the agent id (qa.filters.agent_q)
+    date_from: date | None = None  # whole days, both included (days_q)
+    date_to: date | None = None
 
     def q(self) -> Q:
-        """The conditions on recordings; whole days as datetime bounds, so the occurred_at index serves them."""
-        where = Q()
+        """The conditions on recordings."""
+        where = agent_q(self.agent) & days_q(self.date_from, self.date_to)
         if self.rubric:
             where &= Q(rubric__slug=self.rubric)
         if self.team:
             where &= Q(team=self.team)
-        if self.agent:
-            where &= Q(agent_id=self.agent) | Q(agent_name__icontains=self.agent)
-        if self.date_from:
-            where &= Q(occurred_at__gte=day_start(self.date_from))
-        if self.date_to:
-            where &= Q(occurred_at__lt=day_start(self.date_to + timedelta(days=1)))
         return where
 
 
@@ -71,13 +79,13 @@ GROUP_REASONS: dict[Group, tuple[str, ...]] = {Group(group): group_reasons(group
 
 @dataclass(frozen=True)
 class ReportFilters:
-    """The figures' filters: one rubric version, the call's days, a team, an agent id, and the reader's scope."""
+    """The figures' filters: one rubric version, the call's days, a team, an agent, and the reader's scope."""
 
     rubric: Rubric
-    date_from: date | None = None
+    date_from: date | None = None  # whole days, both included (days_q)
     date_to: date | None = None
     team: str = ""
-    agent: str = ""
+    agent: str = ""  # the agent id (qa.filters.agent_q)
     # The reader's (access.scope.scope_for): a supervisor's teams. None: every call of the rubric, for
     # code that reads on no one's behalf (the rubric's admin health, commands); the forms always set it.
     scope: Scope | None = None
@@ -91,8 +99,7 @@ def place_q(filters: ReportFilters, *, workspace: str = "workspace") -> Callable
         where = Q()
         if filters.team:
             where &= Q(**{f"{prefix}team": filters.team})
-        if filters.agent:
-            where &= Q(**{f"{prefix}agent_id": filters.agent})
+        where &= agent_q(filters.agent, prefix=prefix)
         if filters.scope is not None:
             # Rollup rows carry no source: a source-bound reader reads the calls instead (`rollups_for`).
             where &= filters.scope.recordings_q(

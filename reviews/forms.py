@@ -226,7 +226,7 @@ def clean_date_range(form: forms.Form, data: dict[str, Any]) -> None:
 class QueueFilterForm(forms.Form):
     rubric = forms.ChoiceField(label=_("Rubric"), required=False)
     team = forms.ChoiceField(label=_("Team"), required=False)
-    agent = forms.CharField(label=_("Agent"), required=False, max_length=200)
+    agent = forms.CharField(label=_("Agent id"), required=False, max_length=100)
     reason = forms.ChoiceField(
         label=_("Reason"), required=False, choices=[("", _("Any reason")), *Recording.ReviewReason.choices]
     )

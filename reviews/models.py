@@ -7,11 +7,12 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from access.models import ApiKey
+from access.querysets import ScopedManager, ScopePaths
 from qa.models import JudgeRun, Recording
 from rubrics.models import Criterion
 
 
-class StandingReviews(models.Manager):
+class StandingReviews(ScopedManager):
     """Reviews that count: every one not undone (`ReviewVoid`). The default manager, so `Review.objects`
     and `recording.reviews` (the page, the service, the human reference, the reports) never read an
     undone review; `Review.log` keeps them all."""
@@ -73,6 +74,8 @@ class Review(models.Model):
     )
 
     objects = StandingReviews()
+    # What its rows show of a workspace to whom: Review.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths.of_calls("recording__")
     log = models.Manager()  # undone ones too: the admin's full record
 
     class Meta:

@@ -247,7 +247,7 @@ def queue_next(*, after: Recording | None, filters: QueueFilters, user: Abstract
 
 def queue_team_choices(*, scope: Scope) -> list[str]:
     return list(
-        _queue().filter(scope.recordings_q()).exclude(team="").order_by("team").values_list("team", flat=True).distinct()
+        _queue(scope).exclude(team="").order_by("team").values_list("team", flat=True).distinct()
     )
 
 
@@ -291,9 +291,7 @@ def agent_recordings(user: AbstractBaseUser) -> QuerySet[Recording]:
     """The calls of `user` as an agent, and no one else's: their scope (access.scope.scope_for) narrowed to
     their agent memberships, so each workspace's agent id counts only in that workspace, and a person who
     is an agent in one workspace and a supervisor in another sees here only their own calls."""
-    scope = scope_for(user)
-    as_agent = Scope(grants=tuple(grant for grant in scope.grants if grant.role == Role.AGENT))
-    return Recording.objects.filter(as_agent.recordings_q())
+    return Recording.objects.visible_to(scope_for(user).as_agent())
 
 
 def reasons_text_alias(recordings: QuerySet[Recording]) -> QuerySet[Recording]:
@@ -301,12 +299,14 @@ def reasons_text_alias(recordings: QuerySet[Recording]) -> QuerySet[Recording]:
     return recordings.alias(review_reasons_text=Cast("review_reasons", TextField()))
 
 
-def _queue() -> QuerySet[Recording]:
-    return reasons_text_alias(Recording.objects.filter(needs_review=True, status=Recording.Status.IN_REVIEW))
+def _queue(scope: Scope) -> QuerySet[Recording]:
+    """The calls waiting for review that `scope` sees."""
+    queue = Recording.objects.visible_to(scope).filter(needs_review=True, status=Recording.Status.IN_REVIEW)
+    return reasons_text_alias(queue)
 
 
 def _queue_filtered(filters: QueueFilters, scope: Scope) -> QuerySet[Recording]:
-    return _queue().filter(scope.recordings_q(), filters.q())
+    return _queue(scope).filter(filters.q())
 
 
 def has_reason(reason: str) -> Q:

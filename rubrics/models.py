@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from access.querysets import ScopedManager, ScopePaths
 from access.models import Workspace, default_workspace_id
 
 
@@ -89,6 +90,10 @@ class Rubric(models.Model):
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     published_at = models.DateTimeField(_("published at"), null=True, blank=True)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths(workspace="workspace")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["slug", "-version"]

@@ -3,8 +3,9 @@ the rows of a workspace (recordings, scores, runs, reviews, rubrics, calibration
 from a model's manager without the scope.
 
 Read from the source: a function that reads `Recording.objects` (or `get_object_or_404(Recording, ...)`,
-and so on for the models below) must also name the scope (`scope`, `recordings_q`, `workspaces_q`,
-`rubrics_in`, the API's `recordings_visible`/`recording_check_visible`, `experiments_list`). Views, API
+and so on for the models below) must also name the scope: its one door, `Model.objects.visible_to(scope)` (access.querysets; each scoped
+model declares its field paths once, as `scope_paths`), or `recordings_q`, `workspaces_q`, `rubrics_in`, the
+API's `recording_check_visible`, `experiments_list`. Views, API
 views and forms may not do otherwise at all; a selector may only where it is listed below, with the
 reason its rows are already in scope (it reads by the ids, the session or the experiment its caller
 took from a scoped read). A new read without the scope, or a new unlisted selector, fails here.
@@ -23,7 +24,7 @@ MODELS = {
     "ApiKey",
 }  # fmt: skip
 MARKERS = (
-    "scope", "recordings_q", "workspaces_q", "rubrics_in", "recordings_visible", "recording_check_visible",
+    "scope", "visible_to", "recordings_q", "workspaces_q", "rubrics_in", "recording_check_visible",
     "experiments_list",
 )  # fmt: skip
 ENTRY_MODULES = {"views.py", "api.py", "forms.py", "upload.py", "listening.py"}
@@ -36,14 +37,12 @@ SCOPED_BY_CALLER = {
     ("core/api/authentication.py", "_key_for"): "the key being authenticated",
     ("qa/api/services.py", "api_key_create"): "a write",
     ("qa/api/services.py", "api_key_revoke"): "a write, from the scoped key admin",
-    # The API's views narrow these with recordings_visible / recording_check_visible.
-    ("qa/selectors.py", "recording_list"): "qa.api.views.RecordingsView narrows it (recordings_visible)",
+    # The API's detail narrows this with recording_check_visible.
     ("qa/selectors.py", "recording_details"): "reviews.api's detail checks it (recording_check_visible)",
     ("qa/selectors.py", "recording_active_run"): "of a recording already read in scope",
     # Calibration: a session is read through session_get (its lead's workspace or its participants),
     # and everything else of the session through it.
     ("calibration/selectors.py", "calibration_pool"): "a rubric the lead chose in scope",
-    ("calibration/selectors.py", "session_get"): "can_view_session: the lead's workspace or a participant",
     ("calibration/selectors.py", "session_overview"): "of a session from session_get",
     ("calibration/selectors.py", "session_own_progress"): "of a session from session_get",
     ("calibration/selectors.py", "scoring_page"): "of a session from session_get",
@@ -54,7 +53,6 @@ SCOPED_BY_CALLER = {
     ("experiments/selectors.py", "_comparison_cells"): "of an experiment in scope",
     ("experiments/selectors.py", "_usage"): "of an experiment in scope",
     ("experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
-    ("experiments/views.py", "promote"): "the arm of an experiment read in scope (_runnable)",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
     ("insights/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
     ("insights/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
@@ -67,7 +65,6 @@ SCOPED_BY_CALLER = {
     ("insights/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
     # The review queue and its shared reads.
     ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
-    ("reviews/selectors.py", "_queue"): "_queue_filtered and queue_team_choices apply the scope",
     ("reviews/reference.py", "latest_reviews"): "its callers filter it (report_run_q, ids in scope)",
     ("reviews/reference.py", "review_values"): "of reviews read in scope",
     ("reviews/reference.py", "_closed_agreed_values"): "for recording ids read in scope",
@@ -79,7 +76,6 @@ SCOPED_BY_CALLER = {
     ("calls/selectors.py", "call_search"): "the scores of calls from calls_visible",
     ("calls/selectors.py", "call_page"): "by the ids of a page of calls_visible",
     # Agents and disputes: agent_recordings(user) is the agent's scope, leading(user) the lead's.
-    ("disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
     ("disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
     ("disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
     # The toast's Undo: review_void refuses anyone but the review's own author.

@@ -416,3 +416,90 @@ def test_add_member_creates_a_missing_user_with_a_password_shown_once(capsys):
     assert "password" not in capsys.readouterr().out
     bob.refresh_from_db()
     assert bob.check_password(password)
+
+
+@pytest.mark.django_db
+def test_a_membership_alone_opens_its_roles_pages_without_any_global_group(client):
+    """What a person may do comes from their memberships (access.backends.MembershipBackend), as what they may
+    see does: the global groups user_groups_sync keeps in step are no longer what opens a page."""
+    acme, other, calls = two_workspaces()
+    ana = User.objects.create_user("ana", password="pass-word-123")
+    Membership.objects.create(user=ana, workspace=acme, role=Role.SUPERVISOR)  # no member_add: no group given
+    lead = User.objects.create_user("lead", password="pass-word-123")
+    Membership.objects.create(user=lead, workspace=other, role=Role.QA_LEAD)
+    agent = User.objects.create_user("agent", password="pass-word-123")
+    Membership.objects.create(user=agent, workspace=acme, role=Role.AGENT, agent_id="acme-north")
+    nobody = User.objects.create_user("nobody", password="pass-word-123")
+    assert not Group.objects.filter(user__in=[ana, lead, agent, nobody]).exists()
+
+    client.force_login(ana)
+    queue = client.get("/review/")
+    assert queue.status_code == 200
+    page = queue.content.decode()
+    assert 'href="/review/"' in page  # the top bar's link reads the same permissions
+    assert "acme-north" in page and "acme-south" in page and "other-north" not in page  # her scope
+    assert client.get("/calls/").status_code == 200 and client.get("/api/calls/").status_code == 200
+    assert client.get("/disputes/").status_code == 403  # a supervisor resolves no disputes
+
+    client.force_login(lead)
+    assert client.get("/disputes/").status_code == 200
+    assert client.get("/calibrations/new/").status_code == 200
+
+    client.force_login(agent)
+    mine = client.get("/me/")
+    assert mine.status_code == 200
+    assert client.get("/review/").status_code == 403
+
+    client.force_login(nobody)  # no membership, no group: nothing opens
+    assert client.get("/review/").status_code == 403 and client.get("/api/calls/").status_code == 403
+
+
+@pytest.mark.django_db
+def test_visible_to_is_one_door_for_every_scoped_model_along_its_declared_paths():
+    """Each model whose rows belong to a workspace declares its paths once (`scope_paths`); visible_to applies
+    the scope along them: a team-limited supervisor gets their team's calls and the rows of those calls, a
+    workspace's rows (rubrics, subscriptions) by workspace, an agent only their own calls."""
+    from django.apps import apps
+
+    from access.querysets import ScopedQuerySet
+    from access.scope import scope_for_key
+    from qa.models import JudgeRun, Recording, Score
+    from reviews.models import Review
+    from reviews.services import review_create
+    from rubrics.models import Rubric
+
+    acme, other, calls = two_workspaces()
+    north = calls[("acme", "north")]
+    ana = User.objects.create_user("ana")
+    member_add(user=ana, workspace=acme, role=Role.SUPERVISOR, teams=["north"])
+    ana = User.objects.get(pk=ana.pk)
+    for call in calls.values():
+        review_create(recording=call, decision="approve", reviewer="someone")
+    scope = scope_for(ana)
+
+    assert set(Recording.objects.visible_to(scope)) == {north}
+    assert set(JudgeRun.objects.visible_to(scope).values_list("recording", flat=True)) == {north.pk}
+    assert set(Score.objects.visible_to(scope).values_list("run__recording", flat=True)) == {north.pk}
+    assert set(Review.objects.visible_to(scope).values_list("recording", flat=True)) == {north.pk}
+    assert set(Rubric.objects.visible_to(scope)) == {north.rubric}  # a workspace's row: every team sees it
+
+    agent = User.objects.create_user("agent")
+    member_add(user=agent, workspace=other, role=Role.AGENT, agent_id="other-south")
+    agent = User.objects.get(pk=agent.pk)
+    assert set(Recording.objects.visible_to(scope_for(agent))) == {calls[("other", "south")]}
+    assert set(Recording.objects.visible_to(scope_for(agent).as_agent())) == {calls[("other", "south")]}
+    assert not Recording.objects.visible_to(scope_for(ana).as_agent()).exists()  # she is no agent
+
+    # Every scoped model's declared paths reach real fields: each door answers a query, of one workspace.
+    scoped = [model for model in apps.get_models() if isinstance(model.objects.all(), ScopedQuerySet)]
+    assert {model.__name__ for model in scoped} >= {
+        "Recording", "JudgeRun", "Score", "Transcription", "Review", "Rubric", "CalibrationSession", "CalibrationCall",
+        "Experiment", "Dispute", "Subscription", "Delivery",
+    }  # fmt: skip
+    from access.models import ApiKey
+
+    key = ApiKey(workspace=other, source="crm", all_sources=False)
+    for model in scoped:  # a path that names no field raises FieldError here
+        list(model.objects.visible_to(scope_for_key(key)).values_list("pk", flat=True))
+        list(model.objects.visible_to(scope).values_list("pk", flat=True))
+    assert not Recording.objects.visible_to(scope_for_key(key)).exists()  # other's calls, none from crm

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from access.querysets import ScopedManager, ScopePaths
 from access.models import ApiKey, Workspace, default_workspace_id
 from access.scope import scope_for_key
 from outbox.models import Event
@@ -48,6 +49,10 @@ class Subscription(models.Model):
     paused_at = models.DateTimeField(_("paused at"), null=True, blank=True, editable=False)
     paused_reason = models.TextField(_("why it was paused"), blank=True, editable=False)
 
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths(workspace="workspace")
+    objects = ScopedManager()
+
     class Meta:
         ordering = ["-created_at"]
         verbose_name = _("webhook subscription")
@@ -71,6 +76,7 @@ class Delivery(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending", _("pending")
+        RUNNING = "running", _("sending")  # an attempt under way (claimed by a worker: core.jobs)
         DELIVERED = "delivered", _("delivered")
         FAILED = "failed", _("failed")
 
@@ -84,8 +90,16 @@ class Delivery(models.Model):
     # Retries stop a day (QA_WEBHOOK_RETRY_WINDOW) after this: the first send, or the last redelivery.
     retrying_since = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
+    # The job executor's claim (core.jobs): when the attempt under way started, and its lease, past which
+    # the executor's sweep takes the delivery back from a worker that died.
+    started_at = models.DateTimeField(null=True, blank=True, editable=False)
+    leased_until = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
     error = models.TextField(_("last error"), blank=True)
+
+    # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
+    scope_paths = ScopePaths(workspace="subscription__workspace")
+    objects = ScopedManager()
 
     class Meta:
         ordering = ["-created_at"]

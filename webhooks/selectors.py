@@ -45,12 +45,12 @@ def subscriptions_visible(*, api_key: ApiKey | None, user: AbstractBaseUser | No
     subscriptions = Subscription.objects.select_related("api_key", "owner", "workspace")
     if api_key is not None:
         return subscriptions.filter(api_key=api_key)
-    return subscriptions.filter(scope_for(user).workspaces_q())
+    return subscriptions.visible_to(scope_for(user))
 
 
 def deliveries_visible(*, user: AbstractBaseUser) -> QuerySet[Delivery]:
     """The deliveries of the subscriptions a person sees (the admin's delivery log)."""
-    return Delivery.objects.filter(scope_for(user).workspaces_q("subscription__workspace"))
+    return Delivery.objects.visible_to(scope_for(user))
 
 
 def workspace_to_subscribe(*, user: AbstractBaseUser, slug: str | None) -> Workspace | None:

@@ -3,8 +3,9 @@
 An event (outbox.Event, written in the transaction of the change it reports) is fanned out after the
 commit, by Celery beat's drain every QA_WEBHOOK_DRAIN_EVERY (a second; events_dispatch), into one
 Delivery per active subscription of its workspace that lists it; each delivery is one Celery message per
-attempt. An attempt is claimed first (a conditional UPDATE of its attempt count), so a duplicated
-message or the sweep never sends one attempt twice at once. 2xx is delivered; anything else, a
+attempt. A delivery is a kind of the job executor (core.jobs, `Deliveries`): an attempt is claimed first
+(a conditional UPDATE, pending -> running, with a lease), so a duplicated message or the executor's sweep
+never sends one attempt twice at once, and a worker that died mid-attempt loses it. 2xx is delivered; anything else, a
 timeout included, is retried with exponential backoff until QA_WEBHOOK_RETRY_WINDOW (a day) after
 the first send, then failed. A subscription whose every attempt has failed for QA_WEBHOOK_PAUSE_AFTER
 (a day) is paused and its owner told.
@@ -20,6 +21,7 @@ import math
 import secrets
 import socket
 import ssl
+import sys
 import time
 import unicodedata
 import uuid
@@ -41,7 +43,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from access.models import DEFAULT_WORKSPACE, Workspace, default_workspace_id
 from outbox.models import EVENT_NAMES, Event
 from core.errors import InvalidInputError
-from core.jobs import retry_delay
+from core.jobs import JobKind, Outcome, job_claim, job_fail, job_held, job_succeed, retry_delay
 from access.models import ApiKey
 from core.queue import task_publish, tasks_in_process
 from qa.models import Recording
@@ -258,7 +260,7 @@ def events_dispatch(ids: list[uuid.UUID]) -> None:
 def events_drain(*, created_before: datetime | None = None, batch: int = 200) -> int:
     """Fan out every event not fanned out yet (created before `created_before`, if given), oldest
     first, each in its own transaction; how many this call fanned out. An event another drain holds
-    is left to it; one whose fan-out fails is logged and left to the sweep, not in the others' way."""
+    is left to it; one whose fan-out fails is logged and left to the next drain, not in the others' way."""
     taken = 0
     after: tuple[datetime, uuid.UUID] | None = None
     while True:
@@ -272,7 +274,7 @@ def events_drain(*, created_before: datetime | None = None, batch: int = 200) ->
             try:
                 taken += event_fan_out(event_id=event_id) is not None
             except Exception:
-                logger.exception("Could not fan out event %s; the sweep will try again.", event_id)
+                logger.exception("Could not fan out event %s; the next drain will try again.", event_id)
         if len(rows) < batch:
             return taken
         after = rows[-1]
@@ -281,7 +283,7 @@ def events_drain(*, created_before: datetime | None = None, batch: int = 200) ->
 def event_fan_out(*, event_id: uuid.UUID | str) -> list[uuid.UUID] | None:
     """One delivery per active subscription listing the event, its body built now; the new deliveries'
     ids, published after the commit. None for an event already fanned out or being fanned out
-    elsewhere (two drains at once, the sweep)."""
+    elsewhere (two drains at once)."""
     with transaction.atomic():
         event = (
             Event.objects.select_for_update(skip_locked=True).filter(pk=event_id, dispatched_at__isnull=True).first()
@@ -399,6 +401,51 @@ def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, st
         connection.close()
 
 
+class Deliveries(JobKind):
+    """Webhook deliveries as a kind of the job executor (core.jobs): an attempt is a claim with a lease, so
+    a worker that dies mid-attempt has its delivery taken back by the executor's sweep and sent again, and
+    its own late outcome is refused. Their retries are their own: doubled from QA_WEBHOOK_RETRY_BASE
+    without jitter or cap, until QA_WEBHOOK_RETRY_WINDOW after the first send (`_attempt_record`)."""
+
+    model = Delivery
+    noun = "delivery"
+    succeeded_status = Delivery.Status.DELIVERED
+    task = "webhooks.deliver"
+
+    @property
+    def max_attempts(self) -> int:
+        return sys.maxsize  # the retry window ends the retries, not a count
+
+    @property
+    def lease_seconds(self) -> float:
+        # An attempt is one POST bounded by QA_WEBHOOK_TIMEOUT; the margin is for the connection and the write.
+        return settings.QA_WEBHOOK_TIMEOUT + 60
+
+    @property
+    def time_limit(self) -> float:
+        return self.lease_seconds
+
+    def sweep_scope(self) -> Q:
+        return Q(subscription__status=Subscription.Status.ACTIVE)  # a paused one's wait for the resume
+
+    def lost(self, *, now: datetime, settled: datetime) -> Q:
+        # Every pending delivery says when it is due; one overdue by a minute lost its message
+        # (a broker down at the commit, a retry's message lost with its worker).
+        return Q(next_attempt_at__lt=now - timedelta(seconds=60)) | Q(
+            next_attempt_at__isnull=True, created_at__lt=now - timedelta(seconds=60)
+        )
+
+
+DELIVERIES = Deliveries()
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    """A delivery as its attempt's executor holds it (core.jobs.Held)."""
+
+    row: Delivery
+
+
 def delivery_attempt(*, delivery_id: uuid.UUID | str) -> AttemptResult:
     """Send a pending delivery that is due, once. Safe to call any number of times."""
     now = timezone.now()
@@ -408,17 +455,13 @@ def delivery_attempt(*, delivery_id: uuid.UUID | str) -> AttemptResult:
         .first()
     )
     if delivery is None or delivery.subscription.status != Subscription.Status.ACTIVE:
-        return AttemptResult("skipped")  # done, or its subscription is paused (resuming sends it)
+        return AttemptResult("skipped")  # done, under way, or its subscription is paused (resuming sends it)
     if delivery.next_attempt_at and delivery.next_attempt_at > now + timedelta(seconds=1):
         return AttemptResult("skipped")  # not due: a duplicate message, or one in flight elsewhere
-    # The claim; until the attempt is recorded, the sweep leaves it alone for the timeout and a margin.
-    lease = now + timedelta(seconds=settings.QA_WEBHOOK_TIMEOUT + 60)
-    number = delivery.attempts + 1
-    if not Delivery.objects.filter(pk=delivery.pk, status=Delivery.Status.PENDING, attempts=delivery.attempts).update(
-        attempts=number, next_attempt_at=lease
-    ):
+    job = _Claimed(delivery)
+    if not job_claim(DELIVERIES, job):  # pending -> running, one attempt more, leased
         return AttemptResult("skipped")
-    started = timezone.now()
+    started = delivery.started_at
     clock = time.monotonic()
     code, answer, error, permanent = None, "", "", False
     try:
@@ -436,16 +479,14 @@ def delivery_attempt(*, delivery_id: uuid.UUID | str) -> AttemptResult:
         error = _("Could not reach the receiver: %(error)s") % {"error": failure or type(failure).__name__}
     duration_ms = (time.monotonic() - clock) * 1000
     return _attempt_record(
-        delivery=delivery, number=number, started=started, duration_ms=duration_ms,
-        code=code, answer=answer, error=error, permanent=permanent,
+        job=job, started=started, duration_ms=duration_ms, code=code, answer=answer, error=error, permanent=permanent,
     )  # fmt: skip
 
 
 @transaction.atomic
 def _attempt_record(
     *,
-    delivery: Delivery,
-    number: int,
+    job: _Claimed,
     started: datetime,
     duration_ms: float,
     code: int | None,
@@ -453,26 +494,30 @@ def _attempt_record(
     error: str,
     permanent: bool,
 ) -> AttemptResult:
+    """The attempt's outcome, written only while its claim stands (core.jobs.job_held): once the sweep has
+    taken the delivery back (the lease ran out), this attempt records nothing and the next one counts."""
     now = timezone.now()
+    delivery = job.row
     subscription = delivery.subscription
     if not error:
         outcome, delay = Attempt.Outcome.DELIVERED, 0.0
-        Delivery.objects.filter(pk=delivery.pk).update(
-            status=Delivery.Status.DELIVERED, finished_at=now, next_attempt_at=None, error=""
-        )
+        if not job_succeed(DELIVERIES, job, now=now, next_attempt_at=None):
+            return AttemptResult("skipped")
         Subscription.objects.filter(pk=subscription.pk, failing_since__isnull=False).update(failing_since=None)
     else:
         # No jitter and no cap: QA_WEBHOOK_RETRY_WINDOW ends the retries.
-        delay = retry_delay(attempt=number, base=settings.QA_WEBHOOK_RETRY_BASE, longest=math.inf, jitter=False)
+        delay = retry_delay(attempt=delivery.attempts, base=settings.QA_WEBHOOK_RETRY_BASE, longest=math.inf, jitter=False)
         window_end = (delivery.retrying_since or delivery.created_at) + timedelta(seconds=settings.QA_WEBHOOK_RETRY_WINDOW)
         if permanent or now + timedelta(seconds=delay) > window_end:
             outcome = Attempt.Outcome.FAILED
-            Delivery.objects.filter(pk=delivery.pk).update(
-                status=Delivery.Status.FAILED, finished_at=now, next_attempt_at=None, error=error
-            )
+            if job_fail(DELIVERIES, job, error, next_attempt_at=None).outcome is not Outcome.FAILED:
+                return AttemptResult("skipped")
         else:
             outcome = Attempt.Outcome.RETRY
-            Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=now + timedelta(seconds=delay), error=error)
+            if not job_held(DELIVERIES, job).update(
+                status=Delivery.Status.PENDING, next_attempt_at=now + timedelta(seconds=delay), error=error
+            ):
+                return AttemptResult("skipped")
         Subscription.objects.filter(pk=subscription.pk, failing_since__isnull=True).update(failing_since=started)
         subscription.refresh_from_db(fields=["failing_since", "status"])
         if subscription.failing_since and now - subscription.failing_since >= timedelta(
@@ -480,7 +525,7 @@ def _attempt_record(
         ):
             _subscription_pause(subscription=subscription, now=now)
     Attempt.objects.create(
-        delivery=delivery, number=number, started_at=started, duration_ms=duration_ms,
+        delivery=delivery, number=delivery.attempts, started_at=started, duration_ms=duration_ms,
         response_code=code, response_body=answer, error=error, outcome=outcome,
     )  # fmt: skip
     if outcome == Attempt.Outcome.RETRY:
@@ -497,18 +542,3 @@ def delivery_redeliver(*, delivery: Delivery) -> None:
         status=Delivery.Status.PENDING, next_attempt_at=now, retrying_since=now, finished_at=None
     )
     transaction.on_commit(lambda: deliveries_publish(delivery_ids=[delivery.pk]))
-
-
-def webhooks_sweep() -> tuple[int, int]:
-    """Hand out what no message carries any more (a broker down at the commit, a worker lost):
-    events not fanned out after a minute, and deliveries overdue by one. (events, deliveries)."""
-    now = timezone.now()
-    late = now - timedelta(seconds=60)
-    events = events_drain(created_before=late)
-    due = list(
-        Delivery.objects.filter(
-            status=Delivery.Status.PENDING, next_attempt_at__lt=late, subscription__status=Subscription.Status.ACTIVE
-        ).values_list("pk", flat=True)[:1000]
-    )
-    deliveries_publish(delivery_ids=due)
-    return events, len(due)

@@ -1,12 +1,13 @@
 """Celery tasks of webhooks. They take ids and are leaves. Fan-out is idempotent (an event is fanned out
 once, under a row lock) and an attempt is claimed before it is sent, so acks_late is safe for both: a
-redelivered message finds nothing to do. A drain has no arguments: it takes whatever is waiting."""
+redelivered message finds nothing to do. A drain has no arguments: it takes whatever is waiting. What lost
+its message is published again by the job executor's one sweep (core.jobs_sweep), of which deliveries are a kind."""
 
 from __future__ import annotations
 
 from celery import Task, shared_task
 
-from webhooks.services import delivery_attempt, deliveries_publish, events_drain, webhooks_sweep
+from webhooks.services import delivery_attempt, deliveries_publish, events_drain
 
 
 @shared_task(name="webhooks.events_drain", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -22,7 +23,3 @@ def deliver(self: Task, delivery_id: str) -> str:
         deliveries_publish(delivery_ids=[delivery_id], countdown=result.delay)
     return result.outcome
 
-
-@shared_task(name="webhooks.sweep", ignore_result=True)
-def sweep() -> tuple[int, int]:
-    return webhooks_sweep()

@@ -92,7 +92,10 @@ CONTENT_SECURITY_POLICY = {
 # Login throttling (django-axes): after QA_LOGIN_FAILURE_LIMIT wrong passwords for one username
 # from one address, that pair is locked out for QA_LOGIN_LOCKOUT_MINUTES; a right password does
 # not open it early. The admin and the site share the one login.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# The last answers permissions from a person's memberships (their roles), so the global groups need not be in step.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend", "access.backends.MembershipBackend",
+]
 AXES_FAILURE_LIMIT = env.int("QA_LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("QA_LOGIN_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
@@ -381,6 +384,8 @@ QA_LOCAL_ANSWER_SHAPE = env("QA_LOCAL_ANSWER_SHAPE", default="compact")
 CELERY_BEAT_SCHEDULE = {
     "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     "experiments-sweep": {"task": "experiments.sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
+    # The job executor's one sweep, for every kind registered with it (core.jobs.jobs_sweep): webhook deliveries.
+    "jobs-sweep": {"task": "core.jobs_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     # The scorecards' weekly rollup, brought up to date every minute (the pages also do it before reading).
     "scorecards-refresh": {"task": "scorecards.refresh", "schedule": 60.0},
 }
@@ -468,7 +473,6 @@ CELERY_BEAT_SCHEDULE["webhooks-drain"] = {
     "schedule": QA_WEBHOOK_DRAIN_EVERY,
     "options": {"expires": max(5 * QA_WEBHOOK_DRAIN_EVERY, 5.0)},
 }
-CELERY_BEAT_SCHEDULE["webhooks-sweep"] = {"task": "webhooks.sweep", "schedule": 60.0}
 # --- end webhooks ---
 
 LOGGING = {

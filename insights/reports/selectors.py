@@ -68,7 +68,7 @@ from disputes.models import Dispute, DisputedCriterion
 from reviews.models import CriterionReview, Review
 from insights.reports.ceiling import CriterionCeiling, criterion_ceiling
 from insights.reports.rollup import Tallies, call_tallies, tallies, week_tallies
-from reviews.filters import GROUP_REASONS, Group, ReportFilters, place_q
+from reviews.filters import GROUP_REASONS, Group, ReportFilters, days_q, place_q
 from reviews.periods import day_start, period_split
 from insights.scorecards.moments import judged_calls
 from insights.scorecards.services import rollups_readable
@@ -191,11 +191,7 @@ class EvidenceCell:
 
 def report_run_q(filters: ReportFilters, prefix: str) -> Q:
     """The filters as conditions on the JudgeRun reached through `prefix`."""
-    q = Q(**{f"{prefix}rubric": filters.rubric})
-    if filters.date_from:
-        q &= Q(**{f"{prefix}recording__occurred_at__gte": day_start(filters.date_from)})
-    if filters.date_to:
-        q &= Q(**{f"{prefix}recording__occurred_at__lt": day_start(filters.date_to + timedelta(days=1))})
+    q = Q(**{f"{prefix}rubric": filters.rubric}) & days_q(filters.date_from, filters.date_to, prefix=f"{prefix}recording__")
     return q & place_q(filters)(f"{prefix}recording__")
 
 

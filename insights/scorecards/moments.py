@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
-from datetime import date, timedelta
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -59,7 +59,8 @@ from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.routing import ReviewGroup, in_review_group
 from insights.models import ScorecardWeek
 from reviews.figures.stats import CellSample, StratumSample
-from reviews.periods import PeriodSplit, day_start
+from reviews.filters import days_q
+from reviews.periods import PeriodSplit
 from reviews.reference import human_reference_rows
 from rubrics.models import Criterion, Rubric
 from rubrics.quality import SqlValue, quality_sql
@@ -257,11 +258,7 @@ def judged_calls(rubric: Rubric, since: date | None = None, until: date | None =
 
     def calls(prefix: str) -> Q:
         judged = Q(**{f"{prefix}rubric": rubric, f"{prefix}current_run__isnull": False})
-        if since:
-            judged &= Q(**{f"{prefix}occurred_at__gte": day_start(since)})
-        if until:
-            judged &= Q(**{f"{prefix}occurred_at__lt": day_start(until + timedelta(days=1))})
-        return judged
+        return judged & days_q(since, until, prefix=prefix)
 
     return calls
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -26,15 +25,6 @@ SESSION_SOURCE = "web"
 
 def request_key(request: Request) -> ApiKey | None:
     return request.auth if isinstance(request.auth, ApiKey) else None
-
-
-def recordings_visible(request: Request, recordings: QuerySet[Recording], path: str = "") -> QuerySet[Recording]:
-    """`recordings` (or rows reached through a recording, by `path`, e.g. "recording__") narrowed to
-    the request's scope (for a key, its source)."""
-    scope = scope_for_request(request)
-    return recordings.filter(
-        scope.recordings_q(workspace=f"{path}workspace", team=f"{path}team", agent=f"{path}agent_id")
-    )
 
 
 def recording_check_visible(request: Request, recording: Recording) -> Recording:

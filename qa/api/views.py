@@ -38,7 +38,7 @@ from qa.api.serializers import (
 )
 from core.errors import InvalidInputError
 from qa.judging import recording_enqueue_judging
-from qa.api.scope import recording_team_check, recordings_visible, source_apply
+from qa.api.scope import recording_team_check, source_apply
 from qa.models import Recording
 from qa.selectors import recording_active_run, recording_list
 from qa.services import (
@@ -70,7 +70,7 @@ class RecordingsView(GenericAPIView):
 
     def get_queryset(self) -> QuerySet[Recording]:
         filters = parse_with(RecordingFilterSerializer, self.request.query_params)
-        return recordings_visible(self.request, recording_list(filters=filters))
+        return recording_list(filters=filters, scope=scope_for_request(self.request))
 
     @extend_schema(
         request=RecordingIngestSerializer,
@@ -196,7 +196,7 @@ class RecordingRejudgeView(GenericAPIView):
         summary=_("Judge the recording again (a new run; earlier runs are kept)"),
     )
     def post(self, request: Request, pk: int) -> Response:
-        recording = get_object_or_404(recordings_visible(request, Recording.objects.all()), pk=pk)
+        recording = get_object_or_404(Recording.objects.visible_to(scope_for_request(request)), pk=pk)
         if not recording.transcript:
             return Response(
                 {"detail": _("Recording %(id)s has no transcript yet: its audio is being transcribed.") % {"id": pk}},

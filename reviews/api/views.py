@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from access import Capability
+from access.scope import scope_for_request
 from core.api.parsers import parse_with
 from qa.api.scope import recording_check_visible
 from core.api.schema import BAD_REQUEST, NOT_FOUND, TOO_LARGE, ErrorSerializer
@@ -71,7 +72,7 @@ class RecordingReviewView(GenericAPIView):
         summary=_("Post a supervisor's review of the recording's current judgment"),
     )
     def post(self, request: Request, pk: int) -> Response:
-        recording = recording_check_visible(request, get_object_or_404(Recording, pk=pk))
+        recording = get_object_or_404(Recording.objects.visible_to(scope_for_request(request)), pk=pk)
         api_key = request.auth if isinstance(request.auth, ApiKey) else None
         values = parse_with(ReviewInputSerializer, request.data, reviewer_required=api_key is not None)
         review = review_create(

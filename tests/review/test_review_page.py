@@ -348,9 +348,10 @@ def test_review_page_runs_a_constant_number_of_queries(
 
     small = queued()
     reviewed_by_others(small, 1)
-    # 22: the session, the user, their permissions (2), their scope (access.scope), the call and its judgment,
-    # the claim, the quality policy (3, once per published version and process) and the top bar's disputes.
-    with django_assert_max_num_queries(22) as first:
+    # 23: the session, the user, their permissions (2), their scope (access.scope), their role's permissions
+    # (access.backends: the top bar asks for one their groups lack), the call and its judgment, the claim, the
+    # quality policy (3, once per published version and process) and the top bar's disputes.
+    with django_assert_max_num_queries(23) as first:
         sup_client.get(f"/review/{small.pk}/")
     expected = len(first.captured_queries)  # read now: the next request resets the connection's query log
 

@@ -13,6 +13,7 @@ from django.core import mail
 from django.db import transaction
 from django.utils import timezone
 
+from core.jobs import jobs_sweep
 from outbox.models import Event
 from outbox.services import events_emit
 from qa.judging import recording_enqueue_judging
@@ -25,12 +26,16 @@ from tests.support.fake_openai import error
 from tests.support.webhook_receiver import Answer
 from tests.webhooks.conftest import readme_verify
 from webhooks.models import Attempt, Delivery, Subscription
+from core.jobs import job_claim
 from webhooks.services import (
+    DELIVERIES,
+    _attempt_record,
+    _Claimed,
     delivery_attempt,
+    events_drain,
     delivery_redeliver,
     subscription_create,
     subscription_update,
-    webhooks_sweep,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("eager_celery")]
@@ -292,14 +297,18 @@ def test_the_connection_goes_to_the_address_that_was_checked(receiver, settings,
 def test_the_sweep_sends_what_lost_its_message(receiver, django_capture_on_commit_callbacks):
     subscription_create(url=receiver.url, events=["recording.judged"])
     recording = judged_recording()
-    with django_capture_on_commit_callbacks():  # committed, but its message never published (a broker down)
+    with django_capture_on_commit_callbacks():  # committed, but never drained nor published (a broker down)
         [event] = events_emit(
             names=["recording.judged"], subject_type="recording", subject_id=recording.pk, recording_id=recording.pk
         )
-    assert webhooks_sweep() == (0, 0)  # under a minute old: its message may still come
-    Event.objects.filter(pk=event.pk).update(created_at=timezone.now() - timedelta(minutes=2))
+    # The drain (beat's, every second) fans out what is waiting, however old; its deliveries' messages go after the commit.
+    with django_capture_on_commit_callbacks():
+        assert events_drain() == 1
+    delivery = Delivery.objects.get(event=event)
+    assert jobs_sweep()["delivery"] == 0  # due under a minute ago: its message may still come
+    Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=2))
     with django_capture_on_commit_callbacks(execute=True):
-        assert webhooks_sweep()[0] == 1
+        assert jobs_sweep()["delivery"] == 1
     [request] = receiver.requests
     assert body_of(request)["recording"] == recording.pk
     # A delivery overdue by a minute (its retry message lost) is published again.
@@ -307,9 +316,49 @@ def test_the_sweep_sends_what_lost_its_message(receiver, django_capture_on_commi
     delivery = emitted(django_capture_on_commit_callbacks)
     Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=2))
     with django_capture_on_commit_callbacks(execute=True):
-        assert webhooks_sweep() == (0, 1)
+        assert jobs_sweep()["delivery"] == 1
     delivery.refresh_from_db()
     assert delivery.status == Delivery.Status.DELIVERED and len(receiver.requests) == 3
+    # A paused subscription's deliveries wait for the resume: the sweep leaves them.
+    receiver.script(Answer(500))
+    delivery = emitted(django_capture_on_commit_callbacks)
+    Subscription.objects.update(status=Subscription.Status.PAUSED)
+    Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now() - timedelta(minutes=2))
+    assert jobs_sweep()["delivery"] == 0
+
+
+def test_a_delivery_whose_worker_died_is_taken_back_by_the_sweep_and_delivered_once(
+    receiver, django_capture_on_commit_callbacks
+):
+    subscription_create(url=receiver.url, events=["recording.judged"])
+    recording = judged_recording()
+    with django_capture_on_commit_callbacks():  # fanned out; its message is the one the dying worker took
+        events_emit(names=["recording.judged"], subject_type="recording", subject_id=recording.pk, recording_id=recording.pk)
+        events_drain()
+    delivery = Delivery.objects.get()
+    dead = _Claimed(Delivery.objects.select_related("event", "subscription").get(pk=delivery.pk))
+    assert job_claim(DELIVERIES, dead)  # the worker claims it, then dies before it posts
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == (Delivery.Status.RUNNING, 1)
+    assert delivery_attempt(delivery_id=delivery.pk).outcome == "skipped"  # a duplicate message: it is held
+    assert jobs_sweep()["delivery"] == 0 and not receiver.requests  # its lease still stands
+
+    Delivery.objects.filter(pk=delivery.pk).update(leased_until=timezone.now() - timedelta(seconds=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert jobs_sweep()["delivery"] == 1  # taken back, published, and sent
+    with django_capture_on_commit_callbacks(execute=True):
+        assert jobs_sweep()["delivery"] == 0  # once: nothing is due any more
+
+    delivery.refresh_from_db()
+    [request] = receiver.requests
+    assert request.headers["X-Veredicto-Delivery"] == str(delivery.pk)
+    assert (delivery.status, delivery.attempts) == (Delivery.Status.DELIVERED, 2)
+    assert list(delivery.attempt_log.values_list("number", "outcome")) == [(2, "delivered")]
+    # The dead worker's attempt, were it to come back, records nothing: its claim is gone.
+    late = _attempt_record(job=dead, started=timezone.now(), duration_ms=1.0, code=500, answer="", error="x", permanent=False)
+    assert late.outcome == "skipped"
+    delivery.refresh_from_db()
+    assert delivery.status == Delivery.Status.DELIVERED and delivery.attempt_log.count() == 1
 
 
 def test_a_dispute_opened_and_resolved_is_sent_as_the_disputes_api_gives_it(receiver, django_capture_on_commit_callbacks):
