@@ -79,9 +79,18 @@ class ExportView(APIView):
         return super().handle_exception(exc)
 
     @extend_schema(
+        tags=["export"],
         parameters=[
-            OpenApiParameter("since_cursor", str, description="The X-Export-Cursor of the previous page; none to start."),
-            OpenApiParameter("limit", int, description=f"Rows at most (1 to {MAX_LIMIT}, default {DEFAULT_LIMIT})."),
+            OpenApiParameter(
+                "since_cursor",
+                {"type": "string", "pattern": r"^[0-9]+-[0-9]+$"},
+                description="The X-Export-Cursor of the previous page; none to start.",
+            ),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+                description=f"Rows at most (default {DEFAULT_LIMIT}).",
+            ),
             OpenApiParameter("format", str, enum=["ndjson", "parquet"], description="Default ndjson, or by Accept."),
         ],
         responses={
