@@ -34,7 +34,7 @@ from exports.columns import KINDS
 from exports.selectors import Cursor, export_page, export_watermark, page_records
 from access.scope import EVERYTHING
 from qa.models import UNVERIFIED_MARK, Score
-from reviews.models import AgreedValue, CalibrationCall, CalibrationSession
+from reviews.models import AgreedValue, CalibrationCall, CalibrationSession, ReviewVoid
 from reviews.services import review_create
 from tests.api.conftest import key_client, new_key
 from tests.factories import RecordingFactory, JudgeRunFactory, ScoreFactory, judged_recording, published_rubric
@@ -219,6 +219,27 @@ def test_reviews_disputes_and_calibration_and_a_changed_row_comes_again(bi):
     [again], _ = export_all(bi, "disputes", cursor=dispute_cursor)
     assert (again["id"], again["status"], again["criteria_upheld"]) == (dispute.pk, "resolved", 1)
     assert export_all(bi, "reviews", cursor=review_cursor)[0] == []
+    # Its supervisor undoes the review: it comes again, marked.
+    ReviewVoid.objects.create(review=review, user=lead)
+    settle()
+    [undone], _ = export_all(bi, "reviews", cursor=review_cursor)
+    assert (undone["id"], undone["undone"]) == (review.pk, True)
+
+
+def test_a_person_gets_no_judge_values_of_a_call_blind_to_them(bi, role_groups):
+    rubric = published_rubric(criteria=2)
+    open_call, other = judged_recording(rubric=rubric), judged_recording(rubric=rubric)
+    supervisor = User.objects.create_user("sup", password="pass-word-123")
+    member_add(user=supervisor, workspace=rubric.workspace, role=Role.SUPERVISOR)
+    session = CalibrationSession.objects.create(name="Open", rubric=rubric, lead=supervisor)
+    session.participants.set([supervisor])
+    CalibrationCall.objects.create(session=session, recording=open_call, run=open_call.current_run)
+    settle()
+    person = Client()
+    person.force_login(supervisor)
+
+    assert {row["recording_id"] for row in export_all(person, "scores")[0]} == {other.pk}
+    assert {row["recording_id"] for row in export_all(bi, "scores")[0]} == {open_call.pk, other.pk}  # keys are never blind
 
 
 def _judged_in_own_transaction(rubric, name: str, *, hold: threading.Event | None = None,
