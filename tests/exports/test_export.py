@@ -98,7 +98,7 @@ def test_scores_have_the_documented_columns_and_an_unverified_value_is_null_and_
     assert response["Content-Type"] == NDJSON
     rows = {row["criterion"]: row for row in rows_of(response)}
     assert all(list(row) == [column.name for column in KINDS["scores"]] for row in rows.values())
-    assert rows["c1"] | {} == rows["c1"] and (rows["c1"]["value"], rows["c1"]["verified"], rows["c1"]["unverified_mark"]) == (5, True, "")
+    assert (rows["c1"]["value"], rows["c1"]["verified"], rows["c1"]["unverified_mark"]) == (5, True, "")
     assert (rows["c2"]["value"], rows["c2"]["not_applicable"], rows["c2"]["verified"]) == (None, None, False)
     assert rows["c2"]["unverified_mark"] == UNVERIFIED_MARK and rows["c2"]["confidence"] == 0
     assert (rows["c3"]["value"], rows["c3"]["not_applicable"], rows["c3"]["verified"]) == (None, True, True)
@@ -202,10 +202,10 @@ def test_reviews_disputes_and_calibration_and_a_changed_row_comes_again(bi):
     assert review_row["id"] == review.pk and review_row["decision"] == "approve" and review_row["undone"] is False
     assert json.loads(review_row["human_values"]) == {"c1": 4, "c2": 4}
     assert (dispute_row["status"], dispute_row["criteria_disputed"], dispute_row["criteria_upheld"]) == ("open", 1, 0)
-    assert json.loads(dispute_row["criteria"])[0] | {} == {
+    assert json.loads(dispute_row["criteria"]) == [{
         "key": "c1", "proposed_value": 1, "proposed_not_applicable": False, "outcome": "pending",
         "resolved_value": None, "resolved_not_applicable": False,
-    }  # fmt: skip
+    }]  # fmt: skip
     agreed = {row["criterion"]: row for row in calibration}
     assert (agreed["c1"]["agreed_value"], agreed["c1"]["judge_value"], agreed["c1"]["judge_verified"]) == (3, 4, True)
     assert (agreed["c2"]["judge_value"], agreed["c2"]["judge_unverified_mark"]) == (None, UNVERIFIED_MARK)
