@@ -137,7 +137,7 @@ class ApiAccess(BasePermission):
     A person: the capability the view names for the method in `session_permissions` (HEAD and OPTIONS
     as GET); a method it does not name is refused. A system's key: `key_permissions` for the method,
     ANY_KEY (the default: a key acts for its system), NO_KEY, or the name of the key's flag that must be
-    set (`can_review`, `can_run_experiments`).
+    set (`can_review`, `can_run_experiments`, `can_export`).
     """
 
     def has_permission(self, request: Request, view: APIView) -> bool:

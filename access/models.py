@@ -182,6 +182,12 @@ class ApiKey(models.Model):
         default=False,
         help_text=_("A rubric owner's key: create, cancel and read experiments."),
     )
+    # The bulk export reads every call of the key's scope at once, for a BI system: a right of its own.
+    can_export = models.BooleanField(
+        _("can export"),
+        default=False,
+        help_text=_("A BI system's key: read the bulk export (/api/export/) of its scope."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
     revoked_at = models.DateTimeField(_("revoked at"), null=True, blank=True)

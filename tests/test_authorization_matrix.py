@@ -15,7 +15,7 @@ The actors, one letter each:
     S  alpha's supervisor of team north (alpha's south calls are not theirs)
     G  alpha's agent (the agent of alpha's north call)
     X  beta's admin (a person of another workspace; one with roles in both is tests/test_workspaces.py's)
-    K  a key of alpha (review and experiment rights)      Y  a key of beta (every right)
+    K  a key of alpha (review, experiment and export rights)      Y  a key of beta (every right)
     B  a key of alpha bound to one source, alpha-crm (its north calls; the south calls are another
        system's): every right but other sources
 
@@ -173,6 +173,13 @@ MATRIX: dict[str, str] = {
     "api:schema GET": "-401 A200 L200 O200 S200 G200 X200 K200 B200 Y200",
     "api:docs GET": "-302 A200 L200 O200 S200 G200 X200 K302 B302 Y302",
     "recording-review-alias POST": "-401 A400 L400 O403 S400 G403 X404 K400 B400 Y404",
+    # The bulk export: a key with can_export, a person with the reports' capability, each their own scope (X and Y
+    # their own workspace's rows). Rows of this test's open transaction are not exported yet (exports.selectors),
+    # so the bodies are empty here: tests/exports/test_export.py checks the scope on committed rows.
+    "export:scores GET": "-401 A200 L200 O200 S200 G403 X200 K200 B200 Y200",
+    "export:reviews GET": "-401 A200 L200 O200 S200 G403 X200 K200 B200 Y200",
+    "export:disputes GET": "-401 A200 L200 O200 S200 G403 X200 K200 B200 Y200",
+    "export:calibration GET": "-401 A200 L200 O200 S200 G403 X200 K200 B200 Y200",
     # Single sign-on (off in the tests' settings: its pages answer 404), the review's Undo, the dashboard,
     # finding and assigning calls, agents' pages and disputes (added at merge).
     "oidc_authentication_init GET": "-404 A404 L404 O404 S404 G404 X404 K404 B404 Y404",
@@ -296,12 +303,16 @@ def world(db):
         data[mark].update(session=session, experiment=experiment, arm=arm)
     keys = {
         "K": api_key_create(
-            name="alpha-system", workspace=alpha, can_review=True, can_run_experiments=True, all_sources=True
+            name="alpha-system", workspace=alpha, can_review=True, can_run_experiments=True, all_sources=True,
+            can_export=True,
         )[1],
         "B": api_key_create(
-            name="alpha-crm-system", workspace=alpha, source="alpha-crm", can_review=True, can_run_experiments=True
+            name="alpha-crm-system", workspace=alpha, source="alpha-crm", can_review=True, can_run_experiments=True,
+            can_export=True,
         )[1],
-        "Y": api_key_create(name="beta-system", workspace=beta, can_review=True, can_run_experiments=True, all_sources=True)[1],
+        "Y": api_key_create(
+            name="beta-system", workspace=beta, can_review=True, can_run_experiments=True, all_sources=True, can_export=True
+        )[1],
     }
     root = UserFactory(username="root", is_superuser=True, is_staff=True)
     return {"data": data, "people": people, "keys": keys, "root": root}

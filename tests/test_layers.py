@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = [
     "access", "outbox", "core", "rubrics", "qa", "reviews",
     "calibration", "calls", "disputes", "experiments", "insights",  # the features
+    "exports",  # the bulk export for BI: reads every feature's rows
     "webhooks",
 ]  # fmt: skip
 

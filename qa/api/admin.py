@@ -32,7 +32,7 @@ def shown_once(model_admin: admin.ModelAdmin, request: HttpRequest, obj: models.
 class ApiKeyAdmin(ScopedAdminMixin, admin.ModelAdmin):
     scope_workspace = "workspace"
     list_display = [
-        "name", "prefix", "scope", "can_review", "can_run_experiments", "active", "created_at", "expires_at",
+        "name", "prefix", "scope", "can_review", "can_run_experiments", "can_export", "active", "created_at", "expires_at",
         "revoked_at", "last_used_at",
     ]  # fmt: skip
     list_filter = ["all_sources", "can_review", "revoked_at"]
@@ -41,9 +41,9 @@ class ApiKeyAdmin(ScopedAdminMixin, admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
         if obj is None:
-            return ["name", "workspace", "source", "all_sources", "can_review", "can_run_experiments", "expires_at"]
+            return ["name", "workspace", "source", "all_sources", "can_review", "can_run_experiments", "can_export", "expires_at"]
         return [
-            "name", "workspace", "prefix", "source", "all_sources", "can_review", "can_run_experiments", "created_at",
+            "name", "workspace", "prefix", "source", "all_sources", "can_review", "can_run_experiments", "can_export", "created_at",
             "expires_at", "revoked_at", "last_used_at",
         ]  # fmt: skip
 
@@ -65,6 +65,7 @@ class ApiKeyAdmin(ScopedAdminMixin, admin.ModelAdmin):
             all_sources=obj.all_sources,
             can_review=obj.can_review,
             can_run_experiments=obj.can_run_experiments,
+            can_export=obj.can_export,
             expires_at=obj.expires_at,
             workspace=obj.workspace,
         )

@@ -23,6 +23,7 @@ def api_key_create(
     all_sources: bool = False,
     can_review: bool = False,
     can_run_experiments: bool = False,
+    can_export: bool = False,
     expires_at: datetime | None = None,
     workspace: Workspace | None = None,
 ) -> tuple[ApiKey, str]:
@@ -46,6 +47,7 @@ def api_key_create(
         key_hash=ApiKey.hash(key),
         can_review=can_review,
         can_run_experiments=can_run_experiments,
+        can_export=can_export,
         expires_at=expires_at,
         workspace_id=workspace.pk if workspace is not None else default_workspace_id(),
     )

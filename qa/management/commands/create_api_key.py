@@ -29,6 +29,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--can-run-experiments", action="store_true", help="A rubric owner's key: create and cancel experiments."
         )
+        parser.add_argument(
+            "--can-export", action="store_true", help="A BI system's key: read the bulk export (/api/export/)."
+        )
         parser.add_argument("--workspace", default="", help="The workspace it acts in (its slug; default: the default one).")
         parser.add_argument("--expires-at", help="ISO 8601 date and time after which the key is refused.")
 
@@ -40,6 +43,7 @@ class Command(BaseCommand):
         all_sources: bool,
         can_review: bool,
         can_run_experiments: bool,
+        can_export: bool,
         expires_at: str | None,
         workspace: str,
         **options,
@@ -68,6 +72,7 @@ class Command(BaseCommand):
                 all_sources=all_sources,
                 can_review=can_review,
                 can_run_experiments=can_run_experiments,
+                can_export=can_export,
                 expires_at=expiry,
                 workspace=found,
             )
@@ -80,5 +85,6 @@ class Command(BaseCommand):
             [f"post and read recordings of {scope}"]
             + ["post reviews"] * can_review
             + ["run experiments"] * can_run_experiments
+            + ["export"] * can_export
         )
         self.stderr.write(f"Key {api_key.prefix} for {name} in {api_key.workspace.slug} ({rights}). Store it now: it cannot be shown again.")
