@@ -112,6 +112,7 @@ def _usage(completions: list[Completion]) -> dict[str, int | str | None]:
     return {
         "prompt_tokens": total([completion.prompt_tokens for completion in completions]),
         "completion_tokens": total([completion.completion_tokens for completion in completions]),
+        "cached_tokens": total([completion.cached_tokens for completion in completions]),
         "llm_duration_ms": sum(completion.duration_ms for completion in completions),
         "raw_output": "\n".join(completion.content or completion.refusal or "" for completion in completions),
     }

@@ -446,6 +446,9 @@ class JudgeRun(models.Model):
     llm_duration_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Of prompt_tokens, those the server read from its prompt cache (billed at the cached price);
+    # None where the server does not report it.
+    cached_tokens = models.PositiveIntegerField(_("cached prompt tokens"), null=True, blank=True)
     raw_output = models.TextField(_("raw model output"), blank=True)
     error = models.TextField(_("error"), blank=True)
     # Among the first judgments of its rubric version, prompt version and

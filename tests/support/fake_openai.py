@@ -48,6 +48,7 @@ def completion(
     prompt_tokens: int = 900,
     completion_tokens: int = 300,
     model: str = "fake-judge",
+    cached_tokens: int | None = None,
 ) -> Reply:
     """A 200 reply carrying one chat completion choice."""
     if isinstance(content, dict):
@@ -69,6 +70,8 @@ def completion(
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                # As OpenAI reports its prompt cache; absent unless given, as many servers leave it out.
+                **({"prompt_tokens_details": {"cached_tokens": cached_tokens}} if cached_tokens is not None else {}),
             },
         }
     )
@@ -191,6 +194,7 @@ class FakeOpenAI:
         self.default = default
         self.keep_requests = keep_requests
         self.requests: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []  # each request's body exactly as it came (kept with `requests`)
         self._script: deque[Reply | Callable[[dict[str, Any]], Reply]] = deque()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -202,10 +206,11 @@ class FakeOpenAI:
         with self._lock:
             self._script.extend(replies)
 
-    def _reply(self, request: dict[str, Any]) -> Reply:
+    def _reply(self, request: dict[str, Any], body: bytes = b"") -> Reply:
         with self._lock:
             if self.keep_requests:
                 self.requests.append(request)
+                self.bodies.append(body)
             scripted = self._script.popleft() if self._script else self.default
         return scripted(request) if callable(scripted) else scripted
 
@@ -227,7 +232,7 @@ class FakeOpenAI:
                     request = {"path": head.split(b" ")[1].decode(), **multipart_fields(content_type, body)}
                 else:
                     request = json.loads(body or b"{}")
-                reply = self._reply(request)
+                reply = self._reply(request, body)
                 payload = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
                 headers = {"Content-Type": "application/json", "Content-Length": str(len(payload)), **reply.headers}
                 lines = [f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}"]
