@@ -186,7 +186,8 @@ class JudgeAdmin(admin.ModelAdmin):
         "api_key_variable",
         "evidence_mode",
         ("temperature", "samples"),
-        ("prompt_price", "completion_price"),
+        ("prompt_price", "cached_prompt_price", "completion_price"),
+        "batch_discount",
         "is_default",
     ]
 

@@ -315,6 +315,24 @@ class Judge(models.Model):
     completion_price = models.DecimalField(
         _("price per million completion tokens"), max_digits=10, decimal_places=4, null=True, blank=True
     )
+    # Issue 45: a provider bills the prompt tokens it read from its cache at a lower price (OpenAI a
+    # tenth to a half, Anthropic a tenth), and a batch at a discount (OpenAI's Batch API: 50%).
+    cached_prompt_price = models.DecimalField(
+        _("price per million cached prompt tokens"),
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text=_("Blank: cached prompt tokens cost the prompt price."),
+    )
+    batch_discount = models.DecimalField(
+        _("batch discount (%)"),
+        max_digits=5,
+        decimal_places=2,
+        default=0,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text=_("Taken off every price of a call sent in a batch (50 at OpenAI)."),
+    )
     is_default = models.BooleanField(_("production default"), default=False)
     # How the judge gives its evidence (qa.answer, qa.llm.evidence_mode_resolve).
     evidence_mode = models.CharField(
@@ -413,11 +431,16 @@ class Judge(models.Model):
     def api_key(self) -> str:
         return os.environ.get(self.api_key_variable, "") if self.api_key_variable else ""
 
-    def cost(self, *, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
-        """Estimated cost of this many tokens; None without prices."""
-        if self.prompt_price is None or self.completion_price is None:
-            return None
-        return (self.prompt_price * prompt_tokens + self.completion_price * completion_tokens) / 1_000_000
+    def cost(
+        self, *, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, batch: bool = False
+    ) -> Decimal | None:
+        """Estimated cost of this many tokens (qa.costs.call_cost); None without prices."""
+        from qa.costs import call_cost
+
+        return call_cost(
+            judge=self, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            cached_tokens=cached_tokens, batch=batch,
+        )  # fmt: skip
 
 
 class JudgeRun(models.Model):
@@ -456,6 +479,8 @@ class JudgeRun(models.Model):
     # re-routing after a re-verification keeps the reason.
     # Also a database default: the benchmarks' generators insert runs with SQL.
     warm_up = models.BooleanField(_("warm-up"), default=False, db_default=False)
+    # Judged through a provider's batch (qa.batching), at the judge's batch discount.
+    batched = models.BooleanField(_("batched"), default=False, db_default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -476,6 +501,18 @@ class JudgeRun(models.Model):
     @property
     def total_tokens(self) -> int:
         return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+    @property
+    def cost(self) -> Decimal | None:
+        """What this run's calls cost at its judge's prices; None without a priced judge or any tokens."""
+        if self.judge is None or self.prompt_tokens is None:
+            return None
+        return self.judge.cost(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens or 0,
+            cached_tokens=self.cached_tokens or 0,
+            batch=self.batched,
+        )
 
 
 # How a score whose quote was not verified is marked wherever it is shown or exported. Bilingual on
