@@ -256,6 +256,11 @@ def _error(error: openai.OpenAIError, model: str = "the model") -> LLMError:
     return LLMError(f"The LLM call failed: {error}", transient=False)
 
 
+def llm_error(error: openai.OpenAIError, model: str = "the model") -> LLMError:
+    """An `openai` client error as an LLMError, transient or not (the batch path's calls too)."""
+    return _error(error, model)
+
+
 def request_constraint(backend: Backend, schema: dict[str, Any]) -> dict[str, Any]:
     """How the request asks for JSON following `schema`.
 

@@ -334,6 +334,15 @@ class Judge(models.Model):
         help_text=_("Taken off every price of a call sent in a batch (50 at OpenAI)."),
     )
     is_default = models.BooleanField(_("production default"), default=False)
+    # Issue 45: in batch mode production's runs go to the provider's Batch API (qa.batching) at its
+    # discount, answered within its completion window instead of at once.
+    mode = models.CharField(
+        _("mode"),
+        max_length=10,
+        choices=[("sync", _("One call at a time, at once")), ("batch", _("In batches, within a day, at the batch price"))],
+        default="sync",
+        db_default="sync",
+    )
     # How the judge gives its evidence (qa.answer, qa.llm.evidence_mode_resolve).
     evidence_mode = models.CharField(
         _("evidence mode"),
@@ -377,6 +386,8 @@ class Judge(models.Model):
             errors["model"] = _("Name the model the server serves.")
         if self.backend == self.Backend.GGUF and not self.gguf_path:
             errors["gguf_path"] = _("Give the path of the GGUF file.")
+        if self.mode == "batch" and self.backend != self.Backend.OPENAI_COMPATIBLE:
+            errors["mode"] = _("Only a server judge can take batches: a local model answers at once.")
         for field, message in self.leak_problems().items():
             errors.setdefault(field, message)
         if errors:
@@ -481,6 +492,8 @@ class JudgeRun(models.Model):
     warm_up = models.BooleanField(_("warm-up"), default=False, db_default=False)
     # Judged through a provider's batch (qa.batching), at the judge's batch discount.
     batched = models.BooleanField(_("batched"), default=False, db_default=False)
+    # The batch that has or had it (its latest: a line that failed goes back to be batched again).
+    batch = models.ForeignKey("JudgeBatch", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs")
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -513,6 +526,40 @@ class JudgeRun(models.Model):
             cached_tokens=self.cached_tokens or 0,
             batch=self.batched,
         )
+
+
+class JudgeBatch(models.Model):
+    """Runs of one batch-mode judge sent as one provider batch (qa.batching): a job of core.jobs whose
+    steps are submit (upload the JSONL, create the batch), poll, and ingest the results."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="batches")
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(_("error"), blank=True)
+    requests = models.PositiveIntegerField(_("requests"), default=0)
+    input_file_id = models.CharField(_("input file"), max_length=200, blank=True)
+    provider_batch_id = models.CharField(_("provider's batch"), max_length=200, blank=True)
+    provider_status = models.CharField(_("provider's status"), max_length=20, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("judge batch")
+        verbose_name_plural = _("judge batches")
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"batch {self.pk} of {self.judge_id} ({self.status}, {self.provider_status or 'not submitted'})"
 
 
 # How a score whose quote was not verified is marked wherever it is shown or exported. Bilingual on

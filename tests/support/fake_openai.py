@@ -33,7 +33,7 @@ _TRANSCRIPT = re.compile(r"<transcript>\n(.*?)\n</transcript>", re.DOTALL)
 @dataclass
 class Reply:
     status: int = 200
-    body: dict[str, Any] | str = ""
+    body: dict[str, Any] | str | bytes = ""
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -228,12 +228,13 @@ class FakeOpenAI:
                 body = await reader.readexactly(length) if length else b""
                 if self.latency:
                     await asyncio.sleep(self.latency)
-                if content_type.startswith("multipart/form-data"):
-                    request = {"path": head.split(b" ")[1].decode(), **multipart_fields(content_type, body)}
-                else:
-                    request = json.loads(body or b"{}")
-                reply = self._reply(request, body)
-                payload = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
+                method, path = head.split(b" ")[0].decode(), head.split(b" ")[1].decode()
+                reply = await asyncio.get_running_loop().run_in_executor(
+                    None, self.respond, method, path, content_type, body
+                ) if self.blocking else self.respond(method, path, content_type, body)
+                payload = reply.body if isinstance(reply.body, bytes) else (
+                    reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+                ).encode()
                 headers = {"Content-Type": "application/json", "Content-Length": str(len(payload)), **reply.headers}
                 lines = [f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}"]
                 lines += [f"{name}: {value}" for name, value in headers.items()]
@@ -243,6 +244,17 @@ class FakeOpenAI:
             pass  # the client closed the connection
         finally:
             writer.close()
+
+    # A subclass whose `respond` may wait (tests/support/fake_batches.py) answers from a thread.
+    blocking = False
+
+    def respond(self, method: str, path: str, content_type: str, body: bytes) -> Reply:
+        """The reply to one HTTP request: chat completions and transcriptions, scripted or by default."""
+        if content_type.startswith("multipart/form-data"):
+            request = {"path": path, **multipart_fields(content_type, body)}
+        else:
+            request = json.loads(body or b"{}")
+        return self._reply(request, body)
 
     @property
     def base_url(self) -> str:
