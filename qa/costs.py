@@ -10,17 +10,23 @@ three, which is how OpenAI bills its Batch API.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from qa.models import Judge
+from typing import Protocol
 
 MILLION = Decimal(1_000_000)
 HUNDRED = Decimal(100)
 
 
+class PriceTable(Protocol):
+    """A judge's prices (qa.models.Judge has them), per million tokens; None: not set."""
+
+    prompt_price: Decimal | None
+    cached_prompt_price: Decimal | None
+    completion_price: Decimal | None
+    batch_discount: Decimal  # percent
+
+
 def call_cost(
-    *, judge: Judge, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, batch: bool = False
+    *, judge: PriceTable, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, batch: bool = False
 ) -> Decimal | None:
     """The cost of these tokens at `judge`'s prices; None when its prompt or completion price is not set."""
     if judge.prompt_price is None or judge.completion_price is None:

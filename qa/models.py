@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from access.models import Workspace
 from rubrics.models import Criterion, Rubric
+from qa.costs import call_cost
 
 
 # The review queue's sort key: the lowest confidence, and above any confidence (0..1) for a call
@@ -446,8 +447,6 @@ class Judge(models.Model):
         self, *, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, batch: bool = False
     ) -> Decimal | None:
         """Estimated cost of this many tokens (qa.costs.call_cost); None without prices."""
-        from qa.costs import call_cost
-
         return call_cost(
             judge=self, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
             cached_tokens=cached_tokens, batch=batch,
