@@ -199,3 +199,10 @@ def test_a_worker_killed_after_creating_the_batch_loses_nothing_and_doubles_noth
     batch = JudgeBatch.objects.get(pk=batch_id)
     assert batch_server.created == [batch.provider_batch_id] and batch.status == "succeeded"
     assert len(batch_server.requests) == 3  # each line answered once by the provider
+
+
+def test_only_a_server_judge_takes_batches(db):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="Only a server judge can take batches"):
+        Judge(name="local-batch", backend=Judge.Backend.LOCAL, mode="batch").full_clean()
