@@ -192,6 +192,15 @@ def job_release(kind: JobKind, job: Held, error: Failure) -> Result:
     return Result(Outcome.RETRY, delay)
 
 
+def job_wait(kind: JobKind, job: Held, delay: float, **fields: Any) -> Result:
+    """Give the job back to be looked at again after `delay`, not as a failure: its attempt is taken
+    back (a batch polled while its provider works must not run out of attempts). Only the claimer's
+    own increment is undone, so the count never returns to a token an older, taken-back claim holds."""
+    if not job_held(kind, job).update(status="pending", attempts=models.F("attempts") - 1, error="", **fields):
+        return Result(Outcome.SKIPPED)
+    return Result(Outcome.RETRY, delay)
+
+
 def job_give_back(kind: JobKind, job: Held, error: Failure) -> Result:
     """Released if `error` is transient, failed if not."""
     return job_release(kind, job, error) if error.transient else job_fail(kind, job, str(error))

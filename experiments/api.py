@@ -59,6 +59,7 @@ class CriterionFiguresSerializer(serializers.Serializer):
 class TokensSerializer(serializers.Serializer):
     prompt = serializers.IntegerField(source="prompt_tokens")
     completion = serializers.IntegerField(source="completion_tokens")
+    cached = serializers.IntegerField(source="cached_tokens", help_text="Of the prompt tokens, those the server had cached.")
 
 
 class ArmSerializer(serializers.Serializer):
@@ -69,6 +70,10 @@ class ArmSerializer(serializers.Serializer):
     samples = serializers.IntegerField()
     tokens = TokensSerializer(source="*")
     cost = serializers.DecimalField(max_digits=14, decimal_places=6, allow_null=True, coerce_to_string=False)
+    cost_per_call = serializers.DecimalField(
+        max_digits=18, decimal_places=8, allow_null=True, coerce_to_string=False,
+        help_text="The cost over the calls that reported their tokens; null without prices.",
+    )
     criteria = CriterionFiguresSerializer(many=True)
 
 

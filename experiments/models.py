@@ -134,6 +134,7 @@ class Item(models.Model):
     llm_duration_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cached_tokens = models.PositiveIntegerField(null=True, blank=True)  # of prompt_tokens, read from the server's cache
     raw_output = models.TextField(blank=True)
     error = models.TextField(blank=True)
 

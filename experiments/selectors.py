@@ -141,6 +141,9 @@ class ArmFigures:
     failed: int
     criteria: list[CriterionFigures]
     removed: list[str]  # the baseline's keys this arm's rubric no longer has
+    cached_tokens: int = 0
+    calls: int = 0  # items whose judgment reported its tokens
+    cost_per_call: Decimal | None = None  # what a cheaper judge that agrees as well saves on each call
 
 
 class Verdict:
@@ -363,6 +366,8 @@ class Usage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    calls: int = 0
     failed: int = 0
     durations: list[int] = field(default_factory=list)  # of the succeeded calls, in ms, ascending
     models: list[str] = field(default_factory=list)  # the models the calls reached
@@ -375,6 +380,8 @@ def _usage(experiment: Experiment) -> dict[int, Usage]:
         .annotate(
             prompt=Sum("prompt_tokens"),
             completion=Sum("completion_tokens"),
+            cached=Sum("cached_tokens"),
+            calls=Count("pk", filter=Q(prompt_tokens__isnull=False)),
             failed=Count("pk", filter=Q(status=Item.Status.FAILED)),
         )
         .order_by()
@@ -393,6 +400,8 @@ def _usage(experiment: Experiment) -> dict[int, Usage]:
         row["arm_id"]: Usage(
             prompt_tokens=row["prompt"] or 0,
             completion_tokens=row["completion"] or 0,
+            cached_tokens=row["cached"] or 0,
+            calls=row["calls"],
             failed=row["failed"],
             durations=durations[row["arm_id"]],
             models=models[row["arm_id"]],
@@ -422,7 +431,9 @@ def experiment_comparison(experiment: Experiment) -> Comparison:
         cost = (
             Decimal(0)
             if arm.stored
-            else arm.judge.cost(prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens)
+            else arm.judge.cost(
+                prompt_tokens=used.prompt_tokens, completion_tokens=used.completion_tokens, cached_tokens=used.cached_tokens
+            )
             if arm.judge
             else None
         )
@@ -438,6 +449,9 @@ def experiment_comparison(experiment: Experiment) -> Comparison:
                 prompt_tokens=used.prompt_tokens,
                 completion_tokens=used.completion_tokens,
                 cost=cost,
+                cached_tokens=used.cached_tokens,
+                calls=used.calls,
+                cost_per_call=cost / used.calls if cost is not None and used.calls else None,
                 latency_p50_ms=_percentile(used.durations, 0.5),
                 latency_p95_ms=_percentile(used.durations, 0.95),
                 failed=used.failed,

@@ -173,7 +173,9 @@ class TranscriptionAdmin(ScopedAdminMixin, ReadOnlyAdmin):
 class JudgeAdmin(admin.ModelAdmin):
     """Rubric owners name judges here; the key stays in the environment, only its variable's name is stored."""
 
-    list_display = ["name", "backend", "model", "evidence_mode", "temperature", "samples", "is_default", "availability"]
+    list_display = [
+        "name", "backend", "model", "evidence_mode", "mode", "temperature", "samples", "is_default", "availability"
+    ]
     list_filter = ["backend", "is_default"]
     search_fields = ["name", "model"]
     # A base URL typed without its scheme is taken as https, Django 6's default, chosen now.
@@ -185,8 +187,10 @@ class JudgeAdmin(admin.ModelAdmin):
         "gguf_path",
         "api_key_variable",
         "evidence_mode",
+        "mode",
         ("temperature", "samples"),
-        ("prompt_price", "completion_price"),
+        ("prompt_price", "cached_prompt_price", "completion_price"),
+        "batch_discount",
         "is_default",
     ]
 

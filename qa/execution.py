@@ -19,6 +19,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.jobs import (
@@ -119,7 +120,8 @@ class JudgmentKind(JobKind):
 
 
 @transaction.atomic
-def _store(kind: JudgmentKind, job: Job, judgment: Judgment) -> Result:
+def judgment_store(kind: JudgmentKind, job: Job, judgment: Judgment) -> Result:
+    """Mark the job succeeded and store its judgment, if its claim still stands (the batch path's too)."""
     fields = kind.success_fields(job)
     now = timezone.now()
     if not job_succeed(kind, job, now=now, **fields, **judgment.usage):
@@ -156,7 +158,7 @@ def job_execute(*, kind: JudgmentKind, pk: int) -> Result:
         return job_release(kind, job, judgment.retry)
     if judgment.error:
         return job_fail(kind, job, judgment.error, **judgment.usage)
-    return _store(kind, job, judgment)
+    return judgment_store(kind, job, judgment)
 
 
 def job_execute_until_done(*, kind: JudgmentKind, pk: int, sleep: Callable[[float], None] = time.sleep) -> Result:
@@ -192,6 +194,8 @@ class ProductionRuns(JudgmentKind):
         )
         if run is None:
             return None
+        if run.judge is not None and run.judge.mode == "batch":
+            return None  # its judge takes batches: qa.batching collects it
         if not hasattr(run.recording, "redaction"):
             # Redaction first, here in the worker (qa.redaction), once per recording; a call that
             # cannot be redacted fails unjudged. Then read again: the transcript may have changed.
@@ -200,6 +204,10 @@ class ProductionRuns(JudgmentKind):
             row=run, rubric=rubric_for_judging(run.rubric_id), judge=run.judge, transcript=run.recording.transcript,
             llm_spans=run.recording.redaction.llm_spans,
         )
+
+    def sweep_scope(self) -> Q:
+        # A batch-mode judge's pending runs wait for the batches' collector (qa.batching), not a task each.
+        return ~Q(judge__mode="batch")
 
     def claimed(self, job: Job, now: datetime) -> None:
         Recording.objects.filter(pk=job.row.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)

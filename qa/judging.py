@@ -112,6 +112,7 @@ def _usage(completions: list[Completion]) -> dict[str, int | str | None]:
     return {
         "prompt_tokens": total([completion.prompt_tokens for completion in completions]),
         "completion_tokens": total([completion.completion_tokens for completion in completions]),
+        "cached_tokens": total([completion.cached_tokens for completion in completions]),
         "llm_duration_ms": sum(completion.duration_ms for completion in completions),
         "raw_output": "\n".join(completion.content or completion.refusal or "" for completion in completions),
     }
@@ -355,27 +356,62 @@ def _draft(combined: CombinedAnswer, view: Redaction) -> DraftScore:
     )
 
 
-def judgment_make(*, asking: Asking, transcript: str, llm_spans: list | None = None) -> Judgment:
-    """Ask the judge about one transcript (once per sample), validate every
-    answer and verify its quotes: the one path production and experiments share.
-    A judge that is not the local model is sent the transcript redacted (qa.redaction;
-    `llm_spans`: where the recording's redaction found what to mask)."""
+@dataclass(frozen=True)
+class Request:
+    """What the judge is sent about one transcript (as `view`, redacted where it must be), or why nothing is."""
+
+    view: Redaction
+    messages: list[dict[str, str]]
+    schema: dict[str, Any]
+    problem: str = ""
+
+
+def judgment_request(*, asking: Asking, transcript: str, llm_spans: list | None = None) -> Request:
+    """The messages and schema of a call about `transcript`: what the synchronous path sends and what a
+    batch's line carries (qa.batching). A judge that is not the local model is sent the transcript
+    redacted (qa.redaction; `llm_spans`: where the recording's redaction found what to mask)."""
     question = asking.question
     view = judge_view(transcript=transcript, local=asking.backend.name == "local", language=asking.language,
                       llm_spans=llm_spans)
     messages = question.prompt.messages(transcript=view.text)
-    schema = question.schema_for(view.text)
     # Issue 26: a transcript longer than the judge's context fails with that reason, before any call.
-    if problem := context_problem(backend=asking.backend, messages=messages, max_tokens=question.max_tokens):
-        return Judgment([], _usage([]), error=problem)
-    completions: list[Completion] = []
+    problem = context_problem(backend=asking.backend, messages=messages, max_tokens=question.max_tokens)
+    return Request(view=view, messages=messages, schema=question.schema_for(view.text), problem=problem)
+
+
+def judgment_of(*, asking: Asking, request: Request, completions: list[Completion]) -> Judgment:
+    """The judgment the completions of `request` (one per sample) make: every answer checked and
+    parsed, every quote verified. The one check both paths share, synchronous and batch."""
     samples: list[list[CriterionAnswer]] = []
+    for number, completion in enumerate(completions, 1):
+        done = _usage(completions[:number])
+        if problem := _answer_problem(completion):
+            return Judgment([], done, error=problem)
+        try:
+            samples.append(
+                answer_parse(content=completion.content or "", criteria=asking.question.criteria,
+                             shape=asking.backend.answer_shape)
+            )  # fmt: skip
+        except InvalidAnswerError as error:
+            return Judgment([], done, error=str(error))
+    by_criterion = zip(*samples, strict=True)
+    return Judgment([_draft(answers_combine(answers), request.view) for answers in by_criterion], _usage(completions))
+
+
+def judgment_make(*, asking: Asking, transcript: str, llm_spans: list | None = None) -> Judgment:
+    """Ask the judge about one transcript (once per sample), validate every
+    answer and verify its quotes: the one path production and experiments share."""
+    question = asking.question
+    request = judgment_request(asking=asking, transcript=transcript, llm_spans=llm_spans)
+    if request.problem:
+        return Judgment([], _usage([]), error=request.problem)
+    completions: list[Completion] = []
     for _sample in range(asking.samples):
         try:
             completion = llm_complete(
                 backend=asking.backend,
-                messages=messages,
-                schema=schema,
+                messages=request.messages,
+                schema=request.schema,
                 max_tokens=question.max_tokens,
                 temperature=asking.temperature,
             )
@@ -386,20 +422,11 @@ def judgment_make(*, asking: Asking, transcript: str, llm_spans: list | None = N
         except SoftTimeLimitExceeded:
             return Judgment([], _usage(completions), retry=LLMError("The judgment ran out of time.", transient=True))
         completions.append(completion)
-        if problem := _answer_problem(completion):
-            return Judgment([], _usage(completions), error=problem)
-        try:
-            samples.append(
-                answer_parse(
-                    content=completion.content or "",
-                    criteria=question.criteria,
-                    shape=asking.backend.answer_shape,
-                )
-            )
-        except InvalidAnswerError as error:
-            return Judgment([], _usage(completions), error=str(error))
-    by_criterion = zip(*samples, strict=True)
-    return Judgment([_draft(answers_combine(answers), view) for answers in by_criterion], _usage(completions))
+        # Checked as it comes: a bad sample is not worth the others' calls.
+        judgment = judgment_of(asking=asking, request=request, completions=completions)
+        if judgment.error:
+            return judgment
+    return judgment
 
 
 def judgment_tokens(judgment: Judgment) -> int:

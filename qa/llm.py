@@ -61,6 +61,18 @@ class Completion:
     prompt_tokens: int | None
     completion_tokens: int | None
     duration_ms: int
+    # Of the prompt's tokens, those the server read from its prompt cache (usage.prompt_tokens_details.cached_tokens);
+    # None where the server does not say.
+    cached_tokens: int | None = None
+
+
+def cached_tokens_of(usage: Any) -> int | None:
+    """`usage.prompt_tokens_details.cached_tokens` (an object from the client, or a dict from a batch's output line)."""
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else getattr(usage, "prompt_tokens_details", None)
+    if details is None:
+        return None
+    cached = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", None)
+    return int(cached) if cached is not None else None
 
 
 class _Configuration(NamedTuple):
@@ -244,6 +256,11 @@ def _error(error: openai.OpenAIError, model: str = "the model") -> LLMError:
     return LLMError(f"The LLM call failed: {error}", transient=False)
 
 
+def llm_error(error: openai.OpenAIError, model: str = "the model") -> LLMError:
+    """An `openai` client error as an LLMError, transient or not (the batch path's calls too)."""
+    return _error(error, model)
+
+
 def request_constraint(backend: Backend, schema: dict[str, Any]) -> dict[str, Any]:
     """How the request asks for JSON following `schema`.
 
@@ -299,4 +316,5 @@ def llm_complete(
         prompt_tokens=usage.prompt_tokens if usage else None,
         completion_tokens=usage.completion_tokens if usage else None,
         duration_ms=duration_ms,
+        cached_tokens=cached_tokens_of(usage) if usage else None,
     )

@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy as _
 from access.querysets import ScopedManager, ScopePaths
 from access.models import Workspace
 from rubrics.models import Criterion, Rubric
+from qa.costs import call_cost
 
 
 # The review queue's sort key: the lowest confidence, and above any confidence (0..1) for a call
@@ -320,7 +321,34 @@ class Judge(models.Model):
     completion_price = models.DecimalField(
         _("price per million completion tokens"), max_digits=10, decimal_places=4, null=True, blank=True
     )
+    # Issue 45: a provider bills the prompt tokens it read from its cache at a lower price (OpenAI a
+    # tenth to a half, Anthropic a tenth), and a batch at a discount (OpenAI's Batch API: 50%).
+    cached_prompt_price = models.DecimalField(
+        _("price per million cached prompt tokens"),
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text=_("Blank: cached prompt tokens cost the prompt price."),
+    )
+    batch_discount = models.DecimalField(
+        _("batch discount (%)"),
+        max_digits=5,
+        decimal_places=2,
+        default=0,
+        validators=[MinValueValidator(0), MaxValueValidator(100)],
+        help_text=_("Taken off every price of a call sent in a batch (50 at OpenAI)."),
+    )
     is_default = models.BooleanField(_("production default"), default=False)
+    # Issue 45: in batch mode production's runs go to the provider's Batch API (qa.batching) at its
+    # discount, answered within its completion window instead of at once.
+    mode = models.CharField(
+        _("mode"),
+        max_length=10,
+        choices=[("sync", _("One call at a time, at once")), ("batch", _("In batches, within a day, at the batch price"))],
+        default="sync",
+        db_default="sync",
+    )
     # How the judge gives its evidence (qa.answer, qa.llm.evidence_mode_resolve).
     evidence_mode = models.CharField(
         _("evidence mode"),
@@ -364,6 +392,8 @@ class Judge(models.Model):
             errors["model"] = _("Name the model the server serves.")
         if self.backend == self.Backend.GGUF and not self.gguf_path:
             errors["gguf_path"] = _("Give the path of the GGUF file.")
+        if self.mode == "batch" and self.backend != self.Backend.OPENAI_COMPATIBLE:
+            errors["mode"] = _("Only a server judge can take batches: a local model answers at once.")
         for field, message in self.leak_problems().items():
             errors.setdefault(field, message)
         if errors:
@@ -418,11 +448,14 @@ class Judge(models.Model):
     def api_key(self) -> str:
         return os.environ.get(self.api_key_variable, "") if self.api_key_variable else ""
 
-    def cost(self, *, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
-        """Estimated cost of this many tokens; None without prices."""
-        if self.prompt_price is None or self.completion_price is None:
-            return None
-        return (self.prompt_price * prompt_tokens + self.completion_price * completion_tokens) / 1_000_000
+    def cost(
+        self, *, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, batch: bool = False
+    ) -> Decimal | None:
+        """Estimated cost of this many tokens (qa.costs.call_cost); None without prices."""
+        return call_cost(
+            judge=self, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            cached_tokens=cached_tokens, batch=batch,
+        )  # fmt: skip
 
 
 class JudgeRun(models.Model):
@@ -451,6 +484,9 @@ class JudgeRun(models.Model):
     llm_duration_ms = models.PositiveIntegerField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Of prompt_tokens, those the server read from its prompt cache (billed at the cached price);
+    # None where the server does not report it.
+    cached_tokens = models.PositiveIntegerField(_("cached prompt tokens"), null=True, blank=True)
     raw_output = models.TextField(_("raw model output"), blank=True)
     error = models.TextField(_("error"), blank=True)
     # Among the first judgments of its rubric version, prompt version and
@@ -458,6 +494,10 @@ class JudgeRun(models.Model):
     # re-routing after a re-verification keeps the reason.
     # Also a database default: the benchmarks' generators insert runs with SQL.
     warm_up = models.BooleanField(_("warm-up"), default=False, db_default=False)
+    # Judged through a provider's batch (qa.batching), at the judge's batch discount.
+    batched = models.BooleanField(_("batched"), default=False, db_default=False)
+    # The batch that has or had it (its latest: a line that failed goes back to be batched again).
+    batch = models.ForeignKey("JudgeBatch", on_delete=models.SET_NULL, null=True, blank=True, related_name="runs")
 
     # What its rows show of a workspace to whom: Model.objects.visible_to(scope) (access.querysets).
     scope_paths = ScopePaths.of_calls("recording__")
@@ -482,6 +522,52 @@ class JudgeRun(models.Model):
     @property
     def total_tokens(self) -> int:
         return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+    @property
+    def cost(self) -> Decimal | None:
+        """What this run's calls cost at its judge's prices; None without a priced judge or any tokens."""
+        if self.judge is None or self.prompt_tokens is None:
+            return None
+        return self.judge.cost(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens or 0,
+            cached_tokens=self.cached_tokens or 0,
+            batch=self.batched,
+        )
+
+
+class JudgeBatch(models.Model):
+    """Runs of one batch-mode judge sent as one provider batch (qa.batching): a job of core.jobs whose
+    steps are submit (upload the JSONL, create the batch), poll, and ingest the results."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="batches")
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    leased_until = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(_("error"), blank=True)
+    requests = models.PositiveIntegerField(_("requests"), default=0)
+    input_file_id = models.CharField(_("input file"), max_length=200, blank=True)
+    provider_batch_id = models.CharField(_("provider's batch"), max_length=200, blank=True)
+    provider_status = models.CharField(_("provider's status"), max_length=20, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = _("judge batch")
+        verbose_name_plural = _("judge batches")
+        indexes = [models.Index(fields=["status", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"batch {self.pk} of {self.judge_id} ({self.status}, {self.provider_status or 'not submitted'})"
 
 
 # How a score whose quote was not verified is marked wherever it is shown or exported. Bilingual on

@@ -59,7 +59,8 @@ def recording_details() -> QuerySet[Recording]:
     """Recordings with their latest run (as `latest_runs`, at most one) and the scores
     of their current run, in four queries; the reviews layer adds the reviews."""
     latest_runs = Prefetch(
-        "runs", queryset=JudgeRun.objects.defer("raw_output").order_by("-created_at", "-id")[:1], to_attr="latest_runs"
+        "runs", queryset=JudgeRun.objects.defer("raw_output").select_related("judge").order_by("-created_at", "-id")[:1],
+        to_attr="latest_runs",
     )
     scores = Prefetch("current_run__scores", queryset=Score.objects.select_related("criterion"))
     return (

@@ -97,3 +97,32 @@ def audio_orphans_sweep() -> int:
     from qa.services import audio_orphans_delete
 
     return len(audio_orphans_delete())
+
+
+@shared_task(
+    name="qa.judge_batch",
+    bind=True,
+    acks_late=True,
+    # A worker lost mid-step puts the message back; the batch's claim keeps a second delivery out, and
+    # its lease gives the batch back to the sweep.
+    reject_on_worker_lost=True,
+    ignore_result=True,
+)
+def judge_batch(self: Task, batch_id: int) -> str:
+    """One step of a provider batch of judge runs (qa.batching): submit, poll or ingest."""
+    from qa.batching import batch_publish, judge_batch_execute
+
+    return task_outcome(
+        self,
+        judge_batch_execute(batch_id=batch_id),
+        reschedule=lambda delay: batch_publish(batch_id=batch_id, countdown=delay),
+        what=f"Batch {batch_id}",
+    )
+
+
+@shared_task(name="qa.judge_batches", ignore_result=True)
+def judge_batches() -> int:
+    """Beat: collect batch-mode judges' pending runs into batches, and publish again the batches that are due."""
+    from qa.batching import batches_collect, batches_sweep
+
+    return len(batches_collect()) + batches_sweep()

@@ -355,7 +355,7 @@ def review_page(*, recording_id: int, user: AbstractBaseUser) -> ReviewPage:
     judgment: after submitting they see the model's scores next to theirs.
     """
     recording = get_object_or_404(
-        Recording.objects.filter(scope_for(user).recordings_q()).select_related("rubric", "current_run", "claim__user"),
+        Recording.objects.filter(scope_for(user).recordings_q()).select_related("rubric", "current_run__judge", "claim__user"),
         pk=recording_id,
         current_run__isnull=False,
     )

@@ -239,3 +239,14 @@ def test_search(bench_env):
         row = next(line for line in output.splitlines() if line.startswith(query))
         assert row.split()[-3].isdigit(), row  # one query count per search: constant
     assert "every search's p95 under 200 ms" in output
+
+
+def test_batch(bench_env):
+    output = run(
+        bench_env, "bench/batch/run.py", "--recordings", "40", "--batch-size", "15", "--expire-after", "5",
+        "--fail-every", "7",
+    )  # fmt: skip
+    assert "lost: 0, doubled: 0" in output
+    assert "runs: {'succeeded': 40}" in output and "scores per run: {11: 40}" in output
+    assert re.search(r"provider: \d+ batches created, \d+ lines answered, [1-9]\d* of them HTTP 500", output)
+    assert "('failed', 'expired'): 1" in output

@@ -59,6 +59,7 @@ SCOPED_BY_CALLER = {
     ("insights/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
     ("insights/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
     ("insights/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "judge_costs"): "report_run_q(filters) applies filters.scope",
     ("insights/reports/selectors.py", "previous_reviewed_version"): "a version of a rubric read in scope",
     # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
     ("insights/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",

@@ -382,8 +382,18 @@ QA_LOCAL_MODEL_KV_CACHE = env("QA_LOCAL_MODEL_KV_CACHE", default="f16")
 # The answer's shape for the local backend (bundled model or GGUF judge): "compact"
 # (short plain-text quote and rationale, a budget that covers them) or "standard" (a remote judge's).
 QA_LOCAL_ANSWER_SHAPE = env("QA_LOCAL_ANSWER_SHAPE", default="compact")
+# The batch path (qa.batching, issue 45): a judge in batch mode has its pending runs collected every
+# QA_BATCH_COLLECT_INTERVAL seconds into batches of at most QA_BATCH_MAX_REQUESTS lines (OpenAI takes
+# 50,000), submitted through the Files and Batches APIs with QA_BATCH_COMPLETION_WINDOW, and polled every
+# QA_BATCH_POLL_INTERVAL seconds. A batch's worker holds it for QA_BATCH_LEASE seconds, renewed while it works.
+QA_BATCH_COLLECT_INTERVAL = env.int("QA_BATCH_COLLECT_INTERVAL", default=60)
+QA_BATCH_MAX_REQUESTS = env.int("QA_BATCH_MAX_REQUESTS", default=50_000)
+QA_BATCH_COMPLETION_WINDOW = env("QA_BATCH_COMPLETION_WINDOW", default="24h")
+QA_BATCH_POLL_INTERVAL = env.int("QA_BATCH_POLL_INTERVAL", default=60)
+QA_BATCH_LEASE = env.int("QA_BATCH_LEASE", default=300)
 CELERY_BEAT_SCHEDULE = {
     "judge-sweep": {"task": "qa.judge_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
+    "judge-batches": {"task": "qa.judge_batches", "schedule": float(QA_BATCH_COLLECT_INTERVAL)},
     "experiments-sweep": {"task": "experiments.sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     # The job executor's one sweep, for every kind registered with it (core.jobs.jobs_sweep): webhook deliveries.
     "jobs-sweep": {"task": "core.jobs_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},

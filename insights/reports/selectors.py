@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from decimal import Decimal
 
 from django.db.models import (
     Avg,
@@ -57,12 +58,13 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Sum,
     When,
 )
 from django.db.models.functions import Abs, TruncWeek
 
 from access.scope import EVERYTHING, Scope
-from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Recording, Score, judge_value_exists
+from qa.models import JUDGE_VALUE_EXISTS, Judge, JudgeRun, Recording, Score, judge_value_exists
 from qa.routing import ReviewGroup, in_review_group
 from disputes.models import Dispute, DisputedCriterion
 from reviews.models import CriterionReview, Review
@@ -514,6 +516,55 @@ def evidence_report(filters: ReportFilters) -> EvidenceReport:
         ],
         weeks=_weekly(by_week),
     )
+
+
+@dataclass
+class CostRow:
+    """What one model's succeeded runs of one week used and cost (issue 45)."""
+
+    model: str
+    week: date
+    calls: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    cost: Decimal = Decimal(0)  # of the priced calls
+    priced_calls: int = 0  # calls whose judge has prices
+
+    @property
+    def cost_per_call(self) -> Decimal | None:
+        return self.cost / self.priced_calls if self.priced_calls else None
+
+
+def judge_costs(filters: ReportFilters) -> list[CostRow]:
+    """Tokens and cost per model and week of the rubric's succeeded runs, at each run's judge's prices
+    (qa.costs; a batched run at its discount). Summed per judge in the database, priced here: a run's
+    cost is linear in its tokens, so a group's tokens price the same as its runs one by one."""
+    groups = (
+        JudgeRun.objects.filter(report_run_q(filters, ""), status=JudgeRun.Status.SUCCEEDED)
+        .values("judge_id", "batched", "model", week=TruncWeek("created_at"))
+        .annotate(calls=Count("pk"), prompt=Sum("prompt_tokens"), cached=Sum("cached_tokens"),
+                  completion=Sum("completion_tokens"))
+        .order_by()
+    )  # fmt: skip
+    groups = list(groups)
+    judges = Judge.objects.in_bulk({group["judge_id"] for group in groups if group["judge_id"]})
+    rows: dict[tuple[str, date], CostRow] = {}
+    for group in groups:
+        week = group["week"].date()
+        row = rows.setdefault((group["model"], week), CostRow(group["model"], week))
+        prompt, cached, completion = group["prompt"] or 0, group["cached"] or 0, group["completion"] or 0
+        row.calls += group["calls"]
+        row.prompt_tokens, row.cached_tokens, row.completion_tokens = (
+            row.prompt_tokens + prompt, row.cached_tokens + cached, row.completion_tokens + completion
+        )
+        judge = judges.get(group["judge_id"])
+        cost = judge.cost(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached,
+                          batch=group["batched"]) if judge else None  # fmt: skip
+        if cost is not None:
+            row.cost += cost
+            row.priced_calls += group["calls"]
+    return [rows[key] for key in sorted(rows)]
 
 
 def _weekly(tallies: dict[date, Tally]) -> list[WeekTally]:

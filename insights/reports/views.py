@@ -38,6 +38,7 @@ from insights.reports.selectors import (
     deviation_report,
     deviation_scores,
     evidence_report,
+    judge_costs,
     evidence_scores,
     previous_reviewed_version,
     versions_report,
@@ -263,6 +264,7 @@ class EvidenceView(ReportView):
         scores = "reports:evidence-scores"
         return {
             "report": report,
+            "costs": judge_costs(filters),
             "columns": TALLY_COLUMNS,
             "overall": _tally_cells(report.tally, _url(scores, filters)),
             "min_n": MIN_N,

@@ -239,6 +239,18 @@ class RecordingSerializer(serializers.ModelSerializer):
 
 
 class JudgeRunSerializer(serializers.ModelSerializer):
+    cost = serializers.DecimalField(
+        max_digits=18,
+        decimal_places=8,
+        read_only=True,
+        allow_null=True,
+        coerce_to_string=True,
+        help_text=_(
+            "What the run's calls cost at its judge's prices (per million tokens, in the currency they were "
+            "entered in); null when the judge has no prices."
+        ),
+    )
+
     class Meta:
         model = JudgeRun
         fields = [
@@ -251,6 +263,11 @@ class JudgeRunSerializer(serializers.ModelSerializer):
             "created_at",
             "started_at",
             "finished_at",
+            "prompt_tokens",
+            "cached_tokens",
+            "completion_tokens",
+            "batched",
+            "cost",
         ]
 
 

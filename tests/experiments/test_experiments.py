@@ -187,3 +187,31 @@ def test_three_samples_that_disagree_give_the_median_and_are_unstable(
     assert {s.value for s in scores} == {3} and all(s.unstable and sorted(s.sample_values) == [1, 3, 5] for s in scores)
     c1, c2 = comparison.arms[1].criteria
     assert c1.stability == 0.0 and c2.stability == 1.0
+
+
+def test_a_priced_judge_shows_its_cost_per_call_beside_its_agreement(
+    reviewed, fake_llm, eager_celery, django_capture_on_commit_callbacks
+):
+    from decimal import Decimal
+
+    from tests.support.fake_openai import completion
+
+    # Issue 45's worked example (tests/judge/test_costs.py): 1,200 prompt tokens, 1,024 of them cached,
+    # and 300 completion tokens at 2.50 / 1.25 / 10.00 per million cost 0.00472 a call.
+    judge = Judge.objects.create(
+        name="priced", base_url=fake_llm.base_url, model="fake-judge", api_key_variable="OPENAI_API_KEY",
+        prompt_price=Decimal("2.50"), cached_prompt_price=Decimal("1.25"), completion_price=Decimal("10.00"),
+    )  # fmt: skip
+    values = answering(lambda index, key: human_values(index)[key])
+    fake_llm.default = lambda request: completion(
+        values(request).body["choices"][0]["message"]["content"], prompt_tokens=1200, cached_tokens=1024, completion_tokens=300
+    )
+
+    comparison = experiment_comparison(
+        run(django_capture_on_commit_callbacks, candidates=[ArmSpec(judge=judge)], limit=5)
+    )
+
+    candidate = comparison.arms[1]
+    assert (candidate.calls, candidate.cached_tokens) == (5, 5 * 1024)
+    assert candidate.cost == Decimal("0.02360") and candidate.cost_per_call == Decimal("0.00472")
+    assert all(row.mae == 0.0 for row in candidate.criteria)  # as cheap per call as it agrees: the finding

@@ -19,7 +19,7 @@ from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
-ARM_FIELDS = {"label", "rubric_version", "judge", "model", "samples", "tokens", "cost", "criteria"}
+ARM_FIELDS = {"label", "rubric_version", "judge", "model", "samples", "tokens", "cost", "cost_per_call", "criteria"}
 CRITERION_FIELDS = {
     "criterion_key", "n", "mean", "bias", "mae", "exact_agreement", "within_one", "qwk", "unverified_rate",
     "not_applicable_rate", "stability", "verified", "unverified",
@@ -57,7 +57,7 @@ def test_the_api_creates_with_an_owner_key_and_returns_the_issue_shape(
     assert [set(arm) for arm in answer["arms"]] == [ARM_FIELDS, ARM_FIELDS]
     assert all(set(row) == CRITERION_FIELDS for arm in answer["arms"] for row in arm["criteria"])
     assert answer["arms"][0]["cost"] == 0 and answer["arms"][1]["judge"] == "environment"
-    assert answer["arms"][1]["tokens"] == {"prompt": 9000, "completion": 3000}
+    assert answer["arms"][1]["tokens"] == {"prompt": 9000, "completion": 3000, "cached": 0}
     assert [set(row) for row in answer["comparison"]] == [DELTA_FIELDS, DELTA_FIELDS]
     first = answer["comparison"][0]
     assert first["verdict"] == "better" and first["mae_delta"] == -2.0 and len(first["mae_delta_ci"]) == 2

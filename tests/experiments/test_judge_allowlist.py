@@ -160,7 +160,7 @@ def test_the_admin_form_refuses_either_naming_the_setting(client, probe):
     client.force_login(UserFactory(is_staff=True, groups=["Rubric owners"]))
     form = {"name": "probe", "backend": "openai-compatible", "model": "m", "base_url": probe.base_url,
             "gguf_path": "", "api_key_variable": "SECRET_KEY", "temperature": "0", "samples": "1",
-            "evidence_mode": "auto"}
+            "evidence_mode": "auto", "mode": "sync", "batch_discount": "0"}
 
     answer = client.post("/admin/qa/judge/add/", form, HTTP_ACCEPT_LANGUAGE="en")
     errors = answer.context["adminform"].form.errors

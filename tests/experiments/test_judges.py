@@ -25,6 +25,7 @@ def test_a_rubric_owner_adds_a_judge_in_the_admin_and_sees_its_unset_key(client,
         {
             "name": "gpt", "backend": "openai-compatible", "model": "gpt-4o-mini", "base_url": "", "gguf_path": "",
             "api_key_variable": "JUDGE_GPT_KEY", "temperature": "0.7", "samples": "3", "evidence_mode": "auto",
+            "mode": "sync", "batch_discount": "0",
         },
     )
 
@@ -46,7 +47,7 @@ def test_samples_need_a_temperature_and_a_key_is_never_stored(client):
     answer = client.post(
         "/admin/qa/judge/add/",
         {"name": "x", "backend": "openai-compatible", "model": "m", "api_key_variable": "sk-live-123",
-         "temperature": "0", "samples": "3", "evidence_mode": "auto"},
+         "temperature": "0", "samples": "3", "evidence_mode": "auto", "mode": "sync", "batch_discount": "0"},
     )
 
     errors = answer.context["adminform"].form.errors

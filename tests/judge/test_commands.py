@@ -33,8 +33,30 @@ def test_judge_pending_prints_a_summary(fake_llm, rubric):
     assert "Model: openai-compatible fake-judge" in output
     assert "Routed to review: 1   unverified_evidence: 1" in output
     assert "Unverified quotes: 2 of 4 (50%)" in output
-    assert "Tokens: 1800 prompt + 600 completion" in output
+    assert "Tokens: 1800 prompt (0 cached) + 600 completion" in output
+    assert "Cost:" not in output  # the environment's judge has no prices
     assert not JudgeRun.objects.exclude(status=JudgeRun.Status.SUCCEEDED).exists()
+
+
+def test_the_summary_gives_the_cost_per_call_of_a_priced_judge(fake_llm, rubric):
+    from decimal import Decimal
+
+    from qa.models import Judge
+
+    Judge.objects.create(
+        name="priced", base_url=fake_llm.base_url, model="fake-judge", api_key_variable="OPENAI_API_KEY",
+        is_default=True, evidence_mode="quote", prompt_price=Decimal("2.50"), cached_prompt_price=Decimal("1.25"),
+        completion_price=Decimal("10.00"),
+    )  # fmt: skip
+    for _ in range(2):
+        judge_run_create(recording=RecordingFactory(rubric=rubric))
+    fake_llm.default = lambda request: completion(answer_for(request), prompt_tokens=1200, cached_tokens=1024)
+
+    output = judge("--pending")
+
+    # tests/judge/test_costs.py's worked example: 0.00472 a call.
+    assert "Tokens: 2400 prompt (2048 cached) + 600 completion" in output
+    assert "Cost: 0.00944" in output and "for 2 calls, 0.004720 a call" in output
 
 
 def test_the_readme_sequence_judges_the_loaded_samples_that_are_waiting(fake_llm):

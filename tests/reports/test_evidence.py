@@ -53,3 +53,38 @@ def test_drilldown_rows_are_the_scores_behind_the_cell(care_rubric, evidence_dat
     rows = evidence_scores(filters, EvidenceCell(model="m1", prompt_version="p1", week=W1))
     assert sorted(score.evidence for score in rows) == ["quote a c1", "quote a c2", "quote b c1", "quote b c2"]
     assert evidence_scores(filters, EvidenceCell(week=W2, unverified_only=True)).get().evidence == "quote d c2"
+
+
+def test_cost_per_model_and_week_at_each_judges_prices(care_rubric, evidence_data, client, supervisor):
+    """Issue 45: runs a-d (evidence_data) with tokens; a and b by a priced judge, b batched at half price,
+    c by a judge without prices, d by the environment's judge."""
+    from decimal import Decimal
+
+    from qa.models import Judge, JudgeRun
+    from insights.reports.selectors import judge_costs
+
+    priced = Judge.objects.create(name="priced", model="m1", prompt_price=Decimal("2.50"),
+                                  cached_prompt_price=Decimal("1.25"), completion_price=Decimal("10.00"),
+                                  batch_discount=Decimal("50"))  # fmt: skip
+    unpriced = Judge.objects.create(name="unpriced", model="m1")
+    tokens = {"prompt_tokens": 1200, "cached_tokens": 1024, "completion_tokens": 300}
+    JudgeRun.objects.filter(pk=evidence_data["a"].pk).update(judge=priced, **tokens)
+    JudgeRun.objects.filter(pk=evidence_data["b"].pk).update(judge=priced, batched=True, **tokens)
+    JudgeRun.objects.filter(pk=evidence_data["c"].pk).update(judge=unpriced, **tokens)
+    JudgeRun.objects.filter(pk=evidence_data["d"].pk).update(**tokens)
+
+    rows = judge_costs(ReportFilters(rubric=care_rubric))
+
+    # The worked example of tests/judge/test_costs.py: 0.00472 a call, 0.00236 batched.
+    assert [(r.model, r.week, r.calls, r.prompt_tokens, r.cached_tokens, r.priced_calls, r.cost) for r in rows] == [
+        ("m1", W1, 2, 2400, 2048, 2, Decimal("0.00708")),
+        ("m1", W2, 1, 1200, 1024, 0, Decimal(0)),
+        ("m2", W2, 1, 1200, 1024, 0, Decimal(0)),
+    ]
+    assert rows[0].cost_per_call == Decimal("0.00354") and rows[1].cost_per_call is None
+
+    client.force_login(supervisor)
+    page = client.get("/reports/evidence/", {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    section = page[page.index('<section class="card" id="costs">'):]
+    assert "Cost per model and week" in section
+    assert '<td class="num">0.007080</td><td class="num">0.003540</td>' in section

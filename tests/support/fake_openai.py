@@ -33,7 +33,7 @@ _TRANSCRIPT = re.compile(r"<transcript>\n(.*?)\n</transcript>", re.DOTALL)
 @dataclass
 class Reply:
     status: int = 200
-    body: dict[str, Any] | str = ""
+    body: dict[str, Any] | str | bytes = ""
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -48,6 +48,7 @@ def completion(
     prompt_tokens: int = 900,
     completion_tokens: int = 300,
     model: str = "fake-judge",
+    cached_tokens: int | None = None,
 ) -> Reply:
     """A 200 reply carrying one chat completion choice."""
     if isinstance(content, dict):
@@ -69,6 +70,8 @@ def completion(
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                # As OpenAI reports its prompt cache; absent unless given, as many servers leave it out.
+                **({"prompt_tokens_details": {"cached_tokens": cached_tokens}} if cached_tokens is not None else {}),
             },
         }
     )
@@ -191,6 +194,7 @@ class FakeOpenAI:
         self.default = default
         self.keep_requests = keep_requests
         self.requests: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []  # each request's body exactly as it came (kept with `requests`)
         self._script: deque[Reply | Callable[[dict[str, Any]], Reply]] = deque()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -202,10 +206,11 @@ class FakeOpenAI:
         with self._lock:
             self._script.extend(replies)
 
-    def _reply(self, request: dict[str, Any]) -> Reply:
+    def _reply(self, request: dict[str, Any], body: bytes = b"") -> Reply:
         with self._lock:
             if self.keep_requests:
                 self.requests.append(request)
+                self.bodies.append(body)
             scripted = self._script.popleft() if self._script else self.default
         return scripted(request) if callable(scripted) else scripted
 
@@ -223,12 +228,13 @@ class FakeOpenAI:
                 body = await reader.readexactly(length) if length else b""
                 if self.latency:
                     await asyncio.sleep(self.latency)
-                if content_type.startswith("multipart/form-data"):
-                    request = {"path": head.split(b" ")[1].decode(), **multipart_fields(content_type, body)}
-                else:
-                    request = json.loads(body or b"{}")
-                reply = self._reply(request)
-                payload = (reply.body if isinstance(reply.body, str) else json.dumps(reply.body)).encode()
+                method, path = head.split(b" ")[0].decode(), head.split(b" ")[1].decode()
+                reply = await asyncio.get_running_loop().run_in_executor(
+                    None, self.respond, method, path, content_type, body
+                ) if self.blocking else self.respond(method, path, content_type, body)
+                payload = reply.body if isinstance(reply.body, bytes) else (
+                    reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+                ).encode()
                 headers = {"Content-Type": "application/json", "Content-Length": str(len(payload)), **reply.headers}
                 lines = [f"HTTP/1.1 {reply.status} {HTTPStatus(reply.status).phrase}"]
                 lines += [f"{name}: {value}" for name, value in headers.items()]
@@ -238,6 +244,17 @@ class FakeOpenAI:
             pass  # the client closed the connection
         finally:
             writer.close()
+
+    # A subclass whose `respond` may wait (tests/support/fake_batches.py) answers from a thread.
+    blocking = False
+
+    def respond(self, method: str, path: str, content_type: str, body: bytes) -> Reply:
+        """The reply to one HTTP request: chat completions and transcriptions, scripted or by default."""
+        if content_type.startswith("multipart/form-data"):
+            request = {"path": path, **multipart_fields(content_type, body)}
+        else:
+            request = json.loads(body or b"{}")
+        return self._reply(request, body)
 
     @property
     def base_url(self) -> str:

@@ -100,6 +100,11 @@ class Command(BaseCommand):
         write(f"Routed to review: {in_review}" + "".join(f"   {reason}: {count}" for reason, count in sorted(reasons.items())))
         rate = f"{unverified / total_scores:.0%}" if total_scores else "-"
         write(f"Unverified quotes: {unverified} of {total_scores} ({rate})")
-        write(f"Tokens: {prompt} prompt + {completion} completion")
+        cached = sum(run.cached_tokens or 0 for run in runs)
+        write(f"Tokens: {prompt} prompt ({cached} cached) + {completion} completion")
+        # Issue 45: the cost per call where the judge has prices (the environment's judge has none).
+        costs = [cost for run in runs.select_related("judge") if (cost := run.cost) is not None]
+        if costs:
+            write(f"Cost: {sum(costs)} for {len(costs)} calls, {sum(costs) / len(costs):.6f} a call")
         for run in failed:
             write(self.style.ERROR(f"  failed {run.recording_id}: {run.error[:200]}"))

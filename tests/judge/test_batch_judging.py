@@ -1,0 +1,208 @@
+"""The judge's batch path (issue 45) against a local server implementing OpenAI's Files and Batches
+APIs over real HTTP (tests/support/fake_batches.py), with the real `openai` client: each run's line is
+the synchronous path's request, answers go through the same checks and verifier, a failed line is
+batched again, an expired batch is transient, polling spends no attempt, and a worker killed between
+creating the provider's batch and saving its id loses nothing and doubles nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from core.jobs import Outcome
+from qa.batching import batches_collect, batches_sweep, judge_batch_execute
+from qa.execution import judge_run_execute
+from qa.judging import asking_prepare, judge_run_create, judgment_request
+from qa.models import Judge, JudgeBatch, JudgeRun, Recording, Score
+from tests.factories import RecordingFactory
+from tests.support.fake_batches import FakeBatches
+from tests.support.fake_openai import answer_for, completion, error
+from tests.support.workers import ROOT, database_url
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def batch_server(monkeypatch, settings):
+    with FakeBatches() as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        settings.QA_BATCH_POLL_INTERVAL = 0
+        yield server
+
+
+@pytest.fixture
+def batch_judge(batch_server, db) -> Judge:
+    return Judge.objects.create(
+        name="batcher", base_url=batch_server.base_url, model="fake-judge", api_key_variable="OPENAI_API_KEY",
+        is_default=True, evidence_mode="quote", mode="batch",
+        prompt_price=Decimal("2.50"), completion_price=Decimal("10.00"), batch_discount=Decimal("50"),
+    )  # fmt: skip
+
+
+def runs_for(rubric, count: int) -> list[JudgeRun]:
+    return [
+        judge_run_create(recording=RecordingFactory(rubric=rubric, transcript=f"AGENT: Hello, this is call {index}.\nCUSTOMER: Hi."))[0]
+        for index in range(count)
+    ]
+
+
+def drive(rounds: int = 10) -> None:
+    """What beat and the workers do, in this process: collect, then step every pending batch, until done."""
+    for _ in range(rounds):
+        batches_collect()
+        pending = list(JudgeBatch.objects.filter(status="pending").values_list("pk", flat=True))
+        if not pending and not JudgeRun.objects.filter(status__in=["pending", "running"]).exists():
+            return
+        for pk in pending:
+            judge_batch_execute(batch_id=pk)
+    raise AssertionError("the batches did not finish")
+
+
+def assert_judged_once(runs: list[JudgeRun], criteria: int) -> None:
+    for run in runs:
+        run.refresh_from_db()
+    assert {run.status for run in runs} == {JudgeRun.Status.SUCCEEDED}
+    assert Score.objects.filter(run__in=runs).count() == len(runs) * criteria
+    # One judgment per recording: none doubled, none lost.
+    assert JudgeRun.objects.filter(recording__in=[run.recording_id for run in runs]).count() == len(runs)
+
+
+def test_a_batch_judges_every_run_once_through_the_synchronous_checks(batch_server, batch_judge, rubric):
+    runs = runs_for(rubric, 4)
+    # The per-run task leaves a batch judge's runs to the collector.
+    assert judge_run_execute(run_id=runs[0].pk).outcome is Outcome.SKIPPED
+
+    drive()
+
+    assert_judged_once(runs, criteria=2)
+    [batch] = JudgeBatch.objects.all()
+    assert (batch.status, batch.provider_status, batch.requests) == ("succeeded", "completed", 4)
+    assert batch_server.created == [batch.provider_batch_id]
+    [uploaded] = [batch_server.contents[batch.input_file_id].decode().splitlines()]
+    lines = [json.loads(line) for line in uploaded]
+    assert {line["custom_id"] for line in lines} == {f"run-{run.pk}-1-0" for run in runs}
+    assert all(line["method"] == "POST" and line["url"] == "/v1/chat/completions" for line in lines)
+    # Each line is the synchronous path's request: its messages and its strict schema.
+    asking = asking_prepare(rubric=rubric, judge=batch_judge)
+    request = judgment_request(asking=asking, transcript=runs[0].recording.transcript)
+    first = next(line for line in lines if line["custom_id"] == f"run-{runs[0].pk}-1-0")["body"]
+    assert first["messages"] == request.messages and first["response_format"]["json_schema"]["schema"] == request.schema
+    for run in runs:
+        run.refresh_from_db()
+        assert run.batched and run.batch_id == batch.pk and run.attempts == 1
+        assert (run.backend, run.model, run.prompt_version) == ("openai-compatible", "fake-judge", asking.question.prompt.version)
+        # The fake's usage, 900 + 300 tokens, at half of 2.50 and 10.00 per million.
+        assert run.cost == Decimal("0.002625")
+        assert all(score.evidence_verified for score in run.scores.all())
+        assert Recording.objects.get(pk=run.recording_id).current_run_id == run.pk
+
+
+def test_a_failed_line_is_batched_again_and_a_final_one_fails_its_run(batch_server, batch_judge, rubric):
+    runs = runs_for(rubric, 3)
+    batch_server.script(
+        error(500, "upstream overloaded"),  # the first line: transient, batched again
+        lambda request: completion(None, refusal="I cannot judge this call."),  # the second: final
+        lambda request: completion(answer_for(request, evidence="words nobody said")),  # unverified, stored
+    )
+
+    drive()
+
+    first, second, third = (JudgeRun.objects.get(pk=run.pk) for run in runs)
+    assert first.status == "succeeded" and first.attempts == 2 and first.scores.count() == 2
+    assert second.status == "failed" and "refused" in second.error and second.scores.count() == 0
+    assert third.status == "succeeded" and not any(score.evidence_verified for score in third.scores.all())
+    assert all(score.confidence == 0 for score in third.scores.all())
+    assert len(batch_server.created) == 2 and JudgeBatch.objects.filter(status="succeeded").count() == 2
+    assert Recording.objects.get(pk=second.recording_id).status == Recording.Status.FAILED
+
+
+def test_an_expired_batch_keeps_what_it_answered_and_batches_the_rest_again(batch_server, batch_judge, rubric):
+    runs = runs_for(rubric, 5)
+    batch_server.expire_next(2)
+
+    drive()
+
+    assert_judged_once(runs, criteria=2)
+    expired, later = JudgeBatch.objects.order_by("pk")
+    assert (expired.status, expired.provider_status) == ("failed", "expired")
+    assert "expired" in expired.error
+    assert (later.status, later.requests) == ("succeeded", 3)
+    assert sorted(JudgeRun.objects.values_list("attempts", flat=True)) == [1, 1, 2, 2, 2]
+
+
+def test_polling_while_the_provider_works_spends_no_attempt(batch_server, batch_judge, rubric, settings):
+    runs = runs_for(rubric, 2)
+    batch_server.polls_in_progress = settings.QA_JUDGE_MAX_ATTEMPTS + 3
+
+    drive(rounds=settings.QA_JUDGE_MAX_ATTEMPTS + 8)
+
+    assert_judged_once(runs, criteria=2)
+    [batch] = JudgeBatch.objects.all()
+    assert batch.status == "succeeded" and batch.attempts == 1
+
+
+def test_a_run_in_a_batch_is_never_given_to_the_synchronous_path(batch_server, batch_judge, rubric):
+    [run] = runs_for(rubric, 1)
+    batches_collect()
+    run.refresh_from_db()
+    assert run.status == "running" and run.batch_id
+    # Its claim is leased for the provider's whole window: the runs' sweep does not take it back.
+    assert run.leased_until > timezone.now() + timedelta(hours=24)
+    assert judge_run_execute(run_id=run.pk).outcome is Outcome.SKIPPED
+    assert batches_collect() == []  # and no second batch takes it
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_after_creating_the_batch_loses_nothing_and_doubles_nothing(
+    batch_server, batch_judge, rubric, settings
+):
+    runs = runs_for(rubric, 3)
+    [batch_id] = batches_collect()
+    batch_server.hold_create = hold = __import__("threading").Event()
+    worker = subprocess.Popen(
+        [sys.executable, "-c",
+         "import django; django.setup(); from qa.batching import judge_batch_execute; "
+         f"judge_batch_execute(batch_id={batch_id})"],
+        cwd=ROOT, env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", "DATABASE_URL": database_url()},
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        # The provider has created the batch; the worker dies before it hears so (and saves its id).
+        assert batch_server.create_received.wait(timeout=120)
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(timeout=30)
+    finally:
+        hold.set()
+        if worker.poll() is None:
+            os.killpg(worker.pid, signal.SIGKILL)
+    batch = JudgeBatch.objects.get(pk=batch_id)
+    assert batch.status == "running" and batch.input_file_id and not batch.provider_batch_id
+    assert len(batch_server.created) == 1
+
+    # Its lease runs out; the sweep hands the batch out again, and the next claim finds the provider's batch.
+    JudgeBatch.objects.filter(pk=batch_id).update(leased_until=timezone.now() - timedelta(seconds=1))
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    batches_sweep()
+    assert JudgeBatch.objects.get(pk=batch_id).status == "pending"
+    drive()
+
+    assert_judged_once(runs, criteria=2)
+    batch = JudgeBatch.objects.get(pk=batch_id)
+    assert batch_server.created == [batch.provider_batch_id] and batch.status == "succeeded"
+    assert len(batch_server.requests) == 3  # each line answered once by the provider
+
+
+def test_only_a_server_judge_takes_batches(db):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="Only a server judge can take batches"):
+        Judge(name="local-batch", backend=Judge.Backend.LOCAL, mode="batch").full_clean()
