@@ -145,7 +145,7 @@ class SessionListView(GenericAPIView):
     def post(self, request: Request) -> Response:
         values = parse_with(SessionInputSerializer, request.data)
         try:
-            rubric = rubric_for_coaching(user=request.user, pk=values["rubric"])
+            rubric = rubric_for_coaching(user=request.user, key=values["rubric"])
         except Rubric.DoesNotExist:
             raise InvalidInputError({"rubric": _("No rubric %(id)s where you may coach.") % {"id": values["rubric"]}}) from None
         session = coaching_session_create(

@@ -33,8 +33,20 @@ def _visible_q(scope: Scope) -> Q:
     return scope.recordings_q(source=None)
 
 
+def _readers_scope(user: AbstractBaseUser) -> Scope:
+    """Who reads sessions: where the person may coach (a supervisor's teams, a QA lead's or admin's workspace),
+    and as an agent their own. A rubric owner, who reads scorecards, reads no session: what a coach said to an
+    agent is between them and the agent's coaches (privacy fails closed)."""
+    scope = scope_for(user)
+    if scope.everything:
+        return scope
+    coaching = scope.where(Capability.COACH).grants
+    agents = tuple(grant for grant in scope.grants if grant.role == Role.AGENT)
+    return Scope(grants=coaching + agents)
+
+
 def sessions_visible(*, user: AbstractBaseUser) -> QuerySet[CoachingSession]:
-    return CoachingSession.objects.filter(_visible_q(scope_for(user)))
+    return CoachingSession.objects.filter(_visible_q(_readers_scope(user)))
 
 
 def sessions_as_agent(*, user: AbstractBaseUser) -> QuerySet[CoachingSession]:
@@ -109,9 +121,16 @@ def due_count(*, user: AbstractBaseUser, today: date | None = None) -> int:
     return sessions_visible(user=user).filter(status=CoachingSession.Status.OPEN, follow_up_on__lte=today).count()
 
 
-def rubric_for_coaching(*, user: AbstractBaseUser, pk: int) -> Rubric:
-    """A rubric of a workspace where the reader may coach; Rubric.DoesNotExist otherwise."""
-    return Rubric.objects.filter(scope_for(user).where(Capability.COACH).workspaces_q()).get(pk=pk)
+def rubric_for_coaching(*, user: AbstractBaseUser, key: str | int) -> Rubric:
+    """A rubric of a workspace where the reader may coach, by primary key, or by slug (its latest published
+    version, as the scorecards name it); Rubric.DoesNotExist otherwise."""
+    rubrics = Rubric.objects.filter(scope_for(user).where(Capability.COACH).workspaces_q())
+    if isinstance(key, int) or str(key).isdigit():
+        return rubrics.get(pk=int(key))
+    found = rubrics.filter(slug=str(key), status=Rubric.Status.PUBLISHED).order_by("-version").first()
+    if found is None:
+        raise Rubric.DoesNotExist(key)
+    return found
 
 
 def recording_for_coaching(*, user: AbstractBaseUser, pk: int) -> Recording:

@@ -52,7 +52,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
             recording = recording_for_coaching(user=request.user, pk=_int(source.get("recording")))
             rubric, agent_id = recording.rubric, recording.agent_id
         else:
-            rubric, agent_id = rubric_for_coaching(user=request.user, pk=_int(source.get("rubric")) or 0), source.get("agent", "")
+            rubric, agent_id = rubric_for_coaching(user=request.user, key=source.get("rubric") or 0), source.get("agent", "")
     except (Rubric.DoesNotExist, Recording.DoesNotExist):
         raise Http404(_("No such rubric or call to coach from.")) from None
     scope = scope_for(request.user)
