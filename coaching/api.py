@@ -90,7 +90,7 @@ def effect_json(session: CoachingSession, *, show_team: bool) -> dict[str, Any]:
 
 
 class SessionInputSerializer(serializers.Serializer):
-    rubric = serializers.IntegerField()
+    rubric = StringField(max_length=100, help_text=_("The rubric's slug (its latest published version) or id."))
     agent_id = StringField(max_length=100)
     criteria = serializers.ListField(child=StringField(max_length=64), min_length=1, max_length=3)
     goal = StringField(max_length=500)
