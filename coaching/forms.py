@@ -22,7 +22,7 @@ class SessionForm(forms.Form):
         label=_("Agreed goal"), max_length=500, help_text=_("What the agent will do, e.g. “states the debt amount in the first two minutes”.")
     )
     note = forms.CharField(label=_("Note"), required=False, max_length=5000, widget=forms.Textarea(attrs={"rows": 3}))
-    follow_up_on = forms.DateField(label=_("Follow-up date"), widget=forms.DateInput(attrs={"type": "date"}))
+    follow_up_on = forms.DateField(label=_("Follow-up date"), widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
     calls = forms.TypedMultipleChoiceField(
         label=_("Calls that show it"), coerce=int, required=False, widget=forms.CheckboxSelectMultiple,
         help_text=_("None ticked: the agent's worst verified values on each criterion are proposed."),
