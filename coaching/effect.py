@@ -144,3 +144,18 @@ def pooled(samples: Sequence[CellSample]) -> CellSample:
     for sample in samples:
         total += sample
     return total
+
+
+def mean_difference(differences: Sequence[Difference]) -> Difference:
+    """The mean of independent differences (the effects of several sessions: different agents, or one agent's
+    sessions over different dates), with its interval: each variance part scaled by 1/k², Welch–Satterthwaite's
+    degrees of freedom over all of them. Those without an interval are left out; none: no mean."""
+    usable = [d for d in differences if d.estimate is not None and d.ci is not None]
+    if not usable:
+        return Difference(None, None)
+    k = len(usable)
+    parts = tuple((variance / k**2, df) for d in usable for variance, df in d.variance_parts)
+    value = sum(d.estimate for d in usable) / k
+    variance = sum(v for v, _ in parts)
+    half = t_quantile(0.975, satterthwaite(parts)) * math.sqrt(variance) if variance > 0 else 0.0
+    return Difference(value, (value - half, value + half), parts)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.utils.formats import get_format
 
 from coaching.effect import Difference
-from coaching.selectors import EffectRow
+from coaching.selectors import EffectRow, SummaryRow
 from reviews.figures.formatting import number, percent
 from reviews.figures.stats import Estimate
 
@@ -64,3 +64,16 @@ def effect_rows(rows: list[EffectRow], *, show_team: bool) -> list[EffectView]:
             )
         )
     return views
+
+
+@dataclass(frozen=True)
+class SummaryView:
+    criterion: str
+    coach: str
+    sessions: int
+    effect: Figure
+
+
+def summary_rows(rows: list[SummaryRow]) -> list[SummaryView]:
+    mark = get_format("DECIMAL_SEPARATOR")
+    return [SummaryView(r.criterion, r.coach, r.sessions, _figure(r.effect, mark, signed=True)) for r in rows]

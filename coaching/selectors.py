@@ -15,7 +15,7 @@ from django.utils import timezone
 from access import Capability
 from access.models import Role
 from access.scope import Scope, scope_for
-from coaching.effect import CriterionEffect, criterion_effect
+from coaching.effect import CriterionEffect, Difference, criterion_effect, mean_difference
 from coaching.models import CoachingSession
 from insights.scorecards.moments import by_agent
 from insights.scorecards.selectors import period_samples
@@ -200,3 +200,42 @@ def session_effect(*, session: CoachingSession, today: date | None = None) -> tu
             )
         )
     return periods, rows
+
+
+SUMMARY_SESSIONS = 30  # the latest sessions whose after period has begun: each costs two reads of the calls
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    criterion: str  # its title
+    coach: str  # "" on a criterion's row over every coach
+    sessions: int  # sessions whose effect has an interval, of those counted
+    effect: Difference
+
+
+def coaching_summary(*, user: AbstractBaseUser, today: date | None = None) -> list[SummaryRow]:
+    """What coaching has done so far: per criterion, and per coach and criterion, the mean effect (the
+    difference-in-differences) of the latest SUMMARY_SESSIONS sessions the reader may coach, with its interval.
+    Only the reader's coaching grants count: an agent's own sessions never enter a team's figures."""
+    today = today or timezone.localdate()
+    coaching = Scope(grants=scope_for(user).where(Capability.COACH).grants) if not scope_for(user).everything else scope_for(user)
+    sessions = (
+        CoachingSession.objects.filter(_visible_q(coaching), created_at__date__lte=today)
+        .select_related("coach", "rubric")
+        .prefetch_related("criteria__criterion")
+        .order_by("-created_at", "-id")[:SUMMARY_SESSIONS]
+    )
+    by_criterion: defaultdict[str, list[Difference]] = defaultdict(list)
+    by_coach: defaultdict[tuple[str, str], list[Difference]] = defaultdict(list)
+    for session in sessions:
+        coach = session.coach.get_full_name() or session.coach.get_username()
+        for row in session_effect(session=session, today=today)[1]:
+            by_criterion[row.criterion.title].append(row.effect.effect)
+            by_coach[(coach, row.criterion.title)].append(row.effect.effect)
+
+    def counted(effects: list[Difference]) -> int:
+        return sum(1 for e in effects if e.ci is not None)
+
+    rows = [SummaryRow(title, "", counted(e), mean_difference(e)) for title, e in sorted(by_criterion.items())]
+    rows += [SummaryRow(title, coach, counted(e), mean_difference(e)) for (coach, title), e in sorted(by_coach.items())]
+    return rows

@@ -16,8 +16,10 @@ from access import Capability, page_requires
 from access.scope import scope_for
 from coaching.forms import CommentForm, SessionForm
 from coaching.models import CoachingSession
-from coaching.presentation import effect_rows
+from coaching.presentation import effect_rows, summary_rows
 from coaching.selectors import (
+    SUMMARY_SESSIONS,
+    coaching_summary,
     coachable_scores,
     recording_for_coaching,
     rubric_for_coaching,
@@ -100,8 +102,13 @@ def session_index(request: HttpRequest) -> HttpResponse:
         state = "open"
     sessions = list(sessions_list(user=request.user, state=state)[:200])
     return render(
-        request, "coaching/list.html", {"sessions": sessions, "state": state, "states": STATES, "today": timezone.localdate()}
-    )
+        request,
+        "coaching/list.html",
+        {
+            "sessions": sessions, "state": state, "states": STATES, "today": timezone.localdate(),
+            "summary": summary_rows(coaching_summary(user=request.user)), "summary_sessions": SUMMARY_SESSIONS,
+        },
+    )  # fmt: skip
 
 
 def _detail(request: HttpRequest, session: CoachingSession, *, as_agent: bool, form: CommentForm | None = None) -> HttpResponse:

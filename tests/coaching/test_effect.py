@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from coaching.effect import READABLE_HALF_WIDTH, criterion_effect, difference, more_audited_for
+from coaching.effect import READABLE_HALF_WIDTH, Difference, criterion_effect, difference, mean_difference, more_audited_for
 from reviews.figures.stats import MIN_AUDITED, CellSample, Moments, Pairs, StratumSample
 
 
@@ -143,3 +143,15 @@ def test_coverage_of_the_95_intervals_over_1000_simulated_coachings(true_effect)
     assert readable > 900  # 15 audited calls a period on a 1–5 scale: readable within ±1 (READABLE_HALF_WIDTH)
     assert READABLE_HALF_WIDTH == 0.25
     assert time.monotonic() - started < 20
+
+
+def test_the_mean_of_several_sessions_effects():
+    # Two sessions' effects: 1.0 with variance 0.04 on 9 df, 0.4 with variance 0.09 on 14 df (worked by hand:
+    # mean 0.7, variance (0.04 + 0.09)/4 = 0.0325, df 0.13²/(0.04²/9 + 0.09²/14) = 22.88, rounded down to 22).
+    a = Difference(1.0, (0.0, 2.0), ((0.04, 9.0),))
+    b = Difference(0.4, (0.0, 1.0), ((0.09, 14.0),))
+    mean = mean_difference([a, b, Difference(None, None)])
+    half = scipy_stats.t.ppf(0.975, 22) * math.sqrt(0.0325)
+    assert mean.estimate == pytest.approx(0.7)
+    assert mean.ci == pytest.approx((0.7 - half, 0.7 + half), rel=1e-9)
+    assert mean_difference([Difference(None, None)]).ci is None

@@ -129,3 +129,12 @@ def test_the_leads_list_of_open_and_due_sessions_in_spanish(sup, lead, care, his
     page = c.get(reverse("coaching:list"), {"state": "open"}).content.decode()
     assert reverse("coaching:detail", args=[later.pk]) in page
     assert "¿Funcionó?" in c.get(reverse("coaching:detail", args=[due.pk])).content.decode()
+
+
+def test_the_leads_summary_of_what_coaching_has_done(sup, lead, care, history):
+    session_at(sup, care)
+    page = client(lead).get(reverse("coaching:list")).content.decode()
+    summary = page[page.index('id="summary-table"') :]
+    # One session: Ana's change +2 against the rest of the team's 0, every call reviewed (an exact interval).
+    assert "+2.00 <span class=\"interval\">[+2.00, +2.00]</span>" in summary
+    assert "every coach" in summary and ">sup<" in summary
