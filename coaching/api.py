@@ -97,7 +97,8 @@ class SessionInputSerializer(serializers.Serializer):
     note = StringField(required=False, allow_blank=True, default="", max_length=5000)
     follow_up_on = serializers.DateField()
     calls = serializers.ListField(
-        child=serializers.IntegerField(), required=False, default=None, allow_null=True,
+        child=serializers.IntegerField(min_value=1, max_value=2**31 - 1), required=False, default=None, allow_null=True,
+        max_length=15,
         help_text=_("Recording ids the coach picks; omitted: the agent's worst verified values are proposed."),
     )  # fmt: skip
 
@@ -122,6 +123,7 @@ class SessionListView(GenericAPIView):
     """A supervisor's teams' sessions, a QA lead's workspace's, an agent's own."""
 
     serializer_class = SessionSerializer
+    pagination_class = None  # a plain list, the latest 500: a reader's sessions are few
     session_permissions = {"GET": SIGNED_IN, "POST": Capability.COACH}
     key_permissions = NO_KEYS
 
