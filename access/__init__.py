@@ -49,6 +49,7 @@ class Capability(StrEnum):
     # Agents: their own calls, scorecard and reviews; acknowledging and disputing those reviews.
     DISPUTE = "disputes.add_dispute"
     RESOLVE_DISPUTES = "disputes.resolve_dispute"  # QA leads
+    COACH = "coaching.add_coachingsession"  # Supervisors and QA leads: open coaching sessions for agents
     READ_EXPERIMENTS = "experiments.view_experiment"
     RUN_EXPERIMENTS = "experiments.add_experiment"  # Rubric owners
     # Webhook subscriptions and their deliveries: for whoever an operator grants them (no role has them).

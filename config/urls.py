@@ -9,6 +9,7 @@ import config.accounts
 import qa.api.urls
 import reviews.api.urls
 import disputes.api_urls
+import coaching.api_urls
 import insights.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
 import rubrics.api
 import webhooks.api.urls
@@ -39,6 +40,7 @@ api_urlpatterns = [
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
     *disputes.api_urls.urlpatterns,
+    *coaching.api_urls.urlpatterns,
     *webhooks.api.urls.urlpatterns,
     path("schema/", ApiSchemaView.as_view(), name="schema"),
     # Swagger UI's files come from drf-spectacular-sidecar through staticfiles: no CDN; the split view
@@ -71,6 +73,7 @@ urlpatterns = [
     path("experiments/", include("experiments.urls")),
     path("me/", include("insights.agents.urls")),
     path("disputes/", include("disputes.urls")),
+    path("coaching/", include("coaching.urls")),
     path("api/experiments/", include("experiments.api_urls")),
     path("api/export/", include("exports.api_urls")),
     path("api/", include((api_urlpatterns, "api"))),

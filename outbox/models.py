@@ -25,6 +25,8 @@ EVENT_NAMES = (
     "dispute.opened",
     "dispute.resolved",
     "experiment.finished",
+    "coaching.created",
+    "coaching.acknowledged",
 )
 
 
@@ -34,6 +36,7 @@ class Event(models.Model):
         REVIEW = "review", _("review")
         DISPUTE = "dispute", _("dispute")
         EXPERIMENT = "experiment", _("experiment")
+        COACHING = "coaching", _("coaching session")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(_("event"), max_length=40, choices=[(name, name) for name in EVENT_NAMES])

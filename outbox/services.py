@@ -165,3 +165,20 @@ def experiment_finished_emit(*, experiment_id: int, workspace_id: int | None = N
         names=["experiment.finished"], subject_type=Event.Subject.EXPERIMENT, subject_id=experiment_id,
         workspace_id=workspace_id,
     )
+
+
+def coaching_created_emit(*, session_id: int, workspace_id: int | None = None) -> list[Event]:
+    """A coaching session was opened for an agent (coaching.services.coaching_session_create, in its
+    transaction). Subscribers of `coaching.created` receive the session as GET /api/coaching/{id}/ gives it."""
+    return events_emit(
+        names=["coaching.created"], subject_type=Event.Subject.COACHING, subject_id=session_id,
+        workspace_id=workspace_id,
+    )  # fmt: skip
+
+
+def coaching_acknowledged_emit(*, session_id: int, workspace_id: int | None = None) -> list[Event]:
+    """The agent acknowledged a coaching session (coaching.services.coaching_acknowledge, in its transaction)."""
+    return events_emit(
+        names=["coaching.acknowledged"], subject_type=Event.Subject.COACHING, subject_id=session_id,
+        workspace_id=workspace_id,
+    )  # fmt: skip

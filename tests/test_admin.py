@@ -16,6 +16,8 @@ from django.urls import reverse
 from access.models import SsoIdentity, Workspace
 from access.services import member_add
 from access.models import ApiKey
+from coaching.models import CoachingComment, CoachingSession
+from django.utils import timezone
 from qa.models import Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.models import RedactionPolicy
 from reviews.models import Review
@@ -40,6 +42,16 @@ def _delivery() -> Delivery:
     return Delivery.objects.create(event=event, subscription=_subscription(), body='{"id": "x"}')
 
 
+def _coaching() -> CoachingSession:
+    recording = judged_recording()
+    session = CoachingSession.objects.create(
+        workspace_id=recording.workspace_id, rubric=recording.rubric, agent_id=recording.agent_id, team=recording.team,
+        coach=UserFactory(), goal="Confirm the amount", follow_up_on=timezone.localdate(),
+    )  # fmt: skip
+    CoachingComment.objects.create(session=session, author=session.coach, body="A comment")
+    return session
+
+
 def _api_key() -> ApiKey:
     prefix, key = ApiKey.generate()
     return ApiKey.objects.create(name="crm", prefix=prefix, key_hash=ApiKey.hash(key))
@@ -59,6 +71,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Review: _review,
     ApiKey: _api_key,
     Transcription: lambda: Transcription.objects.create(recording=judged_recording(), status="succeeded"),
+    CoachingSession: _coaching,
     Judge: lambda: Judge.objects.create(name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_GPT_KEY"),
     Group: lambda: Group.objects.get(name="Supervisors"),
     Subscription: _subscription,

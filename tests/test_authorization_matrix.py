@@ -48,6 +48,7 @@ from qa.models import Recording
 from reviews.models import CalibrationCall, CalibrationSession
 from experiments.models import Arm, Experiment
 from disputes.models import Dispute, DisputedCriterion
+from coaching.models import CoachedCriterion, CoachingSession
 from reviews.services import review_create
 from tests.factories import UserFactory, judged_recording, published_rubric
 
@@ -212,6 +213,22 @@ MATRIX: dict[str, str] = {
     "api:dispute-resolve POST": "-401 A400 L400 O403 S403 G403 X404 K403 B403 Y403",
     "api:review-dispute POST": "-401 A403 L403 O403 S403 G400 X403 K403 B403 Y403",
     "api:review-acknowledge POST": "-401 A403 L403 O403 S403 G200 X403 K403 B403 Y403",
+    # Coaching: the coaches' pages (supervisors of the team, QA leads, admins), the agent's own, the API (people only).
+    "coaching:list GET": "-302 A200 L200 O403 S200 G403 X200 K302 B302 Y302",
+    "coaching:new GET": "-302 A200 L200 O403 S200 G403 X404 K302 B302 Y302",
+    "coaching:new POST": "-302 A404 L404 O403 S404 G403 X404 K302 B302 Y302",
+    "coaching:detail GET": "-302 A200 L200 O403 S200 G403 X404 K302 B302 Y302",
+    "coaching:detail POST": "-302 A400 L400 O403 S400 G403 X404 K302 B302 Y302",
+    "coaching:close POST": "-302 A302 L302 O403 S302 G403 X404 K302 B302 Y302",
+    "coaching:mine GET": "-302 A403 L403 O403 S403 G200 X403 K302 B302 Y302",
+    "coaching:mine-detail GET": "-302 A403 L403 O403 S403 G200 X403 K302 B302 Y302",
+    "coaching:mine-detail POST": "-302 A403 L403 O403 S403 G400 X403 K302 B302 Y302",
+    "coaching:mine-acknowledge POST": "-302 A403 L403 O403 S403 G302 X403 K302 B302 Y302",
+    "api:coaching-list GET": "-401 A200 L200 O200 S200 G200 X200 K403 B403 Y403",
+    "api:coaching-list POST": "-401 A400 L400 O403 S400 G403 X400 K403 B403 Y403",
+    "api:coaching-detail GET": "-401 A200 L200 O404 S200 G200 X404 K403 B403 Y403",
+    "api:coaching-acknowledge POST": "-401 A403 L403 O403 S403 G200 X403 K403 B403 Y403",
+    "api:coaching-comments POST": "-401 A400 L400 O404 S400 G400 X404 K403 B403 Y403",
 }
 
 # URL names left out, each with the reason.
@@ -301,6 +318,16 @@ def world(db):
         Arm.objects.create(experiment=experiment, order=0, label=f"{mark}-ARM", rubric=data[mark]["rubric"], stored=True)
         arm = Arm.objects.create(experiment=experiment, order=1, label=f"{mark}-CANDIDATE", rubric=data[mark]["rubric"])
         data[mark].update(session=session, experiment=experiment, arm=arm)
+        # Coaching sessions: the north agent's (the one asked about), and the south agent's, which a supervisor
+        # of north must never receive.
+        for team, agent, goal in (("north", f"{mark.lower()}-agent", f"{mark}-COACHING"), ("south", f"{mark.lower()}-south", f"{mark}-SOUTH-COACHING")):
+            coaching = CoachingSession.objects.create(
+                workspace=data[mark]["workspace"], rubric=data[mark]["rubric"], agent_id=agent, team=team, coach=lead,
+                goal=goal, follow_up_on=timezone.localdate() + timedelta(days=14),
+            )  # fmt: skip
+            CoachedCriterion.objects.create(session=coaching, criterion=data[mark]["rubric"].criteria.first())
+            if team == "north":
+                data[mark]["coaching"] = coaching
     keys = {
         "K": api_key_create(
             name="alpha-system", workspace=alpha, can_review=True, can_run_experiments=True, all_sources=True,
@@ -339,6 +366,8 @@ def arguments(name: str, pattern: URLPattern, alpha: dict) -> dict:
                 found["pk"] = alpha["reviewed"].pk  # the agent's reviewed call
             elif name.startswith(("disputes:", "api:dispute-")):
                 found["pk"] = alpha["dispute"].pk
+            elif name.startswith(("coaching:", "api:coaching-")):
+                found["pk"] = alpha["coaching"].pk
             elif name.startswith("calibration"):
                 found["pk"] = alpha["session"].pk
             elif name.startswith("experiments"):
@@ -356,6 +385,7 @@ def arguments(name: str, pattern: URLPattern, alpha: dict) -> dict:
 QUERY = {
     "reports:": "rubric=alpha-care", "reports-api:": "rubric=alpha-care", "scorecards:": "rubric=alpha-care",
     "scorecards-api:": "rubric=alpha-care", "scorecards:agent": "rubric=alpha-care&agent=alpha-agent",
+    "coaching:new": "rubric=alpha-care&agent=alpha-agent&criterion=c1",
     "reports:deviation-scores": "rubric=alpha-care&criterion=c1", "reports:evidence-scores": "rubric=alpha-care&criterion=c1",
 }  # fmt: skip
 
@@ -444,7 +474,7 @@ def test_every_url_and_method_answers_each_actor_as_the_matrix_says_and_leaks_no
     assert leaks == []
     names = {name for name, _route, _pattern in patterns_of_part(part)}
     # The markers are there to be found: alpha's admin reads the south calls where the supervisor may not.
-    markers = {"review-queue GET", "api:recording-list GET", "reports:deviation-recordings GET"}
+    markers = {"review-queue GET", "api:recording-list GET", "reports:deviation-recordings GET", "api:coaching-list GET"}
     assert {line for line in markers if matrix_name(line) in names} <= seen
     missing = {line: status for line, status in observed.items() if line not in MATRIX}
     assert missing == {}, "add these lines to MATRIX:\n" + "\n".join(f'    "{k}": "{v}",' for k, v in missing.items())

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # never means importing a feature.
 LAYERS = [
     "access", "outbox", "core", "rubrics", "qa", "reviews",
-    "calibration", "calls", "disputes", "experiments", "insights",  # the features
+    "calibration", "calls", "disputes", "experiments", "insights", "coaching",  # the features
     "exports",  # the bulk export for BI: reads every feature's rows
     "webhooks",
 ]  # fmt: skip

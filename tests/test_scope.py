@@ -17,11 +17,11 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "exports", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "coaching", "exports", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
-    "ApiKey",
+    "ApiKey", "CoachingSession",
 }  # fmt: skip
 MARKERS = (
     "scope", "visible_to", "recordings_q", "workspaces_q", "rubrics_in", "recording_check_visible",

@@ -24,6 +24,8 @@ from experiments.api import ExperimentSerializer
 from experiments.models import Experiment
 from experiments.selectors import experiment_comparison
 from disputes.models import Dispute
+from coaching.api import SessionSerializer
+from coaching.models import CoachingSession
 from reviews.models import Review
 from reviews.selectors import recording_detail_with_reviews, review_detail
 
@@ -53,10 +55,12 @@ def event_data(*, event: Event) -> dict[str, Any] | None:
         if event.subject_type == Event.Subject.EXPERIMENT:
             experiment = Experiment.objects.get(pk=event.subject_id)
             return dict(ExperimentSerializer(experiment_comparison(experiment), context=context).data)
+        if event.subject_type == Event.Subject.COACHING:
+            return dict(SessionSerializer(CoachingSession.objects.get(pk=event.subject_id)).data)
         if event.subject_type == Event.Subject.DISPUTE:
             return dict(DisputeSerializer(with_criteria(Dispute.objects.all()).get(pk=event.subject_id)).data)
     except (
-        Review.DoesNotExist, Experiment.DoesNotExist, Dispute.DoesNotExist,
+        Review.DoesNotExist, Experiment.DoesNotExist, Dispute.DoesNotExist, CoachingSession.DoesNotExist,
         RecordingWithReviewsSerializer.Meta.model.DoesNotExist,
     ):  # fmt: skip
         return None

@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "disputes",
     "experiments",
     "insights",
+    "coaching",
     "exports",
     "webhooks",
 ]

@@ -326,6 +326,9 @@ class Estimate:
     correction_level: CorrectionLevel | None  # the widest pool a stratum's correction came from
     correction_n: int  # the audited calls the corrections come from (the pools' when pooled)
     power_tuned: bool  # a correction was power-tuned (PPI++); else plain PPI with a t interval
+    # The interval's variance as independent parts (variance, degrees of freedom), for a difference of two
+    # estimates (coaching's before and after): their parts add, and Welch–Satterthwaite gives the df.
+    variance_parts: tuple[tuple[float, float], ...] = ()
 
     @property
     def lower(self) -> float | None:
@@ -444,6 +447,7 @@ def scorecard_estimate(cell: CellSample, pools: Sequence[tuple[CorrectionLevel, 
         correction_level=max(levels, key=_LEVEL_ORDER.index) if levels else None,
         correction_n=correction_n,
         power_tuned=tuned,
+        variance_parts=tuple(parts),
     )
 
 

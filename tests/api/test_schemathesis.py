@@ -51,6 +51,8 @@ BUSINESS_RULES = [
     # A webhook's URL must be allowed by QA_WEBHOOK_ALLOWED_HOSTS (empty in the tests: every URL a 400).
     "POST /api/webhooks/",
     "PATCH /api/webhooks/{id}/",
+    # A coaching session needs an agent with judged calls on a rubric the person may coach, a follow-up after today.
+    "POST /api/coaching/",
 ]
 PER_ITEM_ANSWERS = "POST /api/recordings/batch/"
 # `negative_data_rejection`'s default statuses for refusing a request.

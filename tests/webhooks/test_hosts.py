@@ -86,7 +86,7 @@ def test_a_forbidden_host_is_refused_when_subscribing(settings):
     assert error.value.errors == {
         "url": "The address 169.254.169.254 is not allowed by QA_WEBHOOK_ALLOWED_HOSTS.",
         "events": "Unknown event 'nope'; use: recording.judged, recording.failed, recording.routed, review.created, "
-        "dispute.opened, dispute.resolved, experiment.finished.",
+        "dispute.opened, dispute.resolved, experiment.finished, coaching.created, coaching.acknowledged.",
     }
     # Over the API: a 400 naming the field, nothing stored.
     _api_key, key = new_key("crm")
