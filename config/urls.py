@@ -72,6 +72,7 @@ urlpatterns = [
     path("me/", include("insights.agents.urls")),
     path("disputes/", include("disputes.urls")),
     path("api/experiments/", include("experiments.api_urls")),
+    path("intake/", include("intake.urls")),
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).
     path("recordings/<int:pk>/review", RecordingReviewView.as_view(), name="recording-review-alias"),

@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks"]
+APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks", "intake"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
