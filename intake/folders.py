@@ -18,7 +18,6 @@ import csv
 import io
 import json
 import logging
-import os
 import tempfile
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -41,7 +40,7 @@ from core.jobs import (
     jobs_due,
     lease_kept,
 )
-from intake.jobs import Held, IntakeError, IntakeJobs, audio_call_ingest, job_publish, refusal_text
+from intake.jobs import FileGone, Held, IntakeError, IntakeJobs, audio_call_ingest, job_publish, refusal_text
 from intake.models import DropFolder, DroppedFile, folder_problems
 from intake.stores import Entry, Store, store_for
 from qa.audio import channel_number
@@ -122,14 +121,16 @@ def _csv_manifests(store: Store, entries: list[Entry]) -> tuple[dict[str, object
                 raise ValueError(f"it has no 'file' column (its columns: {', '.join(header) or 'none'})")
             if unknown := sorted(set(header) - CSV_FIELDS):
                 raise ValueError(f"unknown column(s) {', '.join(unknown)}; the columns are: file, {', '.join(sorted(FIELDS))}")
+            listed: dict[str, object] = {}  # taken only if the whole manifest reads
             for number, row in enumerate(reader, start=2):
                 if None in row:
                     raise ValueError(f"line {number} has more values than columns")
                 if not row["file"]:
                     raise ValueError(f"line {number} names no file")
-                if row["file"] in rows:
+                if row["file"] in listed:
                     raise ValueError(f"{row['file']} is listed twice")
-                rows[row["file"]] = row
+                listed[row["file"]] = row
+            rows.update({name: row for name, row in listed.items() if name not in rows})
         except (ValueError, UnicodeDecodeError, csv.Error) as error:
             broken[entry.name] = f"The manifest {entry.name} is malformed: {error}."
     return rows, broken
@@ -211,6 +212,8 @@ def dropped_file_execute(*, job_id: int) -> Result:
     result = _execute(job)
     if result.outcome in (Outcome.SUCCEEDED, Outcome.FAILED):
         row.refresh_from_db()
+        if row.moved:
+            return result
         try:
             dropped_file_move(job=row)
         except Exception:  # the next scan moves it: the job's outcome is stored
@@ -227,12 +230,14 @@ def _execute(job: Held) -> Result:
         return job_give_back(KIND, job, IntakeError(" ".join(problems.values()), transient=True))
     if row.manifest_error:
         return job_fail(KIND, job, row.manifest_error)
+    if row.size > settings.QA_AUDIO_MAX_BYTES:  # refused before a byte of it is downloaded
+        return job_fail(KIND, job, f"{row.name} is larger than QA_AUDIO_MAX_BYTES ({settings.QA_AUDIO_MAX_BYTES} bytes).")
     try:
         entry = manifest_entry_check(row.manifest, file=row.name)
         with lease_kept(KIND, job), tempfile.TemporaryFile() as audio:
             checksum = store_for(folder).download(row.name, audio)
             if checksum != row.checksum:
-                raise IntakeError(f"{row.name} changed after it was seen; the changed file is a new job.")
+                raise FileGone(f"{row.name} changed after it was seen; the changed file is a job of its own.")
             with transaction.atomic():
                 recording = audio_call_ingest(
                     workspace_id=folder.workspace_id, rubric_slug=entry.get("rubric") or folder.rubric_slug,
@@ -246,6 +251,9 @@ def _execute(job: Held) -> Result:
                 if not job_succeed(KIND, job, now=timezone.now(), recording=recording):
                     transaction.set_rollback(True)
                     return Result(Outcome.SKIPPED)
+    except FileGone as error:
+        # Nothing of what was seen is left to move aside: the file in its place (if any) is another job's.
+        return job_fail(KIND, job, str(error), moved=True)
     except IntakeError as error:
         return job_give_back(KIND, job, error)
     except (InvalidInputError, ConflictError) as error:

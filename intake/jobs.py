@@ -12,7 +12,7 @@ from django.core.files import File
 from kombu.exceptions import OperationalError
 
 from access.scope import scope_for_workspace
-from core.errors import ConflictError, InvalidInputError
+from core.errors import InvalidInputError
 from core.jobs import JobKind
 from core.queue import task_publish
 from qa.models import Recording
@@ -27,6 +27,10 @@ class IntakeError(Exception):
         super().__init__(message)
         self.transient = transient
         self.retry_after = retry_after
+
+
+class FileGone(IntakeError):
+    """The file a job was made for is no longer there as it was: removed, or replaced by other content."""
 
 
 @dataclass(frozen=True)
@@ -87,4 +91,4 @@ def job_publish(task: str, job_id: int) -> bool:
     return True
 
 
-__all__ = ["ConflictError", "IntakeError", "IntakeJobs", "Held", "audio_call_ingest", "job_publish", "refusal_text"]
+__all__ = ["FileGone", "IntakeError", "IntakeJobs", "Held", "audio_call_ingest", "job_publish", "refusal_text"]

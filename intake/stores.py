@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
-from intake.jobs import IntakeError
+from intake.jobs import FileGone, IntakeError
 from intake.models import DropFolder, secret_value
 
 CHUNK = 1 << 20
@@ -61,7 +61,7 @@ class LocalStore:
                     digest.update(chunk)
                     out.write(chunk)
         except FileNotFoundError:
-            raise IntakeError(f"{name} is no longer in the folder.") from None
+            raise FileGone(f"{name} is no longer in the folder.") from None
         out.flush()
         out.seek(0)
         return f"sha256:{digest.hexdigest()}"
@@ -125,17 +125,18 @@ class S3Store:
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            head = self.client.head_object(Bucket=self.bucket, Key=self.prefix + name)
-            self.client.download_fileobj(self.bucket, self.prefix + name, out)
+            answer = self.client.get_object(Bucket=self.bucket, Key=self.prefix + name)
+            for chunk in answer["Body"].iter_chunks(CHUNK):
+                out.write(chunk)
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                raise IntakeError(f"{name} is no longer in the bucket.") from None
+            if error.response.get("Error", {}).get("Code") == "NoSuchKey":
+                raise FileGone(f"{name} is no longer in the bucket.") from None
             raise IntakeError(f"Cannot fetch {name}: {error}.", transient=True) from None
         except BotoCoreError as error:
             raise IntakeError(f"Cannot fetch {name}: {error}.", transient=True) from None
         out.flush()
         out.seek(0)
-        return f"etag:{head['ETag'].strip(chr(34))}:{head['ContentLength']}"
+        return f"etag:{answer['ETag'].strip(chr(34))}:{answer['ContentLength']}"
 
     def move(self, name: str, to: str) -> None:
         from botocore.exceptions import ClientError
