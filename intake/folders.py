@@ -152,8 +152,8 @@ def folder_scan(*, folder: DropFolder) -> int:
     for entry in entries:
         if not _is_audio(entry.name):
             continue
-        manifest, error = None, ""
-        if _sidecar(entry.name) in names:
+        manifest, error, sidecar = None, "", _sidecar(entry.name) in names
+        if sidecar:
             try:
                 manifest = json.loads(store.read_text(_sidecar(entry.name)))
             except (ValueError, UnicodeDecodeError) as problem:
@@ -169,7 +169,7 @@ def folder_scan(*, folder: DropFolder) -> int:
                 with transaction.atomic():
                     job = DroppedFile.objects.create(
                         folder=folder, name=entry.name, checksum=checksum, size=entry.size, manifest=manifest,
-                        manifest_error=error,
+                        manifest_error=error, sidecar=sidecar,
                     )
             except IntegrityError:
                 continue  # a scan running beside this one recorded it
@@ -195,9 +195,8 @@ def _move_aside(store: Store, name: str, to: str, *, reason: str = "", sidecar: 
 def dropped_file_move(*, job: DroppedFile, store: Store | None = None) -> None:
     """Move a finished job's file (and its sidecar) into done/ or failed/ (with the reason), once."""
     store = store or store_for(job.folder)
-    names = {entry.name for entry in store.list()}
     succeeded = job.status == DroppedFile.Status.SUCCEEDED
-    _move_aside(store, job.name, DONE if succeeded else FAILED, reason=job.error, sidecar=_sidecar(job.name) in names)
+    _move_aside(store, job.name, DONE if succeeded else FAILED, reason=job.error, sidecar=job.sidecar)
     DroppedFile.objects.filter(pk=job.pk).update(moved=True)
 
 

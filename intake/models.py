@@ -189,6 +189,7 @@ class DroppedFile(Job):
     size = models.BigIntegerField(_("size"), default=0)
     manifest = models.JSONField(_("manifest entry"), null=True, blank=True)
     manifest_error = models.TextField(_("manifest error"), blank=True)
+    sidecar = models.BooleanField(_("sidecar"), default=False, help_text=_("Its manifest entry is a JSON file beside it."))
     moved = models.BooleanField(_("moved aside"), default=False)
 
     class Meta:
