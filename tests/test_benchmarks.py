@@ -239,3 +239,13 @@ def test_search(bench_env):
         row = next(line for line in output.splitlines() if line.startswith(query))
         assert row.split()[-3].isdigit(), row  # one query count per search: constant
     assert "every search's p95 under 200 ms" in output
+
+
+def test_intake(bench_env):
+    output = run(bench_env, "bench/intake/run.py", "--calls", "5", "--seconds", "1")
+    assert "twilio: callbacks {202: 5}, jobs {'succeeded': 5}" in output, output
+    assert "local folder: 5 jobs from the scan, jobs {'succeeded': 5}, a second scan found 0" in output, output
+    assert "s3 folder: 5 jobs from the scan, jobs {'succeeded': 5}, a second scan found 0" in output, output
+    assert "recordings stored: 15" in output
+    for stage in ("signed callbacks (job rows)", "fetch + ingest", "scan (job rows)", "read + ingest + move to done/"):
+        assert stage in output

@@ -99,7 +99,8 @@ def test_twilio_calling_back_again_ingests_nothing_more(account, fake_twilio, se
 
 @pytest.mark.parametrize(
     "how",
-    ["no signature", "another token", "a changed field", "another query", "an unknown account", "another account sid"],
+    ["no signature", "another token", "a changed field", "another query", "an unknown account", "another account sid",
+     "an inactive account"],
 )
 def test_a_callback_without_the_accounts_signature_is_refused_403(account, fake_twilio, how):
     params = callback_params(fake_twilio)
@@ -112,6 +113,8 @@ def test_a_callback_without_the_accounts_signature_is_refused_403(account, fake_
     if how == "another query":  # signed for one agent, posted for another
         path_signed = "http://testserver/intake/twilio/acme-twilio/recording/?agent=ag-101&team=north"
         kwargs = {"signature": RequestValidator(TOKEN).compute_signature(path_signed, params), "query": "agent=ag-999"}
+    if how == "an inactive account":
+        TwilioAccount.objects.filter(pk=account.pk).update(active=False)
     if how == "another account sid":
         params = callback_params(fake_twilio, AccountSid="AC" + "9" * 32)
     response = post_signed(params, **kwargs)
