@@ -193,3 +193,17 @@ def test_a_rubric_the_workspace_has_not_published_fails_the_job_with_the_reason(
 
 def test_the_callback_answers_only_post(account):
     assert Client().get("/intake/twilio/acme-twilio/recording/").status_code == 405
+
+
+def test_a_listed_name_that_resolves_to_a_loopback_address_is_refused_unless_the_address_is_listed(
+    account, fake_twilio, settings
+):
+    port = fake_twilio.base_url.rsplit(":", 1)[1]
+    settings.INTAKE_TWILIO_ALLOWED_HOSTS = [f"localhost:{port}"]
+    url = fake_twilio.recording_url(SID).replace("127.0.0.1", "localhost")
+    response = post_signed(callback_params(fake_twilio, RecordingUrl=url))
+    assert response.status_code == 400
+    assert "The host localhost resolves to " in response.json()["detail"]
+    assert "a non-public address INTAKE_TWILIO_ALLOWED_HOSTS does not list." in response.json()["detail"]
+    settings.INTAKE_TWILIO_ALLOWED_HOSTS = [f"localhost:{port}", "127.0.0.1", "::1"]
+    assert post_signed(callback_params(fake_twilio, RecordingUrl=url)).status_code == 202
