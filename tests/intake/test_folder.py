@@ -182,3 +182,33 @@ def test_a_file_larger_than_the_audio_limit_is_refused_before_it_is_read(local_f
     folder_scan(folder=local_folder)
     assert run_jobs() == [Outcome.FAILED]
     assert (inbox / "failed" / "long.wav.reason.txt").read_text() == "long.wav is larger than QA_AUDIO_MAX_BYTES (1000 bytes).\n"
+
+
+
+@pytest.mark.parametrize("example", ["json", "text"])
+def test_the_pages_sidecar_and_csv_manifest_are_ingested_as_written(local_folder, stereo_wav, acme, example):
+    """The examples of docs/operations/intake-folder.md's "Dropping files", dropped as written there."""
+    from tests.factories import published_rubric
+    from tests.support.docs import docs_blocks, docs_section
+
+    published_rubric(slug="customer-care", workspace=acme[0], language="en")
+    [block] = docs_blocks(docs_section("docs/operations/intake-folder.md", "Dropping files"), example)
+    inbox = Path(local_folder.path)
+    if example == "json":
+        drop(inbox, stereo_wav, "call-1.wav", block.code)
+    else:
+        for name in ("call-1.wav", "call-2.wav"):
+            drop(inbox, stereo_wav, name)
+        (inbox / "manifest.csv").write_text(block.code)
+    assert run_jobs() == [] and folder_scan(folder=local_folder) == (1 if example == "json" else 2)
+    assert set(run_jobs()) == {Outcome.SUCCEEDED}
+    got = {r.external_id: (r.agent_id, r.team, r.agent_channel, r.rubric.slug, r.language) for r in Recording.objects.all()}
+    if example == "json":
+        assert got == {"five9-881": ("ag-7", "north", "left", "customer-care", "es")}
+        recording = Recording.objects.get()
+        assert (recording.agent_name, recording.occurred_at.isoformat()) == ("Marta", "2026-11-30T08:15:00+00:00")
+    else:
+        assert got == {
+            "five9-881": ("ag-7", "north", "left", "customer-care", "en"),
+            "five9-882": ("ag-9", "south", "right", "customer-care", "en"),
+        }
