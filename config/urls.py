@@ -76,6 +76,7 @@ urlpatterns = [
     path("coaching/", include("coaching.urls")),
     path("api/experiments/", include("experiments.api_urls")),
     path("api/export/", include("exports.api_urls")),
+    path("intake/", include("intake.urls")),
     path("api/", include((api_urlpatterns, "api"))),
     # The review path given to external tools, without the trailing slash (no APPEND_SLASH redirect).
     path("recordings/<int:pk>/review", RecordingReviewView.as_view(), name="recording-review-alias"),

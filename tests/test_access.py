@@ -20,7 +20,7 @@ import access
 ROOT = Path(__file__).resolve().parent.parent
 APPS = [
     "config", "outbox", "core", "rubrics", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights",
-    "webhooks",
+    "webhooks", "intake",
 ]  # fmt: skip
 # Views of the framework itself: the login, logout and password pages, the language switch, static files.
 FRAMEWORK_MODULES = ("django.contrib.auth.views", "django.views.i18n", "django.views.static")

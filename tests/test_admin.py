@@ -13,6 +13,7 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import reverse
 
+from intake.models import DropFolder, DroppedFile, TwilioAccount, TwilioRecording
 from access.models import SsoIdentity, Workspace
 from access.services import member_add
 from access.models import ApiKey
@@ -57,6 +58,18 @@ def _api_key() -> ApiKey:
     return ApiKey.objects.create(name="crm", prefix=prefix, key_hash=ApiKey.hash(key))
 
 
+def _twilio_account() -> TwilioAccount:
+    return TwilioAccount.objects.create(
+        workspace=Workspace.objects.create(slug="acme-twilio"), slug="acme-twilio", account_sid="AC" + "1" * 32,
+        auth_token_variable="ACME_TWILIO_TOKEN", rubric_slug="care", source="twilio",
+    )  # fmt: skip
+
+
+def _drop_folder() -> DropFolder:
+    workspace = Workspace.objects.create(slug="acme-drop")
+    return DropFolder.objects.create(workspace=workspace, slug="acme-drop", path="/srv/drops/acme", rubric_slug="care", source="dump")
+
+
 # One way to make an instance of every model the admin shows. A new
 # ModelAdmin without an entry here fails the smoke test until it has one.
 INSTANCES: dict[type[Model], Callable[[], Model]] = {
@@ -77,6 +90,12 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     Subscription: _subscription,
     Delivery: _delivery,
     RedactionPolicy: lambda: RedactionPolicy.objects.create(entity_type="PERSON", action="keep"),
+    TwilioAccount: _twilio_account,
+    TwilioRecording: lambda: TwilioRecording.objects.create(
+        account=_twilio_account(), recording_sid="RE" + "a" * 32, recording_url="https://api.twilio.com/x"
+    ),
+    DropFolder: _drop_folder,
+    DroppedFile: lambda: DroppedFile.objects.create(folder=_drop_folder(), name="call.wav", checksum="sha256:00"),
     # django-axes' records, made as they are: by logging in wrongly, then rightly.
     AccessAttempt: lambda: _log_in("wrong") or AccessAttempt.objects.first(),
     AccessFailureLog: lambda: _log_in("wrong") or AccessFailureLog.objects.first(),

@@ -229,6 +229,9 @@ MATRIX: dict[str, str] = {
     "api:coaching-detail GET": "-401 A200 L200 O404 S200 G200 X404 K403 B403 Y403",
     "api:coaching-acknowledge POST": "-401 A403 L403 O403 S403 G200 X403 K403 B403 Y403",
     "api:coaching-comments POST": "-401 A400 L400 O404 S400 G400 X404 K403 B403 Y403",
+    # Twilio's recording callback: no login and no key opens it; only X-Twilio-Signature made with the
+    # account's auth token does (tests/intake/test_twilio.py), so every actor here, unsigned, gets 403.
+    "intake:twilio-recording POST": "-403 A403 L403 O403 S403 G403 X403 K403 B403 Y403",
 }
 
 # URL names left out, each with the reason.
@@ -356,6 +359,7 @@ def arguments(name: str, pattern: URLPattern, alpha: dict) -> dict:
         "delivery_id": uuid.uuid4(),
         "uidb64": "MQ",  # the password reset's link: a made-up one, refused alike to all
         "token": "set-password",
+        "account": "alpha-twilio",  # a Twilio account's slug (intake): refused alike whether it exists or not
     }
     found = {}
     for argument in pattern.pattern.converters:

@@ -250,3 +250,13 @@ def test_batch(bench_env):
     assert "runs: {'succeeded': 40}" in output and "scores per run: {11: 40}" in output
     assert re.search(r"provider: \d+ batches created, \d+ lines answered, [1-9]\d* of them HTTP 500", output)
     assert "('failed', 'expired'): 1" in output
+
+
+def test_intake(bench_env):
+    output = run(bench_env, "bench/intake/run.py", "--calls", "5", "--seconds", "1")
+    assert "twilio: callbacks {202: 5}, jobs {'succeeded': 5}" in output, output
+    assert "local folder: 5 jobs from the scan, jobs {'succeeded': 5}, a second scan found 0" in output, output
+    assert "s3 folder: 5 jobs from the scan, jobs {'succeeded': 5}, a second scan found 0" in output, output
+    assert "recordings stored: 15" in output
+    for stage in ("signed callbacks (job rows)", "fetch + ingest", "scan (job rows)", "read + ingest + move to done/"):
+        assert stage in output

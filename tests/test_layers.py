@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # feature uses (the API's plumbing, errors, the job executor, the queue, rate limits), so that using it
 # never means importing a feature.
 LAYERS = [
-    "access", "outbox", "core", "rubrics", "qa", "reviews",
+    "access", "outbox", "core", "rubrics", "qa", "intake", "reviews",
     "calibration", "calls", "disputes", "experiments", "insights", "coaching",  # the features
     "exports",  # the bulk export for BI: reads every feature's rows
     "webhooks",

@@ -17,7 +17,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "coaching", "exports", "rubrics", "webhooks"]
+APPS = ["core", "qa", "intake", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "coaching", "exports", "rubrics", "webhooks"]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",

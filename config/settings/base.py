@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "coaching",
     "exports",
     "webhooks",
+    "intake",
 ]
 
 MIDDLEWARE = [
@@ -486,6 +487,30 @@ CELERY_BEAT_SCHEDULE["webhooks-drain"] = {
     "options": {"expires": max(5 * QA_WEBHOOK_DRAIN_EVERY, 5.0)},
 }
 # --- end webhooks ---
+
+# --- Intake (section owned by intake): Twilio's recording callback and drop folders ---
+# The environment variables a Twilio account's auth token or an S3 folder's keys may be read from
+# (intake.models): a workspace's admin names one, the operator decides which exist to name.
+INTAKE_SECRET_VARIABLES = env.list("INTAKE_SECRET_VARIABLES", default=[])
+# Where a Twilio recording may be fetched from, and an S3 folder's endpoint (intake/hosts.py: host names,
+# `.domain`, addresses, each with an optional port; a non-public address must be listed as one).
+INTAKE_TWILIO_ALLOWED_HOSTS = env.list("INTAKE_TWILIO_ALLOWED_HOSTS", default=["api.twilio.com"])
+INTAKE_S3_ALLOWED_HOSTS = env.list("INTAKE_S3_ALLOWED_HOSTS", default=[".amazonaws.com"])
+# The folders under which a local drop folder may lie; empty: none.
+INTAKE_FOLDER_ROOTS = env.list("INTAKE_FOLDER_ROOTS", default=[])
+# A file's claim lasts this long unless renewed (every third of it while the file downloads): a worker
+# that dies mid-file has it taken back by the sweep within a lease.
+INTAKE_LEASE_SECONDS = env.float("INTAKE_LEASE_SECONDS", default=120.0)
+INTAKE_MAX_ATTEMPTS = env.int("INTAKE_MAX_ATTEMPTS", default=5)
+INTAKE_TIME_LIMIT = env.int("INTAKE_TIME_LIMIT", default=1800)
+# How often Celery beat scans the drop folders and takes back the intake jobs whose worker died (s).
+INTAKE_SCAN_INTERVAL = env.float("INTAKE_SCAN_INTERVAL", default=60.0)
+CELERY_BEAT_SCHEDULE["intake-scan"] = {
+    "task": "intake.scan",
+    "schedule": INTAKE_SCAN_INTERVAL,
+    "options": {"expires": INTAKE_SCAN_INTERVAL},
+}
+# --- end intake ---
 
 LOGGING = {
     "version": 1,
