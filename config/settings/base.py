@@ -142,6 +142,8 @@ LANGUAGE_CODE = "es"
 LANGUAGES = [("es", _("Spanish")), ("en", _("English"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env("TIME_ZONE", default="UTC")
+# English times on the 24-hour clock (config/formats/en): Django's "2:51 p.m." ends a sentence in "p.m..".
+FORMAT_MODULE_PATH = ["config.formats"]
 USE_I18N = True
 USE_TZ = True
 
