@@ -7,7 +7,7 @@ import time
 from django import template
 from django.utils.translation import gettext_lazy as _
 
-from qa.models import UNVERIFIED_MARK, Recording
+from qa.models import Recording
 from reviews.claims import claim_is_active
 from reviews.figures.formatting import number
 from reviews.models import ReviewClaim
@@ -88,8 +88,10 @@ def reason_label(reason: str) -> str:
 
 @register.simple_tag
 def unverified_mark() -> str:
-    """The one mark of a score whose quote was not verified (qa.models.UNVERIFIED_MARK)."""
-    return UNVERIFIED_MARK
+    """The mark of a score whose quote was not verified, on a page: in the page's language. The bilingual
+    qa.models.UNVERIFIED_MARK stays for what leaves the page (CSV, exports), but on a page it was a badge
+    in two languages that wrapped every criterion's title to three or four lines."""
+    return _("NOT VERIFIED")
 
 
 @register.filter

@@ -120,7 +120,7 @@ def test_the_agent_page_compares_with_the_team_and_keeps_unverified_scores_apart
     assert "<svg" in str(c1["chart"])
     coaching, unverified = html.split("Unverified scores (not evidence)")
     assert "no lo sé" not in coaching and "no lo sé" in unverified
-    assert f'href="/review/{recording.pk}/"' in unverified and "NO VERIFICADA / NOT VERIFIED" in unverified
+    assert f'href="/review/{recording.pk}/"' in unverified and "NOT VERIFIED" in unverified
 
 
 def test_an_agent_whose_quotes_are_all_unverified_shows_no_judge_mean_and_says_why(client, supervisor, teams_data):
