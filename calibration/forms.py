@@ -13,7 +13,7 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from access.scope import Scope
-from calibration.selectors import CallSelection
+from calibration.selectors import CallSelection, calibration_calls_named, calibration_pool
 from calibration.services import PARTICIPANT_CAPABILITY, CalibrationAnswer
 from reviews.forms import NOT_APPLICABLE
 from reviews.selectors import rubric_choices
@@ -54,7 +54,9 @@ class SessionCreateForm(forms.Form):
         label=_("Seed"), initial=0, required=False, help_text=_("The same seed draws the same calls.")
     )
     recording_ids = forms.CharField(
-        label=_("Recording ids"), required=False, help_text=_("Separated by spaces or commas.")
+        label=_("Recording ids"),
+        required=False,
+        help_text=_("The calls' own ids (or the numbers in their addresses), separated by spaces or commas."),
     )
     team = forms.CharField(label=_("Team"), required=False, max_length=100)
     agent = forms.CharField(label=_("Agent id"), required=False, max_length=100)
@@ -67,12 +69,21 @@ class SessionCreateForm(forms.Form):
         self.scope = scope
         self.fields["rubric"].choices = rubric_choices(scope=scope)
         self.fields["participants"].queryset = supervisors(scope)
+        # How many calls each rubric's published version can draw from, before the lead asks for more.
+        eligible = []
+        for slug, _label in self.fields["rubric"].choices:
+            if slug and (version := rubric_latest_published(slug=slug, scope=scope)) is not None:
+                eligible.append(
+                    _("%(count)s judged calls can be drawn from %(rubric)s v%(version)s")
+                    % {"count": calibration_pool(version).count(), "rubric": version.name, "version": version.version}
+                )
+        if eligible:
+            self.fields["sample"].help_text = " · ".join(eligible) + "."
 
-    def clean_recording_ids(self) -> tuple[int, ...]:
-        text = self.cleaned_data["recording_ids"].strip()
-        if text and not re.fullmatch(r"[\d\s,]+", text):
-            raise forms.ValidationError(_("Give recording ids as numbers, separated by spaces or commas."))
-        return tuple(int(part) for part in re.split(r"[\s,]+", text) if part)
+    def clean_recording_ids(self) -> list[str]:
+        """The names as typed; read only when the calls are chosen by id (leftover text after switching to a
+        sample is no error)."""
+        return [part for part in re.split(r"[\s,]+", self.cleaned_data["recording_ids"].strip()) if part]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -81,13 +92,28 @@ class SessionCreateForm(forms.Form):
             if data["rubric_version"] is None:
                 self.add_error("rubric", _("This rubric has no published version."))
         choose = data.get("choose")
-        if choose == "ids" and not data.get("recording_ids") and not self.has_error("recording_ids"):
+        names = data.get("recording_ids") or []
+        data["recording_ids"] = ()
+        if choose == "ids" and not names:
             self.add_error("recording_ids", _("Give the recording ids."))
+        elif choose == "ids" and data.get("rubric_version") is not None:
+            data["recording_ids"], unknown = calibration_calls_named(data["rubric_version"], names)
+            if unknown:
+                self.add_error(
+                    "recording_ids",
+                    _("No judged call of %(rubric)s v%(version)s has the id: %(ids)s.")
+                    % {"rubric": data["rubric_version"].name, "version": data["rubric_version"].version, "ids": ", ".join(unknown)},
+                )
         if choose == "sample" and data.get("sample") is None and not self.has_error("sample"):
             self.add_error("sample", _("Give the sample size."))
         if data.get("date_from") and data.get("date_to") and data["date_from"] > data["date_to"]:
             self.add_error("date_to", _("The end date is before the start date."))
         return data
+
+    def calls_field(self) -> str | None:
+        """The field a refusal of the chosen calls belongs beside: the ids, the sample size, or (every call
+        matching) the form's top."""
+        return {"ids": "recording_ids", "sample": "sample"}.get(self.cleaned_data.get("choose", ""))
 
     def selection(self) -> CallSelection:
         data = self.cleaned_data

@@ -96,6 +96,28 @@ def calibration_pool(rubric: Rubric, selection: CallSelection | None = None) -> 
     return recordings.filter(agent_q(selection.agent), days_q(selection.date_from, selection.date_to))
 
 
+def calibration_calls_named(rubric: Rubric, names: list[str]) -> tuple[tuple[int, ...], list[str]]:
+    """The calls of the rubric version's pool that `names` names, in their order, and the names that name
+    none. A name is a call's own id (`external_id`, what the queue, the calls list and the API show) or
+    its internal number (what the URLs show); an external id that several sources share names each call."""
+    pool = calibration_pool(rubric)
+    by_external: defaultdict[str, list[int]] = defaultdict(list)
+    for external_id, pk in pool.filter(external_id__in=names).order_by("pk").values_list("external_id", "pk"):
+        by_external[external_id].append(pk)
+    numbers = [int(name) for name in names if name.isdigit() and name not in by_external]
+    internal = set(pool.filter(pk__in=numbers).values_list("pk", flat=True))
+    found: list[int] = []
+    unknown: list[str] = []
+    for name in names:
+        if name in by_external:
+            found.extend(by_external[name])
+        elif name.isdigit() and int(name) in internal:
+            found.append(int(name))
+        else:
+            unknown.append(name)
+    return tuple(dict.fromkeys(found)), unknown
+
+
 def calibration_pool_of_earlier_versions(rubric: Rubric, selection: CallSelection | None = None) -> int:
     """How many calls matching the selection were judged with an earlier version of the rubric: why a new
     version's pool can be empty."""

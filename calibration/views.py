@@ -69,6 +69,8 @@ def session_create(request: HttpRequest) -> HttpResponse:
             )
         except InvalidInputError as error:
             for field, message in error.errors.items():
+                if field == "recordings":  # beside what chose them: the ids or the sample size
+                    field = form.calls_field()
                 form.add_error(field if field in form.fields else None, message)
         else:
             messages.success(request, _("Session created: the participants can score its calls now."))

@@ -236,7 +236,7 @@ class ReviewerThroughput:
 
 
 def reviewer_throughput(*, scope: Scope, date_from: date, date_to: date) -> list[ReviewerThroughput]:
-    """Per person who reviewed between the two days (inclusive; keys' reviews left out): reviews, days
+    """Per person who reviewed between the two days (inclusive; keys' reviews and disputes' resolutions left out): reviews, days
     with reviews, rejects, and the median time per review.
 
     The time per review is what is stored: the time from a reviewer's previous review to this one,
@@ -247,6 +247,9 @@ def reviewer_throughput(*, scope: Scope, date_from: date, date_to: date) -> list
         Review.objects.filter(
             scope.recordings_q(workspace="recording__workspace", team="recording__team", agent="recording__agent_id"),
             user__isnull=False,
+            # A lead's resolution of a dispute is a final review only so the figures read it: no review
+            # the lead did from the queue, and its decision follows from the values, not from a judgment.
+            from_dispute=False,
             created_at__gte=day_start(date_from),
             created_at__lt=day_start(date_to + timedelta(days=1)),
         )

@@ -46,7 +46,7 @@ class DisputeForm(forms.Form):
                 label=_("The right value"), required=False, choices=value_choices(line.criterion, blank="—")
             )
             self.fields[f"{key}-reason"] = forms.CharField(
-                label=_("Why (required)"), required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 3})
+                label=_("Why"), required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 3})
             )
 
     def rows(self) -> list[dict]:
@@ -54,6 +54,15 @@ class DisputeForm(forms.Form):
             {"line": line, **{part: self[f"{line.criterion.key}-{part}"] for part in ("disputed", "value", "reason")}}
             for line in self.lines
         ]
+
+    def error_summary(self) -> list[tuple[str, str]]:
+        """(the field's id, or "" for the form's, message) for each error, the form's first: the summary at the
+        form's top, where the page opens after sending, links each to its field."""
+        summary = [("", str(error)) for error in self.non_field_errors()]
+        for line in self.lines:
+            field = self[f"{line.criterion.key}-reason"]
+            summary += [(field.id_for_label, f"{line.criterion.title}: {error}") for error in field.errors]
+        return summary
 
     def values(self) -> list[DisputedValue]:
         chosen = []

@@ -117,6 +117,12 @@ class Rubric(models.Model):
         return f"{self.name} v{self.version} ({self.get_status_display()})"
 
     @property
+    def label(self) -> str:
+        """Its name and version, for a command's English output: str() adds the status in the site's
+        language ("Published Customer care (banking) v1 (Publicada).")."""
+        return f"{self.name} v{self.version}"
+
+    @property
     def is_draft(self) -> bool:
         return self.status == self.Status.DRAFT
 

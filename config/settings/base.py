@@ -148,6 +148,8 @@ LANGUAGE_CODE = "es"
 LANGUAGES = [("es", _("Spanish")), ("en", _("English"))]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env("TIME_ZONE", default="UTC")
+# English times on the 24-hour clock (config/formats/en): Django's "2:51 p.m." ends a sentence in "p.m..".
+FORMAT_MODULE_PATH = ["config.formats"]
 USE_I18N = True
 USE_TZ = True
 
@@ -515,12 +517,18 @@ CELERY_BEAT_SCHEDULE["intake-scan"] = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"expected_refusal": {"()": "core.log.ExpectedRefusal"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     # The openai client's HTTP library (httpx2 since openai 3, httpx before)
     # logs every request at INFO: one line per judgment, which breaks the judge
     # command's progress bar and repeats what the run already stores.
     "loggers": {
+        # Django's logger prints through a console handler of its own when DEBUG and then passes the record
+        # on to the root's: every warning and error twice (a 403's traceback twice). The root's prints it.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        # A 403 is one line, without PermissionDenied's traceback (core.log).
+        "django.request": {"filters": ["expected_refusal"]},
         "httpx2": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         # faster-whisper logs each channel's duration and VAD cut at INFO; the transcription stores both.

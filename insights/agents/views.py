@@ -99,9 +99,13 @@ def scorecard(request: HttpRequest) -> HttpResponse:
     query = request.GET
     if "rubric" not in query:
         latest = own.select_related("rubric").order_by("-occurred_at", "-id").first()
-        if latest is not None:
-            query = query.copy()
-            query["rubric"], query["version"] = latest.rubric.slug, str(latest.rubric.version)
+        if latest is None:
+            # No judged call of theirs (a superuser holds this page's permission too): a sentence, not the
+            # filter form's "This field is required." for a rubric nothing could have chosen.
+            form = ScorecardFilterForm(scope=scope_for(request.user))
+            return render(request, "agents/scorecard.html", {"form": form, "cards": [], "no_calls": True})
+        query = query.copy()
+        query["rubric"], query["version"] = latest.rubric.slug, str(latest.rubric.version)
     form = ScorecardFilterForm(query, scope=scope_for(request.user))
     cards = []
     if form.is_valid():

@@ -118,8 +118,6 @@ class DeviationView(ReportView):
                 )
                 for group, data in report.groups.items()
             ]
-            if not any(value is not None for item in series for value in item.values):
-                return ""
             return bar_chart(titles, series, title=f"{title} (n ≥ {MIN_N})", fmt=number)
 
         previous = previous_reviewed_version(filters.rubric) if not report.groups[Group.ALL].recordings else None

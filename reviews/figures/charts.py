@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 PALETTE = ("#1f5fbf", "#b54708", "#067647", "#7a2e9e", "#b42318", "#5b6475")
 LABEL_WIDTH, PLOT_WIDTH, VALUE_WIDTH = 190, 380, 70
@@ -64,11 +65,18 @@ def _legend(series: Sequence[Series]) -> tuple[list[SafeString], int]:
     return parts, (len(series) + LEGEND_PER_ROW - 1) // LEGEND_PER_ROW * LEGEND_ROW + 6
 
 
+def not_enough_data(title: str) -> SafeString:
+    return format_html('<p class="no-data"><strong>{}</strong>: {}</p>', title, gettext("Not enough data yet to draw it."))
+
+
 def bar_chart(
     categories: Sequence[str], series: Sequence[Series], *, title: str, fmt: Callable[[float], str]
 ) -> SafeString:
-    """Horizontal bars, one cluster per category; negative values extend left of zero."""
+    """Horizontal bars, one cluster per category; negative values extend left of zero. With no value to draw
+    (every figure left out as too few), a sentence instead: a chart of labels only reads as a failure."""
     values = [value for item in series for value in item.values if value is not None]
+    if not values:
+        return not_enough_data(title)
     low, high = min([0.0, *values]), max([0.0, *values])
     span = (high - low) or 1.0
 

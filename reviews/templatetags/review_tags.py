@@ -7,8 +7,9 @@ import time
 from django import template
 from django.utils.translation import gettext_lazy as _
 
-from qa.models import UNVERIFIED_MARK, Recording
+from qa.models import Recording
 from reviews.claims import claim_is_active
+from reviews.figures.formatting import number
 from reviews.models import ReviewClaim
 from reviews.selectors import is_blind_audit
 from reviews.services import UNDO_SESSION_KEY
@@ -38,6 +39,14 @@ def clock(milliseconds: int | None) -> str:
     minutes, seconds = divmod(int(milliseconds) // 1000, 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+@register.filter
+def figure(value: float | None, places: int = 1) -> str:
+    """A figure as the charts draw it (`reviews.figures.formatting.number`): the same rounding and decimal
+    mark, so a tile and its chart never show one figure two ways (floatformat rounds 81.25 up, the charts
+    to even)."""
+    return number(value, int(places))
 
 
 @register.filter
@@ -79,8 +88,10 @@ def reason_label(reason: str) -> str:
 
 @register.simple_tag
 def unverified_mark() -> str:
-    """The one mark of a score whose quote was not verified (qa.models.UNVERIFIED_MARK)."""
-    return UNVERIFIED_MARK
+    """The mark of a score whose quote was not verified, on a page: in the page's language. The bilingual
+    qa.models.UNVERIFIED_MARK stays for what leaves the page (CSV, exports), but on a page it was a badge
+    in two languages that wrapped every criterion's title to three or four lines."""
+    return _("NOT VERIFIED")
 
 
 @register.filter

@@ -186,3 +186,53 @@ def test_a_judge_value_whose_quote_did_not_verify_is_marked_and_counts_in_no_fig
     download = client_for(lead).get(f"/calibrations/{session.pk}/?format=csv").getvalue().decode("utf-8-sig")
     line = next(line for line in csv.reader(io.StringIO(download)) if line[:3] == [str(calls[3].pk), calls[3].external_id, "c1"])
     assert line[6] == "NO VERIFICADA / NOT VERIFIED"
+
+
+def test_the_lead_names_calls_by_their_external_ids(lead, supervisors, calls):
+    """The ids a lead knows are the calls' own (the queue, the calls list and the API show them); the internal
+    numbers appear only in URLs. Both are taken, in any mix."""
+    ana, ben, _eva = supervisors
+    response = client_for(lead).post(
+        "/calibrations/new/",
+        {"name": "By id", "rubric": "care", "participants": [ana.pk, ben.pk], "choose": "ids",
+         "recording_ids": f"{calls[0].external_id}, {calls[3].external_id} {calls[1].pk}"},
+    )  # fmt: skip
+    session = CalibrationSession.objects.get()
+    assert response["Location"] == f"/calibrations/{session.pk}/"
+    assert sorted(session.calls.values_list("recording_id", flat=True)) == sorted([calls[0].pk, calls[1].pk, calls[3].pk])
+    unknown = client_for(lead).post(
+        "/calibrations/new/",
+        {"name": "By id", "rubric": "care", "participants": [ana.pk, ben.pk], "choose": "ids",
+         "recording_ids": f"{calls[0].external_id} no-such-call"},
+    )  # fmt: skip
+    field = unknown.content.decode().split('id="field-recording_ids"', 1)[1].split('<div class="field"', 1)[0]
+    assert "no-such-call" in field and calls[0].external_id not in field.split("field-error", 1)[1]
+
+
+def test_leftover_ids_do_not_block_a_random_sample(lead, supervisors, calls):
+    ana, ben, _eva = supervisors
+    response = client_for(lead).post(
+        "/calibrations/new/",
+        {"name": "Drawn", "rubric": "care", "participants": [ana.pk, ben.pk], "choose": "sample", "sample": 2,
+         "recording_ids": "typed, then changed my mind"},
+    )  # fmt: skip
+    session = CalibrationSession.objects.get()
+    assert response.status_code == 302 and session.calls.count() == 2
+
+
+@pytest.mark.parametrize("language,counted,refused", [
+    ("en", "4 judged calls can be drawn", "Only 4 judged calls match; a sample of 10 is not possible."),
+    ("es", "Se pueden sortear 4 llamadas evaluadas", "Solo coinciden 4 llamadas evaluadas; no es posible una muestra de 10."),
+])  # fmt: skip
+def test_the_default_sample_says_how_many_calls_are_eligible(lead, supervisors, calls, language, counted, refused):
+    client = client_for(lead, language)
+    page = client.get("/calibrations/new/").content.decode()
+    sample = page.split('id="field-sample"', 1)[1].split('<div class="field"', 1)[0]
+    assert counted in sample
+    ana, ben, _eva = supervisors
+    response = client.post(
+        "/calibrations/new/",
+        {"name": "Default", "rubric": "care", "participants": [ana.pk, ben.pk], "choose": "sample", "sample": 10},
+    )  # fmt: skip
+    sample = response.content.decode().split('id="field-sample"', 1)[1].split('<div class="field"', 1)[0]
+    assert refused in sample and 'class="error field-error"' in sample

@@ -75,3 +75,12 @@ def test_the_default_period_is_the_last_30_days(lead, supervisor):
     assert 'data-reviewer="supervisor"' in client_for(lead).get("/calls/reviewers/").content.decode()
     [row] = reviewer_throughput(scope=EVERYTHING, date_from=timezone.localdate() - timedelta(days=29), date_to=timezone.localdate())
     assert row.reviews == 1
+
+
+def test_a_disputes_resolution_is_not_the_leads_review(worked, lead):
+    """A lead's resolution of a dispute is stored as a final review (`from_dispute`) so the figures read it,
+    but it is no review the lead did from the queue: it counted as their reject, at 100 % rejected."""
+    resolution = reviewed(lead, moment(2, 15, 0), Review.Decision.REJECT)
+    Review.objects.filter(pk=resolution.pk).update(from_dispute=True)
+    rows = reviewer_throughput(scope=EVERYTHING, date_from=moment(1, 0, 0).date(), date_to=moment(10, 0, 0).date())
+    assert [row.username for row in rows] == ["supervisor", "supervisor2"]

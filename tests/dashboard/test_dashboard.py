@@ -178,3 +178,22 @@ def test_the_dashboard_reads_whole_weeks_and_its_links_carry_them(teams_data):
     # A date that is not one is the form's to report, left as it was.
     page = client.get("/dashboard/?rubric=care&date_from=2026-13-01").content.decode()
     assert 'value="2026-13-01"' in page and "Enter a valid date." in page
+
+
+@pytest.mark.parametrize("language,shown", [("en", "81.2"), ("es", "81,2")])
+def test_the_quality_tile_and_its_chart_round_the_figure_the_same_way(client, language, shown):
+    """One figure, one rounding: 75 and 87.5 average to 81.25 exactly, which the tile rounded up (81,3,
+    Django's floatformat) and its chart to even (81,2, the figures' `number`)."""
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    judged_recording(rubric=rubric, values={"c1": 4, "c2": 4}, occurred_at=at(2))  # 75
+    judged_recording(rubric=rubric, values={"c1": 5, "c2": 4}, occurred_at=at(3))  # 87.5
+    board = dashboard(ReportFilters(rubric=rubric, date_from=date(2026, 3, 2), date_to=date(2026, 3, 8)))
+    assert board.quality.estimate == pytest.approx(81.25)
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    page = client.get(
+        "/dashboard/?rubric=collect&date_from=2026-03-02&date_to=2026-03-08", HTTP_ACCEPT_LANGUAGE=language
+    ).content.decode()
+    tile = page.split('id="tile-quality"', 1)[1].split("</section>", 1)[0]
+    figure = tile.split('<p class="figure">', 1)[1].split("</p>", 1)[0]
+    chart = tile.split("<svg", 1)[1]
+    assert figure == shown and f">{shown}<" in chart

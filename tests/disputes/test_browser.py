@@ -109,3 +109,37 @@ def test_an_agent_disputes_and_a_lead_upholds_by_keyboard(live_server, browser, 
     assert human_references(recording_ids=[call.pk])[(call.pk, "c1")].review_id == resolution.pk
     agent.reload()
     assert agent.locator(".outcome.upheld").count() == 1
+
+
+@pytest.mark.parametrize(("locale", "width", "required"), [("es-ES", 390, "(obligatorio)"), ("en-GB", 1280, "(required)")])
+def test_an_empty_dispute_shows_its_error_where_the_eye_is(live_server, browser, disputed_call, locale, width, required):  # noqa: F811
+    """Sent empty, the page came back at its top with the error at the bottom, under the form; and every
+    criterion said "Why (required)" before it was ticked, when nothing is required of it."""
+    call = disputed_call
+    agent = browser.new_context(locale=locale, viewport={"width": width, "height": 800}).new_page()
+    log_in(agent, f"{live_server.url}/me/calls/{call.pk}/", "ana")
+    agent.wait_for_url(f"{live_server.url}/me/calls/{call.pk}/")
+    reason_label = agent.locator("label[for='id_c1-reason']")
+    assert required not in reason_label.inner_text()
+    agent.locator("#id_c1-disputed").check()
+    assert required in reason_label.inner_text()
+    agent.locator("#id_c1-disputed").uncheck()
+
+    agent.locator("#dispute-button").click()
+    agent.wait_for_selector("#dispute-errors")
+    summary = agent.locator("#dispute-errors")
+    box = summary.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 800, box  # on screen, not below it
+    assert summary.inner_text().strip()
+    agent.screenshot(path=SCREENSHOTS / f"agent-dispute-empty-{locale}-{width}.png")
+
+    # Ticked without a reason: the summary names the criterion and links to its field, which says why too.
+    agent.locator("#id_c1-disputed").check()
+    agent.select_option("#id_c1-value", "2")
+    agent.locator("#dispute-button").click()
+    agent.wait_for_selector("#dispute-errors a[href='#id_c1-reason']")
+    assert agent.locator("#id_c1-reason ~ .field-error").count() == 1
+    box = agent.locator("#dispute-errors").bounding_box()
+    assert box is not None and 0 <= box["y"] < 800, box
+    assert accessibility_violations(agent) == []
+    assert not Dispute.objects.exists()

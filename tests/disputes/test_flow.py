@@ -110,6 +110,17 @@ def test_an_upheld_dispute_is_a_new_final_review_that_every_figure_reads(
     assert (tally.opened, tally.decided, tally.upheld, tally.upheld_share) == (1, 1, 1, 1.0)
     health = {row.current.criterion.key: row for row in rubric_health(slug="care").criteria}
     assert health["c1"].current.upheld_dispute_rate == pytest.approx(0.5)
+    # The admin's health cell states the rate's own numerator and denominator (1 upheld of 2 reviewed calls
+    # is 50 %), beside how many were disputed; it used to read "50 % · 1 of 1 disputed", which disagree.
+    from django.urls import reverse
+
+    from tests.factories import UserFactory
+
+    admin = UserFactory(username="health-admin", is_staff=True, is_superuser=True)
+    page = client_for(admin).get(reverse("admin:rubrics_rubric_change", args=[care.pk]), HTTP_ACCEPT_LANGUAGE="en")
+    cell = " ".join(page.content.decode().split('<code>c1</code>', 1)[1].split("</tr>", 1)[0].split())
+    assert "50 % <span class=\"help\">1 upheld of 2 reviewed · 1 disputed</span>" in cell
+    assert "1 of 1 disputed" not in cell
     # Two reviewed calls are too few to flag (reviews.figures.stats.MIN_N), as for rejections.
     assert not health["c1"].worst_upheld_disputes and not health["c2"].worst_upheld_disputes
     # And the agent's scorecard: both calls reviewed, now 2 and 4.

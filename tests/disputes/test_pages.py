@@ -78,3 +78,20 @@ def test_an_agent_acknowledges_with_one_click(care, ana, sup):
     assert agent.post(f"/me/calls/{call.pk}/acknowledge/", {}).status_code == 302
     assert 'id="acknowledged"' in agent.get(f"/me/calls/{call.pk}/").content.decode()
     assert Review.objects.get(recording=call).acknowledgement.user == ana
+
+
+@pytest.mark.parametrize("language,plain", [
+    ("en", "No calls of yours have been judged yet"),
+    ("es", "Todavía no se ha evaluado ninguna llamada suya"),
+])  # fmt: skip
+def test_my_scorecard_without_calls_opens_on_a_plain_sentence(db, language, plain):
+    """A superuser holds every permission, so the top bar offers "My scorecard"; with no calls of their own
+    the page opened on the filter form's "This field is required."."""
+    from tests.factories import UserFactory
+
+    admin = UserFactory(username="root", is_superuser=True, is_staff=True)
+    page = client_for(admin, language).get("/me/scorecard/")
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "This field is required." not in text and "Este campo es obligatorio." not in text
+    assert plain in text

@@ -120,7 +120,7 @@ def test_the_agent_page_compares_with_the_team_and_keeps_unverified_scores_apart
     assert "<svg" in str(c1["chart"])
     coaching, unverified = html.split("Unverified scores (not evidence)")
     assert "no lo sé" not in coaching and "no lo sé" in unverified
-    assert f'href="/review/{recording.pk}/"' in unverified and "NO VERIFICADA / NOT VERIFIED" in unverified
+    assert f'href="/review/{recording.pk}/"' in unverified and "NOT VERIFIED" in unverified
 
 
 def test_an_agent_whose_quotes_are_all_unverified_shows_no_judge_mean_and_says_why(client, supervisor, teams_data):
@@ -222,3 +222,19 @@ def test_the_coaching_list_leaves_out_a_call_the_reader_must_see_blind(client, s
     owner = UserFactory(username="olga", groups=["Rubric owners"])  # not in review: nothing is blind for them
     client.force_login(owner)
     assert "BLIND-AUDIT-QUOTE" in client.get(url, query, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+
+
+@pytest.mark.parametrize("language,plain", [
+    ("en", "Each cell: the mean score a supervisor would give, with its 95% interval."),
+    ("es", "Cada celda: la puntuación media que daría un supervisor, con su intervalo del 95 %."),
+])  # fmt: skip
+def test_the_scorecard_opens_on_its_numbers_with_the_statistics_folded_below(client, supervisor, teams_data, language, plain):
+    """A QA manager opened on two paragraphs of statistics before any number; now one plain line, the table,
+    and the statistics in a "How to read this" below it, closed."""
+    client.force_login(supervisor)
+    html = client.get("/scorecards/", {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    heading, rest = html.split("</h1>", 1)
+    table = rest.index('<table class="figures scorecard">')
+    assert plain in rest[:table]
+    folded = rest.index('<details class="how-to-read" id="scorecard-statistics">')
+    assert table < folded and "PPI++" in rest[folded:] and "PPI++" not in rest[:folded]

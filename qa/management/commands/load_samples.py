@@ -34,9 +34,9 @@ class Command(BaseCommand):
             spec = rubric_spec_parse(path.read_text(encoding="utf-8"))
             current = rubric_latest_published(slug=spec.slug, scope=EVERYTHING)
             if current is not None and rubric_spec_of(current) == spec:
-                self.stdout.write(f"Rubric {current} is up to date.")
+                self.stdout.write(f"Rubric {current.label} is up to date.")
                 continue
-            self.stdout.write(f"Published {rubric_import(spec=spec, publish=True)}.")
+            self.stdout.write(f"Published {rubric_import(spec=spec, publish=True).label}.")
 
         created = 0
         for path in sorted((SAMPLES / "recordings").glob("*.yaml")):

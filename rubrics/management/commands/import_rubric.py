@@ -46,6 +46,6 @@ class Command(BaseCommand):
         findings = rubric_lint(rubric)
         write_findings(self, findings)
         self.stdout.write(
-            self.style.SUCCESS(f"Imported {rubric} into {rubric.workspace.slug} with {len(spec.criteria)} criteria")
+            self.style.SUCCESS(f"Imported {rubric.label} ({rubric.status}) into {rubric.workspace.slug} with {len(spec.criteria)} criteria")
             + (f", {len(findings)} lint finding(s)." if findings else ".")
         )

@@ -1,0 +1,71 @@
+"""At 390 px, in Spanish and English, the pages a supervisor and a QA lead read are no wider than the
+window: the dashboard was 552 px wide (its chart's points and the furthest-criteria table cut). The data are
+what a first month gives: calls over several weeks, long criterion titles, audited and reviewed calls."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, Permission
+
+from rubrics.models import Criterion
+from tests.factories import UserFactory, judged_recording, published_rubric
+from tests.reports.conftest import APPROVE, AUDIT, add_review, at
+from tests.review.conftest import queued
+from tests.review.test_browser import SCREENSHOTS, browser, log_in  # noqa: F401  (the browser fixture)
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+TITLES = [
+    "Identifica al cliente antes de hablar de la cuenta",
+    "Ofrece una solución concreta con fecha de cumplimiento",
+    "Explica las comisiones y los plazos sin tecnicismos",
+    "Cierra la llamada confirmando que no queda nada pendiente",
+]
+
+
+@pytest.fixture
+def month(db):
+    group, _ = Group.objects.get_or_create(name="QA leads")
+    for app, codename in (("reviews", "add_review"), ("qa", "view_score"), ("qa", "view_recording")):
+        group.permissions.add(Permission.objects.get(content_type__app_label=app, codename=codename))
+    UserFactory(username="marta", groups=["QA leads"])
+    rubric = published_rubric(criteria=4, slug="care", name="Atención al cliente (banca)")
+    for criterion, title in zip(Criterion.objects.filter(rubric=rubric).order_by("key"), TITLES):
+        Criterion.objects.filter(pk=criterion.pk).update(title=title)
+    Criterion.objects.filter(rubric=rubric, key="c1").update(critical=True, fail_at=2)
+    for day in range(2, 30):
+        values = {f"c{n}": 1 + (day * n) % 5 for n in range(1, 5)}
+        recording = judged_recording(
+            rubric=rubric, values=values, occurred_at=at(day), review_reasons=[AUDIT], agent_id=f"agent-{day % 6}",
+            agent_name=f"Agente número {day % 6}", team="equipo-norte" if day % 2 else "equipo-sur",
+        )  # fmt: skip
+        add_review(recording, APPROVE, when=at(day, 15), entries={"c2": {"adjusted_value": 1 + (day % 5)}})
+    return rubric, queued(rubric=rubric, values={"c1": 2, "c2": 4, "c3": 5, "c4": 3})
+
+
+PAGES = {
+    "dashboard": "/dashboard/?rubric=care&date_from=2026-03-01&date_to=2026-03-31",
+    "scorecards": "/scorecards/?rubric=care&since=2026-03-01&until=2026-03-31",
+    "deviation": "/reports/deviation/?rubric=care&date_from=2026-03-01&date_to=2026-03-31",
+    "evidence": "/reports/evidence/?rubric=care&date_from=2026-03-01&date_to=2026-03-31",
+}
+
+
+@pytest.mark.parametrize("locale", ["es-ES", "en-US"])
+def test_no_page_is_wider_than_a_phone(live_server, browser, month, locale):  # noqa: F811
+    _rubric, waiting = month
+    page = browser.new_page(locale=locale, viewport={"width": 390, "height": 800})
+    log_in(page, f"{live_server.url}/dashboard/")
+    wide = {}
+    for name, url in {**PAGES, "review": f"/review/{waiting.pk}/"}.items():
+        page.goto(f"{live_server.url}{url}")
+        page.screenshot(path=SCREENSHOTS / f"narrow-{name}-{locale}.png", full_page=True)
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        if width > 390:
+            culprits = page.evaluate(
+                """() => [...document.querySelectorAll('body *')]
+                    .filter(e => e.getBoundingClientRect().right > 391)
+                    .slice(0, 5).map(e => e.tagName + '#' + e.id + '.' + e.className.baseVal ?? e.className)"""
+            )
+            wide[name] = (width, culprits)
+    assert wide == {}
