@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # never means importing a feature.
 LAYERS = [
     "access", "outbox", "core", "rubrics", "qa", "reviews",
-    "calibration", "calls", "disputes", "experiments", "insights",  # the features
+    "calibration", "routing", "calls", "disputes", "experiments", "insights",  # the features
     "webhooks",
 ]  # fmt: skip
 

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "qa",
     "reviews",
     "calibration",
+    "routing",
     "calls",
     "disputes",
     "experiments",
