@@ -1,6 +1,6 @@
 """Certifying a confidence threshold: fixed-sequence testing with an exact binomial (Clopper–Pearson) bound.
 
-Pure module (no Django; scipy's beta quantile). The method is "Trust or Escalate" (Jung et al., ICLR 2025), after
+Pure module (no Django; numpy, and scipy's beta quantile). The method is "Trust or Escalate" (Jung et al., ICLR 2025), after
 Bauer (1991) and Angelopoulos et al.'s Learn-then-Test (2021): for each candidate threshold λ, from the highest
 down, test the null hypothesis "among values with confidence ≥ λ, agreement with the supervisor is below α" with
 the one-sided exact binomial lower bound at level δ; stop at the first λ whose bound falls below α. Because the
@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.stats import beta
 
 
@@ -97,26 +98,34 @@ def certify(
     if len(confidences) != len(agrees):
         raise ValueError("one agreement per confidence")
     needed = pairs_to_certify(target=target, risk=risk)
-    pairs = sorted(zip(confidences, agrees, strict=True), key=lambda pair: -pair[0])
-    n = len(pairs)
-    steps: list[Step] = []
-    best: Step | None = None
-    kept = agreeing = 0
-    index = 0
-    while index < n:
-        threshold = pairs[index][0]
-        while index < n and pairs[index][0] == threshold:  # every pair at this confidence joins together
-            kept += 1
-            agreeing += bool(pairs[index][1])
-            index += 1
-        if kept < needed:
-            continue  # fewer pairs than even perfect agreement needs: decided by the confidences alone, untested
-        bound = clopper_pearson_lower(agreeing, kept, risk)
-        step = Step(threshold=threshold, pairs=kept, agreeing=agreeing, lower_bound=bound, passed=bound >= target)
-        steps.append(step)
-        if not step.passed:
-            break  # the sequence stops at its first failure: that is what spends δ only once
-        best = step
+    n = len(confidences)
+    order = np.argsort(-np.asarray(confidences, dtype=float), kind="stable")
+    ranked = np.asarray(confidences, dtype=float)[order]
+    agreeing_so_far = np.cumsum(np.asarray(agrees, dtype=bool)[order])
+    # Each distinct confidence is a candidate, with every pair at or above it (ties enter together): the last
+    # index of each run of equal confidences.
+    last = np.flatnonzero(np.append(ranked[1:] != ranked[:-1], True)) if n else np.array([], dtype=int)
+    kept = last + 1
+    # Fewer pairs than even perfect agreement needs: decided by the confidences alone, so left untested.
+    last, kept = last[kept >= needed], kept[kept >= needed]
+    agreeing = agreeing_so_far[last]
+    # The bounds of every candidate at once (scipy's beta quantile is vectorised); 0 where nothing agreed.
+    bounds = np.where(agreeing > 0, beta.ppf(risk, np.maximum(agreeing, 1), kept - agreeing + 1), 0.0)
+    failures = np.flatnonzero(bounds < target)
+    # The sequence stops at its first failure: that is what spends δ only once.
+    tested = failures[0] + 1 if failures.size else len(kept)
+    steps = tuple(
+        Step(
+            threshold=float(ranked[last[i]]),
+            pairs=int(kept[i]),
+            agreeing=int(agreeing[i]),
+            lower_bound=float(bounds[i]),
+            passed=bool(bounds[i] >= target),
+        )
+        for i in range(tested)
+    )
+    passed = [step for step in steps if step.passed]
+    best = passed[-1] if passed else None
     return Certificate(
         target=target,
         risk=risk,

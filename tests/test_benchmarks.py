@@ -239,3 +239,20 @@ def test_search(bench_env):
         row = next(line for line in output.splitlines() if line.startswith(query))
         assert row.split()[-3].isdigit(), row  # one query count per search: constant
     assert "every search's p95 under 200 ms" in output
+
+
+def test_routing():
+    """bench/routing: no database; certifies simulated judges and measures them on fresh calls. At 40 repetitions the
+    guarantee must still hold in every criterion (within the runner's allowance), and the fixed 0.75 rule must fail
+    it for the overconfident judge in every repetition."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    output = run(env, "-m", "bench.routing.run", "--repetitions", "40", "--audited", "300", "--fresh", "3000")
+    assert "300 audited calls, 3000 fresh calls, 40 repetitions" in output
+    assert "guarantee held: agreement ≥ 0.9 in ≥ 0.90 of repetitions for every criterion" in output
+    judges = ("calibrated", "overconfident", "uneven")
+    rows = {tuple(line.split()[:2]): line.split() for line in output.splitlines() if line.startswith(judges)}
+    for criterion in ("greets", "verifies"):
+        row = rows[("overconfident", criterion)]
+        assert float(row[2]) >= 0.8  # held, certified
+        assert float(row[8]) == 0.0 and float(row[10]) < 0.9  # the fixed rule: never held, its agreement below α
+    assert float(rows[("uneven", "closes")][10]) > 0.9  # an underconfident criterion: the fixed rule keeps its promise there
