@@ -16,7 +16,9 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks"]
+APPS = [
+    "core", "qa", "reviews", "calibration", "routing", "calls", "disputes", "experiments", "insights", "rubrics", "webhooks",
+]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -82,6 +84,10 @@ SCOPED_BY_CALLER = {
     ("disputes/api.py", "_own_review"): "a review of agent_recordings(user)",
     ("disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
     ("disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
+    # The routing guarantee's certification: the beat's, over every workspace's audit; what it writes is shown only
+    # through a rubric read in scope (routing_table).
+    ("routing/selectors.py", "judgments_to_certify"): "the beat's certification of every rubric",
+    ("routing/selectors.py", "audited_pairs"): "the beat's certification, of one rubric's judgments",
     # The toast's Undo: review_void refuses anyone but the review's own author.
     ("reviews/views.py", "undo"): "the reviewer's own review (review_void checks)",
 }
