@@ -67,6 +67,7 @@ SCOPED_BY_CALLER = {
     # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
     ("insights/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
     ("insights/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/dashboard/selectors.py", "no_review"): "report_run_q(filters) applies filters.scope",
     # The review queue and its shared reads.
     ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
     ("reviews/selectors.py", "_queue"): "_queue_filtered and queue_team_choices apply the scope",
