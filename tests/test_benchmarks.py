@@ -256,3 +256,13 @@ def test_routing():
         assert float(row[2]) >= 0.8  # held, certified
         assert float(row[8]) == 0.0 and float(row[10]) < 0.9  # the fixed rule: never held, its agreement below α
     assert float(rows[("uneven", "closes")][10]) > 0.9  # an underconfident criterion: the fixed rule keeps its promise there
+
+
+def test_routing_confidence():
+    """bench/routing/confidence.py: the three scores certified at the same guarantee, small; each keeps the promise."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    output = run(env, "-m", "bench.routing.confidence", "--repetitions", "20", "--audited", "400", "--fresh", "3000")
+    rows = {line.split()[0]: line.split() for line in output.splitlines() if line.startswith(("stated", "samples", "logistic"))}
+    assert set(rows) == {"stated", "samples", "logistic"}
+    assert all(0 <= float(row[1]) <= 1 and float(row[2]) >= 0.8 for row in rows.values())
+    assert "most coverage at the same guarantee:" in output
