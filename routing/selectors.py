@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
 
-from django.db.models import Count, Max, Q, Value
+from django.db.models import Max, Q, Value
 from django.db.models.functions import Coalesce
 
 from qa.models import JUDGE_VALUE_EXISTS, CertifiedThreshold, JudgeRun, Recording, Score
@@ -158,12 +158,3 @@ def routing_table(*, rubric: Rubric) -> RoutingTable:
         fixed_threshold=rubric.review_confidence_threshold,
         rows=rows,
     )
-
-
-def certified_share(*, recordings) -> dict[str, int]:
-    """Of `recordings` (a queryset its caller scoped), how many were judged and how many needed no review at all."""
-    judged = recordings.filter(
-        status__in=[Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED],
-        current_run__isnull=False,
-    )
-    return judged.aggregate(judged=Count("pk"), no_review=Count("pk", filter=Q(needs_review=False)))
