@@ -11,6 +11,7 @@ import reviews.api.urls
 import disputes.api_urls
 import coaching.api_urls
 import insights.reports.admin  # noqa: F401  (the rubric's admin page with each criterion's health)
+import routing.api
 import rubrics.api
 import webhooks.api.urls
 from qa.api.views import api_not_found
@@ -37,6 +38,7 @@ class ApiDocsView(SpectacularSwaggerSplitView):
 # One `api` namespace, each app serving what it owns (rubrics ← qa ← reviews).
 api_urlpatterns = [
     *rubrics.api.urlpatterns,
+    *routing.api.urlpatterns,
     *qa.api.urls.urlpatterns,
     *reviews.api.urls.urlpatterns,
     *disputes.api_urls.urlpatterns,

@@ -42,7 +42,7 @@ from qa.judging import DraftScore, Judgment, asking_prepare, judge_run_publish, 
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeRun, Recording, Score
 from qa.redaction.services import redaction_before_judging
-from qa.routing import routing_fields, run_in_warm_up
+from qa.routing import certified_thresholds, routing_fields, run_in_warm_up
 from rubrics.models import Rubric
 
 
@@ -228,7 +228,10 @@ class ProductionRuns(JudgmentKind):
     def stored(self, job: Job, scores: list[DraftScore], fields: dict[str, Any], now: datetime) -> None:
         run = job.row
         rows = Score.objects.bulk_create(Score(run=run, criterion=draft.criterion, **draft.fields) for draft in scores)
-        routing = routing_fields(recording=run.recording, rubric=job.rubric, scores=rows, warm_up=fields["warm_up"])
+        routing = routing_fields(
+            recording=run.recording, rubric=job.rubric, scores=rows, warm_up=fields["warm_up"],
+            certified=certified_thresholds(run=run, day=timezone.localdate(now)),
+        )  # fmt: skip
         Recording.objects.filter(pk=run.recording_id).update(current_run=run, failure_reason="", updated_at=now, **routing)
         recording_judged_emit(
             recording_id=run.recording_id, routed=routing["needs_review"], workspace_id=run.recording.workspace_id

@@ -78,6 +78,8 @@ class Recording(models.Model):
         POSSIBLE_INJECTION = "possible_injection", _("Possible injection")
         # A critical criterion's verified value fails the call (rubrics.quality), unless the rubric says not to route it.
         AUTO_FAIL = "auto_fail", _("Auto-fail")
+        # A verified value's confidence is below its criterion's certified threshold (routing with a guarantee).
+        BELOW_CERTIFIED = "below_certified", _("Below the certified threshold")
 
     external_id = models.CharField(_("external id"), max_length=200)
     source = models.CharField(_("source"), max_length=100, help_text=_("The system that sent it."))
@@ -684,3 +686,57 @@ class Transcription(models.Model):
 
 # The redactor's models (qa/redaction/models.py) belong to this app: imported here so Django registers them.
 from qa.redaction.models import RecordingRedaction, RedactionPolicy  # noqa: E402,F401
+
+
+class CertifiedThreshold(models.Model):
+    """A criterion's routing threshold for one day, as the random audit certified it (the routing app computes it
+    from the audit's pairs with the human reference; qa's routing only reads it).
+
+    One row per (rubric version, criterion, judge, model, prompt version, day), written once and never changed, so
+    a call's routing can be explained afterwards: the row of the day its run finished (or the latest before) is the
+    one it was routed by. `threshold` None: nothing certified (too few audited pairs, or too much disagreement),
+    so the rubric's fixed threshold applies and `more_pairs_needed` says how far the audit is from certifying."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="certified_thresholds")
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="certified_thresholds")
+    # The judge row's name, "" for the environment's judge (JudgeRun.judge None); with the model and prompt version
+    # it names the judgments the certificate is about: a change of any starts uncertified.
+    judge_name = models.CharField(_("judge"), max_length=100, blank=True)
+    model = models.CharField(_("model"), max_length=200, blank=True)
+    prompt_version = models.CharField(_("prompt version"), max_length=64, blank=True)
+    day = models.DateField(_("day"))
+    threshold = models.FloatField(_("certified threshold"), null=True, blank=True)
+    target = models.FloatField(_("agreement target"))
+    risk = models.FloatField(_("agreement risk"))
+    tolerance = models.CharField(_("agreement tolerance"), max_length=10)
+    pairs = models.PositiveIntegerField(_("audited pairs"))
+    kept = models.PositiveIntegerField(_("audited values kept"))
+    agreeing = models.PositiveIntegerField(_("kept values agreeing"))
+    lower_bound = models.FloatField(_("guaranteed agreement"), null=True, blank=True)
+    coverage = models.FloatField(_("coverage"))
+    more_pairs_needed = models.PositiveIntegerField(_("more audited pairs needed"))
+    computed_at = models.DateTimeField(_("computed at"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["-day", "criterion__order", "criterion_id"]
+        verbose_name = _("certified threshold")
+        verbose_name_plural = _("certified thresholds")
+        constraints = [
+            # Frozen per day: the beat's second pass of a day finds its row and writes nothing.
+            models.UniqueConstraint(
+                fields=["rubric", "criterion", "judge_name", "model", "prompt_version", "day"],
+                name="certified_threshold_one_per_day",
+            ),
+            models.CheckConstraint(
+                condition=Q(threshold__isnull=True) | Q(threshold__gte=0, threshold__lte=1),
+                name="certified_threshold_unit",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion.key} {self.day}: {self.threshold}"
+
+
+def judge_name_of(run: JudgeRun) -> str:
+    """The name a certificate knows a run's judge by: its row's, or "" for the environment's judge."""
+    return run.judge.name if run.judge_id is not None else ""

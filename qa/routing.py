@@ -1,7 +1,10 @@
 """Which judged recordings a supervisor must see, and why.
 
-A recording goes to review when any stored confidence is below the rubric's
-threshold (every unverified quote has confidence 0, so it always does), when
+A recording goes to review when any stored confidence is below its criterion's
+certified threshold (`below_certified`: the threshold the random audit certified for
+this rubric version, judge, model and prompt version, stored by the routing app as
+qa.models.CertifiedThreshold), or, for a criterion with none certified, below the
+rubric's fixed threshold (every unverified quote has confidence 0, so it always does), when
 its speakers are unknown (mono audio without diarization), when its transcript
 holds instructions addressed to a model (qa.injection), when
 a judge taking several samples found a criterion unstable, when
@@ -16,8 +19,11 @@ so the audit stays a uniform sample of all judged calls.
 from __future__ import annotations
 
 import hashlib
+import math
 import operator
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
 from enum import StrEnum
 from functools import reduce
 
@@ -28,7 +34,7 @@ from django.db.models.lookups import Contains
 from django.utils import timezone
 
 from qa.injection import injection_suspected
-from qa.models import JudgeRun, Recording, Score, values_by_key
+from qa.models import CertifiedThreshold, JudgeRun, Recording, Score, judge_name_of, values_by_key
 from qa.quality import judge_quality
 from rubrics.models import Rubric
 
@@ -121,15 +127,66 @@ def run_in_warm_up(*, run: JudgeRun) -> bool:
     return in_warm_up
 
 
+# Per (rubric id, judge name, model, prompt version, day): the thresholds in force, and until when this process may
+# keep them. A day's own rows never change once written (frozen), so they are kept for good; while the day has
+# none yet (the beat has not run), what came before is kept for a minute, so a judgment costs no query of its own
+# and the day's certificate is in use a minute after the beat writes it.
+_certified: dict[tuple[int, str, str, str, date], tuple[dict[int, float], float]] = {}
+CERTIFIED_RECHECK_SECONDS = 60.0
+
+
+def certified_thresholds_forget() -> None:
+    _certified.clear()
+
+
+def certified_thresholds(*, run: JudgeRun, day: date | None = None) -> dict[int, float]:
+    """Per criterion id, the threshold the audit certified for `run`'s rubric version, judge, model and prompt
+    version, as in force on `day` (today by default): the latest day's rows on or before it, so a call routed
+    again later is routed as it was. A criterion absent is uncertified (warm-up, too few audits): the rubric's
+    fixed threshold applies to it."""
+    day = day or timezone.localdate()
+    key = (run.rubric_id, judge_name_of(run), run.model, run.prompt_version, day)
+    now = time.monotonic()
+    kept = _certified.get(key)
+    if kept is not None and now < kept[1]:
+        return kept[0]
+    rows = CertifiedThreshold.objects.filter(
+        rubric_id=run.rubric_id, judge_name=key[1], model=run.model, prompt_version=run.prompt_version, day__lte=day
+    )
+    latest = rows.order_by("-day").values_list("day", flat=True).first()
+    thresholds = (
+        dict(rows.filter(day=latest, threshold__isnull=False).values_list("criterion_id", "threshold"))
+        if latest is not None
+        else {}
+    )
+    _certified[key] = (thresholds, math.inf if latest == day else now + CERTIFIED_RECHECK_SECONDS)
+    return thresholds
+
+
 def review_reasons(
-    *, recording: Recording, rubric: Rubric, scores: Sequence[Score], warm_up: bool = False
+    *,
+    recording: Recording,
+    rubric: Rubric,
+    scores: Sequence[Score],
+    warm_up: bool = False,
+    certified: Mapping[int, float] | None = None,
 ) -> list[str]:
-    """The reasons to review, in a stable order; empty when the recording need not be seen."""
+    """The reasons to review, in a stable order; empty when the recording need not be seen.
+
+    `certified`: per criterion id, its certified threshold (`certified_thresholds`); a criterion without one keeps
+    the rubric's fixed threshold."""
     reasons = []
     if any(not score.evidence_verified for score in scores):
         reasons.append(Reason.UNVERIFIED_EVIDENCE.value)
-    if any(score.evidence_verified and score.confidence < rubric.review_confidence_threshold for score in scores):
+    verified = [score for score in scores if score.evidence_verified]
+    uncertified = [score for score in verified if not certified or score.criterion_id not in certified]
+    if any(score.confidence < rubric.review_confidence_threshold for score in uncertified):
         reasons.append(Reason.LOW_CONFIDENCE.value)
+    # Below what the audit certified: keeping it would break the agreement the rubric promises.
+    if certified and any(
+        score.criterion_id in certified and score.confidence < certified[score.criterion_id] for score in verified
+    ):
+        reasons.append(Reason.BELOW_CERTIFIED.value)
     # A judge's own samples disagreeing is doubt the confidence may not show.
     if any(score.unstable for score in scores):
         reasons.append(Reason.UNSTABLE.value)
@@ -151,12 +208,17 @@ def review_reasons(
 
 
 def routing_fields(
-    *, recording: Recording, rubric: Rubric, scores: Sequence[Score], warm_up: bool = False
+    *,
+    recording: Recording,
+    rubric: Rubric,
+    scores: Sequence[Score],
+    warm_up: bool = False,
+    certified: Mapping[int, float] | None = None,
 ) -> dict[str, object]:
     """The recording's fields that follow the scores of its current run, ready for an UPDATE:
     how it is routed, its quality score, and the values the scorecards sum (`Recording.current_values`, marked for
     their weekly rollup)."""
-    reasons = review_reasons(recording=recording, rubric=rubric, scores=scores, warm_up=warm_up)
+    reasons = review_reasons(recording=recording, rubric=rubric, scores=scores, warm_up=warm_up, certified=certified)
     status = Recording.Status.IN_REVIEW if reasons else Recording.Status.JUDGED
     quality = judge_quality(rubric=rubric, scores=scores)
     return {
@@ -177,7 +239,12 @@ def recording_route(*, recording: Recording, run: JudgeRun, scores: Sequence[Sco
     A recording a supervisor already reviewed, or one being judged again, is
     left as it is.
     """
-    fields = routing_fields(recording=recording, rubric=run.rubric, scores=scores, warm_up=run.warm_up)
+    # By the thresholds in force the day the run finished, as it was first routed.
+    day = timezone.localdate(run.finished_at) if run.finished_at else None
+    fields = routing_fields(
+        recording=recording, rubric=run.rubric, scores=scores, warm_up=run.warm_up,
+        certified=certified_thresholds(run=run, day=day),
+    )  # fmt: skip
     routable = Recording.objects.filter(
         pk=recording.pk, status__in=[Recording.Status.JUDGED, Recording.Status.IN_REVIEW]
     )

@@ -103,6 +103,7 @@ class RubricAdmin(ScopedAdminMixin, DraftOnlyMixin, nested_admin.NestedModelAdmi
         ("language", "version"),
         "description",
         ("review_confidence_threshold", "audit_rate", "warm_up_judgments"),
+        ("agreement_target", "agreement_risk", "agreement_tolerance"),
         ("auto_fail", "not_applicable", "route_auto_fail"),
         ("status", "published_at", "created_at"),
     ]

@@ -56,6 +56,34 @@ class Rubric(models.Model):
             "The first judgments of this version, of a new prompt version or of a new judge model all go to review."
         ),
     )
+    # Routing with a guarantee (the routing app certifies, per criterion, the lowest confidence threshold whose kept
+    # values agree with the supervisors at least `agreement_target` of the time, with probability 1 - risk).
+    class AgreementTolerance(models.TextChoices):
+        EXACT = "exact", _("The same value")
+        WITHIN_ONE = "within_one", _("Within one point")
+
+    agreement_target = models.FloatField(
+        _("agreement target"),
+        default=0.9,
+        db_default=0.9,
+        validators=[MinValueValidator(0.01), MaxValueValidator(0.99)],
+        help_text=_("The share of unreviewed values that must agree with a supervisor (α), once a threshold is certified."),
+    )
+    agreement_risk = models.FloatField(
+        _("agreement risk"),
+        default=0.1,
+        db_default=0.1,
+        validators=[MinValueValidator(0.01), MaxValueValidator(0.5)],
+        help_text=_("The chance the certified threshold misses the agreement target (δ)."),
+    )
+    agreement_tolerance = models.CharField(
+        _("agreement tolerance"),
+        max_length=10,
+        choices=AgreementTolerance.choices,
+        default=AgreementTolerance.EXACT,
+        db_default=AgreementTolerance.EXACT,
+        help_text=_("What counts as a supervisor agreeing with the judge's value."),
+    )
     # The quality score's policy (rubrics.quality): what a critical criterion's failure does to the call,
     # and whether a criterion that does not apply counts as met or leaves the weights.
     class AutoFail(models.TextChoices):
@@ -110,6 +138,10 @@ class Rubric(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(audit_rate__gte=0, audit_rate__lte=1), name="rubric_audit_rate_in_unit_interval"
+            ),
+            models.CheckConstraint(
+                condition=Q(agreement_target__gt=0, agreement_target__lt=1, agreement_risk__gt=0, agreement_risk__lt=1),
+                name="rubric_agreement_in_open_unit_interval",
             ),
         ]
 

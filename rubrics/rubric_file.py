@@ -14,7 +14,7 @@ from rubrics.models import Criterion, CriterionException, Rubric
 
 RUBRIC_FIELDS = {
     "slug", "name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments",
-    "sections", "auto_fail", "not_applicable", "route_auto_fail", "criteria",
+    "agreement_target", "agreement_risk", "agreement_tolerance", "sections", "auto_fail", "not_applicable", "route_auto_fail", "criteria",
 }
 CRITERION_FIELDS = {
     "key", "title", "description", "evidence_guidance", "scale_min", "scale_max", "weight", "replaces", "subject",
@@ -69,6 +69,9 @@ class RubricSpec:
     review_confidence_threshold: float = 0.75
     audit_rate: float = 0.20
     warm_up_judgments: int = 50
+    agreement_target: float = 0.9
+    agreement_risk: float = 0.1
+    agreement_tolerance: str = Rubric.AgreementTolerance.EXACT.value
     sections: list[SectionSpec] = field(default_factory=list)
     auto_fail: str = Rubric.AutoFail.ZERO.value
     not_applicable: str = Rubric.NotApplicableRule.EXCLUDE.value
@@ -96,6 +99,14 @@ def rubric_spec_parse(text: str) -> RubricSpec:
     )
     if spec.warm_up_judgments < 0:
         raise RubricFileError("'warm_up_judgments' must not be negative", fields["warm_up_judgments"][1])
+    for name in ("agreement_target", "agreement_risk"):
+        value = _number(fields, name, "the rubric", getattr(spec, name))
+        if not 0 < value < 1:
+            raise RubricFileError(f"'{name}' must be strictly between 0 and 1, got {value}", fields[name][1])
+        setattr(spec, name, value)
+    spec.agreement_tolerance = _choice(
+        fields, "agreement_tolerance", "the rubric", Rubric.AgreementTolerance.values, spec.agreement_tolerance
+    )
     spec.auto_fail = _choice(fields, "auto_fail", "the rubric", Rubric.AutoFail.values, spec.auto_fail)
     spec.not_applicable = _choice(
         fields, "not_applicable", "the rubric", Rubric.NotApplicableRule.values, spec.not_applicable
@@ -300,6 +311,9 @@ def rubric_spec_of(rubric: Rubric) -> RubricSpec:
         review_confidence_threshold=rubric.review_confidence_threshold,
         audit_rate=rubric.audit_rate,
         warm_up_judgments=rubric.warm_up_judgments,
+        agreement_target=rubric.agreement_target,
+        agreement_risk=rubric.agreement_risk,
+        agreement_tolerance=rubric.agreement_tolerance,
         sections=[SectionSpec(key=s.key, title=s.title, weight=s.weight) for s in rubric.sections.all()],
         auto_fail=rubric.auto_fail,
         not_applicable=rubric.not_applicable,
@@ -330,8 +344,11 @@ def rubric_spec_dump(spec: RubricSpec) -> str:
     data = dataclasses.asdict(spec)
     if not spec.description:
         del data["description"]
-    # The quality policy's defaults are left out, so a file written before it existed reads and writes the same.
-    for name, default in (("sections", []), ("auto_fail", "zero"), ("not_applicable", "exclude"), ("route_auto_fail", True)):
+    # The quality policy's and the routing guarantee's defaults are left out, so a file written before it existed reads and writes the same.
+    for name, default in (
+        ("sections", []), ("auto_fail", "zero"), ("not_applicable", "exclude"), ("route_auto_fail", True),
+        ("agreement_target", 0.9), ("agreement_risk", 0.1), ("agreement_tolerance", "exact"),
+    ):  # fmt: skip
         if data[name] == default:
             del data[name]
     for criterion in data["criteria"]:

@@ -91,6 +91,7 @@ class SectionChange:
 # versions): its wording, its routing (review threshold, audit, warm-up) and its quality score's policy.
 DIFF_SETTINGS = (
     "name", "language", "description", "review_confidence_threshold", "audit_rate", "warm_up_judgments",
+    "agreement_target", "agreement_risk", "agreement_tolerance",
     "auto_fail", "not_applicable", "route_auto_fail",
 )  # fmt: skip
 # A criterion's fields whose values a diff shows (short ones, the quality score's policy among them).

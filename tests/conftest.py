@@ -18,12 +18,13 @@ def rubric_caches_empty():
     """Each test starts with qa's per-process rubric caches empty. They key published rubric
     versions by primary key, which a database never reuses; the test database does, when a test
     resets its sequences, and a later test's experiment then met another test's rubric."""
-    from qa import execution, judging
+    from qa import execution, judging, routing
 
     for cache in (execution._frozen_rubrics, execution._bound_drafts):
         cache.clear()
     judging._question.cache_clear()
     judging._question_as_created.cache_clear()
+    routing.certified_thresholds_forget()  # the routing thresholds, by rubric id too
     yield
 
 

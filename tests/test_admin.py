@@ -157,6 +157,7 @@ def rubric_form(rubric: Rubric, **changes) -> dict:
         "name": rubric.name, "slug": rubric.slug, "language": rubric.language, "version": rubric.version,
         "description": "", "review_confidence_threshold": 0.75, "audit_rate": 0.2, "warm_up_judgments": 50,
         "auto_fail": "zero", "not_applicable": "exclude", "route_auto_fail": "on",
+        "agreement_target": 0.9, "agreement_risk": 0.1, "agreement_tolerance": "exact",
         "sections-TOTAL_FORMS": 0, "sections-INITIAL_FORMS": 0,
         f"{prefix}-TOTAL_FORMS": 1, f"{prefix}-INITIAL_FORMS": 1,
         f"{prefix}-0-id": criterion.pk, f"{prefix}-0-rubric": rubric.pk, f"{prefix}-0-key": criterion.key,

@@ -158,6 +158,7 @@ MATRIX: dict[str, str] = {
     "api:rubric-list GET": "-401 A200 L200 O200 S200 G403 X200 K200 B200 Y200",
     "api:rubric-detail GET": "-401 A200 L200 O200 S200 G403 X404 K200 B200 Y404",
     "api:rubric-lint GET": "-401 A200 L403 O200 S403 G403 X404 K200 B200 Y404",
+    "api:rubric-routing GET": "-401 A200 L200 O200 S200 G403 X404 K200 B200 Y404",
     "api:recording-list GET": "-401 A200 L200 O200 S200 G403 X200 K200 B200 Y200",
     "api:recording-list POST": "-401 A403 L403 O403 S403 G403 X403 K400 B400 Y400",
     "api:recording-batch POST": "-401 A403 L403 O403 S403 G403 X403 K400 B400 Y400",

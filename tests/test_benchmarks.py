@@ -260,3 +260,30 @@ def test_intake(bench_env):
     assert "recordings stored: 15" in output
     for stage in ("signed callbacks (job rows)", "fetch + ingest", "scan (job rows)", "read + ingest + move to done/"):
         assert stage in output
+
+
+def test_routing():
+    """bench/routing: no database; certifies simulated judges and measures them on fresh calls. At 40 repetitions the
+    guarantee must still hold in every criterion (within the runner's allowance), and the fixed 0.75 rule must fail
+    it for the overconfident judge in every repetition."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    output = run(env, "-m", "bench.routing.run", "--repetitions", "40", "--audited", "300", "--fresh", "3000")
+    assert "300 audited calls, 3000 fresh calls, 40 repetitions" in output
+    assert "guarantee held: agreement ≥ 0.9 in ≥ 0.90 of repetitions for every criterion" in output
+    judges = ("calibrated", "overconfident", "uneven")
+    rows = {tuple(line.split()[:2]): line.split() for line in output.splitlines() if line.startswith(judges)}
+    for criterion in ("greets", "verifies"):
+        row = rows[("overconfident", criterion)]
+        assert float(row[2]) >= 0.8  # held, certified
+        assert float(row[8]) == 0.0 and float(row[10]) < 0.9  # the fixed rule: never held, its agreement below α
+    assert float(rows[("uneven", "closes")][10]) > 0.9  # an underconfident criterion: the fixed rule keeps its promise there
+
+
+def test_routing_confidence():
+    """bench/routing/confidence.py: the three scores certified at the same guarantee, small; each keeps the promise."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    output = run(env, "-m", "bench.routing.confidence", "--repetitions", "20", "--audited", "400", "--fresh", "3000")
+    rows = {line.split()[0]: line.split() for line in output.splitlines() if line.startswith(("stated", "samples", "logistic"))}
+    assert set(rows) == {"stated", "samples", "logistic"}
+    assert all(0 <= float(row[1]) <= 1 and float(row[2]) >= 0.8 for row in rows.values())
+    assert "most coverage at the same guarantee:" in output

@@ -1,4 +1,4 @@
-"""The apps stack access, outbox ← core ← rubrics ← qa ← reviews ← calibration ← calls ← disputes ← experiments
+"""The apps stack access, outbox ← core ← rubrics ← qa ← reviews ← calibration ← routing ← calls ← disputes ← experiments
 ← insights ← webhooks: no module of an app imports an app above it, and inside an app no modules import each other in a circle (a
 task module is a leaf: the domain publishes tasks by name, core.queue, and the tasks import the domain inside
 their bodies). The features (calibration, calls, disputes, experiments, insights) stand on the kernel in reviews (the human reference,
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # never means importing a feature.
 LAYERS = [
     "access", "outbox", "core", "rubrics", "qa", "intake", "reviews",
-    "calibration", "calls", "disputes", "experiments", "insights", "coaching",  # the features
+    "calibration", "routing", "calls", "disputes", "experiments", "insights", "coaching",  # the features
     "exports",  # the bulk export for BI: reads every feature's rows
     "webhooks",
 ]  # fmt: skip

@@ -17,7 +17,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ["core", "qa", "intake", "reviews", "calibration", "calls", "disputes", "experiments", "insights", "coaching", "exports", "rubrics", "webhooks"]
+APPS = [
+    "core", "qa", "intake", "reviews", "calibration", "routing", "calls", "disputes", "experiments", "insights", "coaching",
+    "exports", "rubrics", "webhooks",
+]
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
@@ -64,6 +67,7 @@ SCOPED_BY_CALLER = {
     # Scorecards: the rubric came from the reader's form; rows are cut to their teams in scorecard().
     ("insights/scorecards/selectors.py", "_calls"): "the reader's rubric; agent_card filters filters.scope",
     ("insights/scorecards/selectors.py", "_current_scores"): "report_run_q(filters) applies filters.scope",
+    ("insights/dashboard/selectors.py", "no_review"): "report_run_q(filters) applies filters.scope",
     # The review queue and its shared reads.
     ("reviews/selectors.py", "blind_recordings_for"): "narrows (excludes), never widens, what a reader sees",
     ("reviews/reference.py", "latest_reviews"): "its callers filter it (report_run_q, ids in scope)",
@@ -79,6 +83,10 @@ SCOPED_BY_CALLER = {
     # Agents and disputes: agent_recordings(user) is the agent's scope, leading(user) the lead's.
     ("disputes/selectors.py", "call_view"): "of a recording its caller read in scope",
     ("disputes/selectors.py", "upheld_dispute_recordings"): "narrows a set its caller scoped",
+    # The routing guarantee's certification: the beat's, over every workspace's audit; what it writes is shown only
+    # through a rubric read in scope (routing_table).
+    ("routing/selectors.py", "judgments_to_certify"): "the beat's certification of every rubric",
+    ("routing/selectors.py", "audited_pairs"): "the beat's certification, of one rubric's judgments",
     # The toast's Undo: review_void refuses anyone but the review's own author.
     ("reviews/views.py", "undo"): "the reviewer's own review (review_void checks)",
 }

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "qa",
     "reviews",
     "calibration",
+    "routing",
     "calls",
     "disputes",
     "experiments",
@@ -403,6 +404,9 @@ CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {"task": "core.jobs_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     # The scorecards' weekly rollup, brought up to date every minute (the pages also do it before reading).
     "scorecards-refresh": {"task": "scorecards.refresh", "schedule": 60.0},
+    # The routing thresholds the random audit certifies (routing.services): computed once a day and frozen, so
+    # an hourly beat only fills a day the first pass missed (the workers were down at midnight).
+    "routing-certify": {"task": "routing.certify", "schedule": 3600.0},
 }
 # Without it Celery's Django fixup closes every database connection around
 # every task; config.celery closes only the broken or expired ones instead

@@ -37,6 +37,8 @@ from insights.reports.selectors import ceiling_of, period_tallies, report_run_q
 from insights.scorecards.moments import OVERALL, Place
 from insights.scorecards.selectors import period_samples
 from reviews.selectors import QueueFilters, queue_recordings
+from qa.models import Recording
+from routing.selectors import routing_table
 from rubrics.models import Criterion
 
 FURTHEST = 3  # criteria furthest from the supervisors
@@ -79,6 +81,23 @@ class Backlog:
 
 
 @dataclass(frozen=True)
+class NoReview:
+    """The period's judged calls that went to no one (no reason to review, not even the audit), and the guarantee
+    the values that skipped review carry: the rubric's target and risk, and how many criteria are certified."""
+
+    judged: int
+    unreviewed: int
+    target: float
+    risk: float
+    certified: int  # criteria with a certified threshold today
+    criteria: int
+
+    @property
+    def share(self) -> float | None:
+        return self.unreviewed / self.judged if self.judged else None
+
+
+@dataclass(frozen=True)
 class Dashboard:
     filters: ReportFilters
     quality: Estimate  # the period's: the scorecards' rubric total for the quality score
@@ -90,6 +109,7 @@ class Dashboard:
     backlog: Backlog
     furthest: list[CriterionCeiling]  # the criteria whose judge–human QWK is lowest
     disputes: OpenDisputes
+    no_review: NoReview
 
 
 @dataclass(frozen=True)
@@ -217,6 +237,22 @@ def dashboard_evidence(counts: Tallies) -> Tally:
     return sum((Tally(tally.scores, tally.unverified) for key, tally in counts.items() if key != CALLS), Tally())
 
 
+def no_review(filters: ReportFilters) -> NoReview:
+    """The share of the filters' judged calls whose current judgment sent them to no review, beside what the routing
+    guarantees for the rubric version (routing.selectors.routing_table, the rubric's admin page's table)."""
+    judged = Recording.objects.filter(
+        report_run_q(filters, "current_run__"),
+        status__in=[Recording.Status.JUDGED, Recording.Status.IN_REVIEW, Recording.Status.REVIEWED],
+    )
+    row = judged.aggregate(judged=Count("pk"), unreviewed=Count("pk", filter=Q(review_reasons=[])))
+    table = routing_table(rubric=filters.rubric)
+    certified = {line.key for line in table.rows if line.certified}
+    return NoReview(
+        judged=row["judged"], unreviewed=row["unreviewed"], target=table.target, risk=table.risk,
+        certified=len(certified), criteria=len({line.key for line in table.rows}),
+    )  # fmt: skip
+
+
 def dashboard(filters: ReportFilters) -> Dashboard:
     quality, weeks = quality_weeks(filters)
     counts = period_tallies(filters)  # the evidence tally, the auto-fail and the ceiling: the reports' counts
@@ -232,4 +268,5 @@ def dashboard(filters: ReportFilters) -> Dashboard:
         backlog=backlog(filters),
         furthest=furthest_criteria(filters, counts),
         disputes=open_disputes(filters),
+        no_review=no_review(filters),
     )

@@ -75,6 +75,9 @@ class DashboardView(ReportView):
             "trend_chart": trend,
             "auto_fail_chart": auto_fail,
             "auto_fail_rate": board.auto_failed / board.judged if board.judged else None,
+            "no_review_percent": round(board.no_review.share * 100) if board.no_review.share is not None else None,
+            "no_review_target": round(board.no_review.target * 100),
+            "no_review_confidence": round((1 - board.no_review.risk) * 100),
             "links": {
                 "scorecard": f"{reverse('scorecards:scorecard')}?{query}",
                 "evidence": f"{reverse('reports:evidence')}?{query}",

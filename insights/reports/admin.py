@@ -1,4 +1,4 @@
-"""The rubric's admin page with each criterion's health beside its wording.
+"""The rubric's admin page with each criterion's health beside its wording, and its routing guarantee.
 
 The figures are human values, which live here, above `rubrics`: this admin extends the
 rubrics' own, and the URLconf (the composition root) imports it so it replaces it.
@@ -13,6 +13,7 @@ from access.scope import scope_for
 from reviews.filters import ReportFilters
 from reviews.report_page import filter_query
 from insights.reports.selectors import rubric_health
+from routing.selectors import routing_table
 from rubrics.admin import RubricAdmin
 from rubrics.lint import rubric_lint
 from rubrics.models import Rubric
@@ -41,6 +42,11 @@ class RubricHealthAdmin(RubricAdmin):
                 }
                 for row in health.criteria
             ]
+        if rubric is not None and rubric.status != Rubric.Status.DRAFT:
+            # What the random audit certified for this version (a draft is judged by no one yet).
+            context["routing"] = routing_table(rubric=rubric)
+            context["routing_target_percent"] = round(rubric.agreement_target * 100)
+            context["routing_confidence_percent"] = round((1 - rubric.agreement_risk) * 100)
         return super().change_view(request, object_id, form_url, extra_context=context)
 
 

@@ -71,7 +71,8 @@ def test_each_reason_is_in_exactly_one_group():
     assert group_reasons(ReviewGroup.RANDOM_AUDIT) == ("random_audit",)
     assert group_reasons(ReviewGroup.WARM_UP) == ("warm_up",)
     assert set(group_reasons(ReviewGroup.FLAGGED)) == {
-        "unverified_evidence", "low_confidence", "unknown_speaker", "unstable", "possible_injection", "auto_fail"
+        "unverified_evidence", "low_confidence", "unknown_speaker", "unstable", "possible_injection", "auto_fail",
+        "below_certified",
     }
 
 

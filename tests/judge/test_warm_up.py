@@ -90,6 +90,7 @@ def test_once_the_warm_up_is_over_a_judgment_takes_six_statements_and_no_lock_on
         query["sql"] for query in queries.captured_queries if query["sql"].startswith(("SELECT", "UPDATE", "INSERT"))
     ]
     # Read the run; claim it and mark the recording; mark it succeeded, insert the scores, route the recording.
+    # (The certified routing thresholds were read by the judgments before: a process keeps them.)
     assert [sql.split()[0] for sql in statements] == ["SELECT", "UPDATE", "UPDATE", "UPDATE", "INSERT", "UPDATE"]
     assert not any("FOR UPDATE" in sql for sql in statements)
     assert Recording.objects.get(pk=run.recording_id).review_reasons == []
