@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from access import Capability, may
 
 from insights.dashboard.selectors import dashboard
+from qa.selectors import judge_default_model
 from reviews.figures.charts import Series, bar_chart, interval_chart
 from reviews.figures.formatting import number, percent
 from reviews.periods import week_end, week_start
@@ -75,6 +76,9 @@ class DashboardView(ReportView):
             "trend_chart": trend,
             "auto_fail_chart": auto_fail,
             "auto_fail_rate": board.auto_failed / board.judged if board.judged else None,
+            "judge_model": judge_default_model(),
+            # Most quotes unverified: say why and what to do, on the tile that shows it.
+            "evidence_mostly_unverified": board.evidence.rate is not None and board.evidence.rate > 0.5,
             "links": {
                 "scorecard": f"{reverse('scorecards:scorecard')}?{query}",
                 "evidence": f"{reverse('reports:evidence')}?{query}",
