@@ -26,8 +26,8 @@ from qa.replay import RecordingFileError, recorded_load
 DEMO_CALLS = ["es-001", "es-007", "en-001", "es-101"]
 # One line, printed under every demo summary: why a tiny model's quotes fail, and the way out.
 WHY_QUOTES_FAIL = (
-    "Why quotes fail: a tiny model writes quotes that are not in the transcript (it paraphrases or invents), "
-    "and the verifier refuses every one; for real use point Veredicto at a real model "
+    "Why quotes fail: a small model paraphrases, invents or cites the wrong turn, and the verifier refuses every "
+    "quote not found word for word where it points; for real use point Veredicto at a real model "
     "(OPENAI_BASE_URL and QA_JUDGE_MODEL, or a judge in the admin): docs/operations/judge-model.md"
 )
 
