@@ -12,7 +12,7 @@ from access.scope import Scope
 from qa.evidence import parse_turns
 from qa.filters import agent_q, occurred_q
 from qa.judging import ACTIVE
-from qa.models import JudgeRun, Recording, Score
+from qa.models import Judge, JudgeRun, Recording, Score
 
 
 @dataclass(frozen=True)
@@ -133,3 +133,11 @@ def score_fragments(*, recording: Recording, scores: list[Score]) -> dict[int, l
             FragmentTimes(start, end, *(time or (None, None))) for (start, end), time in zip(spans, timed, strict=True)
         ]
     return fragments
+
+
+def judge_default_model() -> str:
+    """The model of the judge new runs take, as pages name it ("" when none is marked default: the
+    environment's judge). A recorded judge's model names the recording ("…, recorded on …")."""
+    judge = Judge.objects.default()
+    return judge.model if judge else ""
+

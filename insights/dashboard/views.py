@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from access import Capability, may
 
 from insights.dashboard.selectors import dashboard
+from qa.selectors import judge_default_model
 from reviews.figures.charts import Series, bar_chart, interval_chart
 from reviews.figures.formatting import number, percent
 from reviews.periods import week_end, week_start
@@ -78,6 +79,9 @@ class DashboardView(ReportView):
             "no_review_percent": round(board.no_review.share * 100) if board.no_review.share is not None else None,
             "no_review_target": round(board.no_review.target * 100),
             "no_review_confidence": round((1 - board.no_review.risk) * 100),
+            "judge_model": judge_default_model(),
+            # Most quotes unverified: say why and what to do, on the tile that shows it.
+            "evidence_mostly_unverified": board.evidence.rate is not None and board.evidence.rate > 0.5,
             "links": {
                 "scorecard": f"{reverse('scorecards:scorecard')}?{query}",
                 "evidence": f"{reverse('reports:evidence')}?{query}",

@@ -292,3 +292,24 @@ def test_a_bad_label_stops_the_run_naming_the_file_and_criterion(tmp_path, capsy
         runner.main(["--base-url", server.base_url, "--model", "fake-judge", "--set", str(tmp_path / "set")])
     assert not server.requests
     assert "labels/fx-002.yaml greeting: value 'five' is neither an integer nor 'n/a'" in capsys.readouterr().err
+
+
+@pytest.mark.django_db
+def test_one_call_reports_combined_give_the_figures_of_one_run_over_the_same_calls():
+    """combine.py: a run made a call at a time on a loaded machine reports what one run would (seconds aside)."""
+    from bench.judge_quality.combine import combine
+
+    arguments = ["--base-url", "", "--model", "fake-judge"]
+    with FakeOpenAI() as server:
+        arguments[1] = server.base_url
+        whole = runner.main([*arguments, "--calls", "jq-es-00[1-3]"])
+        parts = [runner.main([*arguments, "--calls", f"jq-es-00{number}"]) for number in (1, 2, 3)]
+    combined = combine(parts, provenance={"machine": "test"})
+
+    def without_time(report):
+        return {**report["overall"], "seconds_per_call": None}
+
+    assert combined["provenance"] == {"machine": "test"}
+    assert [row["external_id"] for row in combined["calls"]] == ["jq-es-001", "jq-es-002", "jq-es-003"]
+    assert without_time(combined) == without_time(whole)
+    assert combined["criteria"] == whole["criteria"]

@@ -197,3 +197,38 @@ def test_the_quality_tile_and_its_chart_round_the_figure_the_same_way(client, la
     figure = tile.split('<p class="figure">', 1)[1].split("</p>", 1)[0]
     chart = tile.split("<svg", 1)[1]
     assert figure == shown and f">{shown}<" in chart
+
+
+def test_the_unverified_tile_says_why_above_half_and_the_page_names_the_default_judge():
+    """Above half of the quotes unverified, the tile says in one line why and what to do, in both
+    languages; at half or below it says nothing more. The page names the judge new runs take."""
+    from qa.models import Judge
+
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    recordings = [judged_recording(rubric=rubric, values={"c1": 4, "c2": 4}, occurred_at=at(2)) for _ in range(2)]
+    Judge.objects.create(name="recorded-qwen", base_url="http://127.0.0.1:8739/v1", evidence_mode="reference",
+                         model="Qwen2.5-Coder-1.5B-Instruct, recorded on 2026-12-03", is_default=True)  # fmt: skip
+    supervisor = UserFactory(groups=["Supervisors"])
+    why = {
+        "en": "A small model writes quotes that are not in the transcript, and the verifier refuses every one",
+        "es": "Un modelo pequeño escribe citas que no están en la transcripción, y el verificador las rechaza todas",
+    }
+
+    def page(language: str) -> str:
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        client.force_login(supervisor)
+        response = client.get("/dashboard/?rubric=collect&date_from=2026-03-01")
+        assert response.status_code == 200
+        return response.content.decode()
+
+    # 2 of 4 scores unverified: half, not above.
+    recordings[0].current_run.scores.update(evidence_verified=False, confidence=0)
+    Recording.objects.filter(rubric=rubric).update(rollup_stale=True)  # the tally reads the weekly rollups
+    assert 'id="evidence-why"' not in page("en")
+    recordings[1].current_run.scores.filter(criterion__key="c1").update(evidence_verified=False, confidence=0)
+    Recording.objects.filter(rubric=rubric).update(rollup_stale=True)
+    for language, line in why.items():
+        text = page(language)
+        assert 'id="evidence-why"' in text and line in text
+        assert "Qwen2.5-Coder-1.5B-Instruct, recorded on 2026-12-03" in text
+    assert "Juez: Qwen2.5" in page("es")

@@ -1,0 +1,56 @@
+"""A judge that answers from recorded answers (qa.replay): the first run's judge.
+
+The recorded judge is an ordinary named judge, an OpenAI-compatible server on loopback (the replay
+server), so every step after the answer (validation, the verifier, routing, reports) is the product's
+own. Its `model` is what every page that shows a run's model shows, so it names the model and the day
+it was recorded ("Qwen2.5-Coder-1.5B-Instruct, recorded on 2026-12-03"): nobody mistakes a replayed
+answer for a live one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from qa.models import Judge, JudgeRun
+from qa.replay import NOT_RECORDED, Recorded
+
+RECORDED_PREFIX = "recorded-"
+
+
+def recorded_judge_name(recorded: Recorded) -> str:
+    return slugify(f"{RECORDED_PREFIX}{recorded.header.get('server_model') or recorded.path.stem}")[:100]
+
+
+@transaction.atomic
+def recorded_judge_make_default(*, recorded: Recorded, base_url: str) -> Judge:
+    """The judge row for a replay server on `base_url`, made the production default (the judge a
+    new run takes), with the recording's evidence mode."""
+    Judge.objects.filter(is_default=True).update(is_default=False)
+    judge, _ = Judge.objects.update_or_create(
+        name=recorded_judge_name(recorded),
+        defaults={
+            "backend": Judge.Backend.OPENAI_COMPATIBLE,
+            "base_url": base_url,
+            "model": recorded.display_name[:200],
+            "api_key_variable": "",
+            "evidence_mode": recorded.header.get("evidence_mode") or "quote",
+            "temperature": 0.0,
+            "samples": 1,
+            "is_default": True,
+        },
+    )
+    return judge
+
+
+def judge_default_clear() -> None:
+    """No named judge is the default: new runs take the environment's (the bundled local model)."""
+    Judge.objects.filter(is_default=True).update(is_default=False)
+
+
+def runs_not_recorded(*, run_ids: Iterable[int]) -> list[JudgeRun]:
+    """The runs among `run_ids` that failed because the replay server had no answer for their request."""
+    return list(JudgeRun.objects.filter(pk__in=list(run_ids), status=JudgeRun.Status.FAILED,
+                                        error__contains=NOT_RECORDED).select_related("recording"))  # fmt: skip
