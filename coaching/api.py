@@ -45,7 +45,7 @@ class CommentSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class SessionSerializer(serializers.ModelSerializer):
+class CoachingSessionSerializer(serializers.ModelSerializer):
     rubric = serializers.IntegerField(source="rubric_id")
     coach = serializers.CharField(source="coach.username")
     criteria = serializers.SerializerMethodField()
@@ -122,14 +122,14 @@ def _as_agent(request: Request, session: CoachingSession) -> bool:
 class SessionListView(GenericAPIView):
     """A supervisor's teams' sessions, a QA lead's workspace's, an agent's own."""
 
-    serializer_class = SessionSerializer
+    serializer_class = CoachingSessionSerializer
     pagination_class = None  # a plain list, the latest 500: a reader's sessions are few
     session_permissions = {"GET": SIGNED_IN, "POST": Capability.COACH}
     key_permissions = NO_KEYS
 
     @extend_schema(
         parameters=[OpenApiParameter("state", enum=STATES, required=False)],
-        responses={200: SessionSerializer(many=True), 400: BAD_REQUEST},
+        responses={200: CoachingSessionSerializer(many=True), 400: BAD_REQUEST},
         summary=_("Coaching sessions the reader may see"),
     )
     def get(self, request: Request) -> Response:
@@ -137,11 +137,11 @@ class SessionListView(GenericAPIView):
         if state and state not in STATES:
             raise InvalidInputError({"state": _("Use one of: %(choices)s.") % {"choices": ", ".join(STATES)}})
         sessions = sessions_list(user=request.user, state=state).prefetch_related("calls__score__criterion", "calls__recording", "comments__author")
-        return Response(SessionSerializer(sessions[:500], many=True).data)
+        return Response(CoachingSessionSerializer(sessions[:500], many=True).data)
 
     @extend_schema(
         request=SessionInputSerializer,
-        responses={201: SessionSerializer, 400: BAD_REQUEST, 403: ErrorSerializer},
+        responses={201: CoachingSessionSerializer, 400: BAD_REQUEST, 403: ErrorSerializer},
         summary=_("Open a coaching session for an agent"),
     )
     def post(self, request: Request) -> Response:
@@ -154,22 +154,22 @@ class SessionListView(GenericAPIView):
             user=request.user, rubric=rubric, agent_id=values["agent_id"], criterion_keys=values["criteria"],
             goal=values["goal"], note=values["note"], follow_up_on=values["follow_up_on"], recording_ids=values["calls"],
         )  # fmt: skip
-        return Response(SessionSerializer(_session(request, session.pk)).data, status=status.HTTP_201_CREATED)
+        return Response(CoachingSessionSerializer(_session(request, session.pk)).data, status=status.HTTP_201_CREATED)
 
 
 @extend_schema(tags=["coaching"])
 class SessionDetailView(GenericAPIView):
-    serializer_class = SessionSerializer
+    serializer_class = CoachingSessionSerializer
     session_permissions = {"GET": SIGNED_IN}
     key_permissions = NO_KEYS
 
     @extend_schema(
-        responses={200: OpenApiResponse(SessionSerializer, description=_("With `effect`: did it work.")), 404: NOT_FOUND},
+        responses={200: OpenApiResponse(CoachingSessionSerializer, description=_("With `effect`: did it work.")), 404: NOT_FOUND},
         summary=_("A coaching session, with its effect so far"),
     )
     def get(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
-        answer = dict(SessionSerializer(session).data)
+        answer = dict(CoachingSessionSerializer(session).data)
         # The rest of the team's figures are not the agent's to read, as on their scorecard.
         answer["effect"] = effect_json(session, show_team=not _as_agent(request, session))
         return Response(answer)
@@ -177,15 +177,15 @@ class SessionDetailView(GenericAPIView):
 
 @extend_schema(tags=["coaching"])
 class SessionAcknowledgeView(GenericAPIView):
-    serializer_class = SessionSerializer
+    serializer_class = CoachingSessionSerializer
     session_permissions = {"POST": Capability.DISPUTE}
     key_permissions = NO_KEYS
 
-    @extend_schema(request=None, responses={200: SessionSerializer, 404: NOT_FOUND}, summary=_("The agent acknowledges"))
+    @extend_schema(request=None, responses={200: CoachingSessionSerializer, 404: NOT_FOUND}, summary=_("The agent acknowledges"))
     def post(self, request: Request, pk: int) -> Response:
         session = _session(request, pk)
         coaching_acknowledge(session=session, user=request.user)
-        return Response(SessionSerializer(_session(request, pk)).data)
+        return Response(CoachingSessionSerializer(_session(request, pk)).data)
 
 
 @extend_schema(tags=["coaching"])

@@ -109,9 +109,17 @@ class ExperimentSummarySerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class JudgeNameField(serializers.SlugRelatedField):
+    def to_internal_value(self, data: object) -> Judge:
+        # PostgreSQL refuses a NUL in a text lookup (a DataError, so a 500): such a name names no judge.
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data.replace("\x00", "\\0"))
+        return super().to_internal_value(data)
+
+
 class ArmInputSerializer(serializers.Serializer):
     rubric_version = serializers.IntegerField(required=False, allow_null=True, help_text="Default: the published one.")
-    judge = serializers.SlugRelatedField(
+    judge = JudgeNameField(
         slug_field="name",
         queryset=Judge.objects.all(),
         required=False,

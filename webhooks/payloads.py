@@ -24,7 +24,7 @@ from experiments.api import ExperimentSerializer
 from experiments.models import Experiment
 from experiments.selectors import experiment_comparison
 from disputes.models import Dispute
-from coaching.api import SessionSerializer
+from coaching.api import CoachingSessionSerializer
 from coaching.models import CoachingSession
 from reviews.models import Review
 from reviews.selectors import recording_detail_with_reviews, review_detail
@@ -56,7 +56,7 @@ def event_data(*, event: Event) -> dict[str, Any] | None:
             experiment = Experiment.objects.get(pk=event.subject_id)
             return dict(ExperimentSerializer(experiment_comparison(experiment), context=context).data)
         if event.subject_type == Event.Subject.COACHING:
-            return dict(SessionSerializer(CoachingSession.objects.get(pk=event.subject_id)).data)
+            return dict(CoachingSessionSerializer(CoachingSession.objects.get(pk=event.subject_id)).data)
         if event.subject_type == Event.Subject.DISPUTE:
             return dict(DisputeSerializer(with_criteria(Dispute.objects.all()).get(pk=event.subject_id)).data)
     except (

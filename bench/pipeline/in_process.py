@@ -24,7 +24,7 @@ from bench.pipeline.run import ROOT, recordings_prepare  # noqa: E402  (sets the
 # and the judgment (qa.judging) call; the rest (reading the run, building the
 # messages) is reported as "other".
 STEPS = {
-    "qa.execution": ["job_claim", "_store", "quota_acquire"],
+    "qa.execution": ["job_claim", "judgment_store", "quota_acquire"],
     "qa.judging": ["llm_complete", "_draft", "answer_parse"],
 }
 

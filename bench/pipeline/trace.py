@@ -35,7 +35,7 @@ STEPS = [
     ("qa.execution", "job_claim"),
     ("qa.judging", "llm_complete"),  # its start is traced too: the steps are timed by their end
     ("qa.execution", "quota_settle"),
-    ("qa.execution", "_store"),
+    ("qa.execution", "judgment_store"),
 ]
 PHASES = [
     ("let in", "received", "the next message fetched and handed to the pool (BRPOP)"),
@@ -47,8 +47,8 @@ PHASES = [
     ("job_claim", "llm_complete start", "the messages"),
     ("llm_complete start", "llm_complete", "the LLM call (the fake server's latency included)"),
     ("llm_complete", "quota_settle", "parsing, verifying; the quota's settlement"),
-    ("quota_settle", "_store", "storing (success, scores, routing)"),
-    ("_store", "postrun", "the task's end"),
+    ("quota_settle", "judgment_store", "storing (success, scores, routing)"),
+    ("judgment_store", "postrun", "the task's end"),
     ("postrun", "acked", "the acknowledgement (acks_late, on the event-loop thread)"),
 ]
 

@@ -29,7 +29,7 @@ def test_every_operation_is_filed_under_what_it_is_about():
     schema = APIClient().get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     tags = {operation["tags"][0] for path in schema["paths"].values() for operation in path.values()}
     assert tags == {
-        "recordings", "reviews", "rubrics", "reports", "scorecards", "calibrations", "experiments", "webhooks", "calls", "export",
+        "recordings", "reviews", "rubrics", "reports", "scorecards", "calibrations", "experiments", "webhooks", "calls", "export", "coaching",
     }  # fmt: skip
 
 

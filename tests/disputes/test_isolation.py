@@ -15,10 +15,11 @@ from tests.test_access import patterns
 
 # What an agent may open: their own pages, the account and language pages, the API's schema and docs,
 # the disputes' list, which filters to their own, and the calibration sessions' lists, which show only the
-# sessions the reader leads or takes part in (none for an agent; the leak check reads them too).
+# sessions the reader leads or takes part in (none for an agent; the leak check reads them too), and the
+# agent's own coaching sessions (tests/coaching/test_api.py: never another agent's).
 AGENT_OPEN = {
     "", "me/", "me/scorecard/", "api/disputes/", "api/schema/", "api/docs/", "i18n/setlang/", "calibrations/",
-    "api/calibrations/",
+    "api/calibrations/", "coaching/mine/", "api/coaching/",
 }  # fmt: skip
 ACCOUNT = re.compile(r"^accounts/")
 

@@ -71,6 +71,15 @@ def test_bad_input_answers_400_naming_it_and_stores_nothing(reviewed):
     assert not Experiment.objects.exists()
 
 
+def test_a_judge_name_with_a_nul_is_a_400_not_a_500(reviewed):
+    """PostgreSQL refuses NUL in a text lookup; the name names no judge, and the answer says which field."""
+    owner = key_client(can_run_experiments=True)
+    answer = owner.post("/api/experiments/", {"rubric": "care", "candidates": [{"judge": "cand\x00idate"}]}, format="json")
+
+    assert answer.status_code == 400 and "judge" in str(answer.json()["candidates"])
+    assert not Experiment.objects.exists()
+
+
 def test_the_schema_documents_the_experiments_api(db):
     staff = UserFactory(is_staff=True)
     client = APIClient()

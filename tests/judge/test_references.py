@@ -15,7 +15,7 @@ from qa.evidence import parse_turns
 from qa.execution import judge_run_until_done
 from qa.judging import judge_run_create, judge_run_reverify, prompt_version_current
 from qa.llm import answer_shape_get
-from qa.models import UNVERIFIED_MARK, Judge, JudgeRun, Recording, Score
+from qa.models import Judge, JudgeRun, Recording, Score
 from qa.quality import judge_values
 from rubrics.models import Criterion
 from tests.api.conftest import key_client, new_key
@@ -96,7 +96,7 @@ def test_a_turn_the_call_lacks_is_a_bad_reference_with_no_value(reference_mode, 
     assert response.status_code == 200
     page = response.content.decode()
     block = re.search(r'<article class="card criterion[^"]*" id="criterion-saludo".*?</article>', page, re.S).group()
-    assert UNVERIFIED_MARK in block
+    assert "NOT VERIFIED" in block  # the page's language (the bilingual mark is for copies and files)
     assert "cites a turn the transcript does not have" in block
     assert html.escape("[99] “Buenas tardes”") in block
     # Marked nowhere in the transcript: there is no such turn.
