@@ -437,10 +437,11 @@ class Judge(models.Model):
             ) % {"name": self.api_key_variable, "allowed": ", ".join(settings.QA_JUDGE_KEY_VARIABLES) or "-"}
         # Only a server judge calls out; the local backends use neither field. The check is by name
         # (core.hosts.host_listed), not core.hosts.url_target's pinned address: the `openai` client
-        # resolves and connects by itself through httpx, which offers no way to hand it the address
-        # checked, and the servers operators list for judges are mostly on loopback or the private
-        # network, which a check of the resolved addresses would refuse. What this list guards is where a
-        # rubric owner may send transcripts and a key; the names on it are the operator's.
+        # resolves and connects by itself through httpx, which takes no address to connect to short of
+        # a network backend of our own, and the servers operators list for judges are mostly on
+        # loopback or the private network, which a check of the resolved addresses would refuse unless
+        # each address were listed again with its port. What this list guards is where a rubric owner
+        # may send transcripts and a key; the names on it are the operator's.
         if self.backend == self.Backend.OPENAI_COMPATIBLE:
             try:
                 listed = host_listed(
