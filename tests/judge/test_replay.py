@@ -207,8 +207,10 @@ def test_the_committed_recording_answers_the_demo_calls_as_this_code_asks_them(f
     assert "recorded on" in recorded.display_name and recorded.header["model"].startswith("Qwen2.5-Coder-1.5B-Instruct")
     listed = set(recorded.header["calls"])
     assert listed and listed <= set(DEMO_CALLS) and len(recorded.answers) >= len(listed)
-    # Every answer can also be found by its transcript (an audio call heard differently on another machine).
-    assert all(answer.get("transcript") and answer.get("context") for answer in recorded.answers.values())
+    # The answers recorded since answers keep their transcript can also be found by it (an audio call
+    # heard differently on another machine); the rest are found by their fingerprint only.
+    kept = [answer for answer in recorded.answers.values() if "transcript" in answer]
+    assert len(kept) >= 3 and all(answer["transcript"] and answer["context"] for answer in kept)
     replay = replay_server_start(recorded=recorded)
     try:
         output = demo_judge("--recorded", str(SAMPLES_RECORDED), "--base-url", replay.base_url)
