@@ -357,15 +357,15 @@ class Judge(models.Model):
         _("evidence mode"),
         max_length=10,
         choices=[
-            ("auto", _("Automatic: turn references where the server enforces the schema, else quotes")),
+            ("auto", _("Automatic: turn references for OpenAI's API, quotes for every other server")),
             ("quote", _("Quotes of the transcript")),
             ("reference", _("Turn references")),
         ],
         default="auto",
         help_text=_(
             "Turn references: the judge cites turns by number, and a server that follows the schema cannot cite "
-            "one that does not exist. Automatic: references for the local model and OpenAI's API, quotes for "
-            "other servers."
+            "one that does not exist. Automatic: references for OpenAI's API; quotes for the local model, which "
+            "quotes better than it counts turns, and for other servers."
         ),
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -8,7 +8,17 @@ the prompt, the schema, the verifier, the routing), and the server answers the r
 A request is recognised by its **fingerprint**: the SHA-256 of the parts of the request that do not
 depend on the model (the messages and the answer's schema, `response_format`), canonical JSON. A request
 whose fingerprint was not recorded is refused with HTTP 404 naming the fingerprint, so a changed prompt,
-rubric or transcript fails loudly instead of being answered with another call's judgment.
+rubric or call fails loudly instead of being answered with another call's judgment.
+
+One exception, for calls that come as audio: a transcriber's output can differ by a few words from one
+machine to another (its int8 kernels differ by CPU), so the same sample audio gives another transcript,
+hence another fingerprint, on a new machine. Each answer therefore also keeps its request's transcript
+(the last user message) and the fingerprint of everything before it (`context`: the system prompt and the
+schema, i.e. the rubric and the prompt). A request with the same context whose transcript is at least
+`--nearest` similar (difflib's ratio, default 0.8) to a recorded one is answered with that answer; the
+verifier then checks its quotes against this machine's transcript, so words the transcripts do not
+share fail verification, visibly. `GET /v1/replay/stats` says how many requests were answered exactly,
+how many by the nearest transcript (with the similarity) and how many were refused.
 
 The file is JSON lines: a header record (`"kind": "header"`: which model, when, on what machine, with
 which command), then one `"kind": "answer"` record per request (fingerprint, the response body as the
@@ -24,6 +34,7 @@ serving the model), appends the answer to FILE and returns it; a known one is an
 from __future__ import annotations
 
 import argparse
+import difflib
 import hashlib
 import json
 import platform
@@ -42,6 +53,11 @@ from typing import Any
 FINGERPRINT_KEYS = ("messages", "response_format")
 # How the refusal of an unknown request begins (a run's error carries it).
 NOT_RECORDED = "No recorded answer for request fingerprint"
+# How similar a transcript must be to a recorded one, with the same context, to get its answer. The
+# sample audio es-101 heard on two machines: 0.98 (two lines differ by a word or two); the closest two
+# other sample calls of one rubric: 0.70 (en-101 is en-001's first six turns spoken and transcribed),
+# then 0.54 and below.
+NEAREST_FLOOR = 0.8
 
 
 class RecordingFileError(ValueError):
@@ -53,6 +69,17 @@ def request_fingerprint(body: dict[str, Any]) -> str:
     parts = {key: body.get(key) for key in FINGERPRINT_KEYS}
     canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def request_transcript(body: dict[str, Any]) -> str:
+    """The request's last user message: the call's transcript as the judge was sent it."""
+    users = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
+    return users[-1] if users and isinstance(users[-1], str) else ""
+
+
+def request_context(body: dict[str, Any]) -> str:
+    """The fingerprint of everything but the transcript: the messages before the last one and the schema."""
+    return request_fingerprint({"messages": (body.get("messages") or [])[:-1], "response_format": body.get("response_format")})
 
 
 @dataclass
@@ -68,6 +95,18 @@ class Recorded:
     def display_name(self) -> str:
         """How pages name the judge: the model and the day it was recorded."""
         return str(self.header.get("display") or self.header.get("model") or self.path.stem)
+
+    def nearest(self, body: dict[str, Any], floor: float) -> tuple[dict[str, Any], float] | None:
+        """The answer whose request had this context and the most similar transcript, if at least `floor`."""
+        context, transcript = request_context(body), request_transcript(body)
+        best: tuple[dict[str, Any], float] | None = None
+        for record in self.answers.values():
+            if record.get("context") != context or not isinstance(record.get("transcript"), str):
+                continue
+            similarity = difflib.SequenceMatcher(None, transcript, record["transcript"], autojunk=False).ratio()
+            if similarity >= floor and (best is None or similarity > best[1]):
+                best = (record, similarity)
+        return best
 
     def append(self, record: dict[str, Any]) -> None:
         with self._lock:
@@ -129,6 +168,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self.path.rstrip("/") == "/v1/replay/stats":
+            self._send(HTTPStatus.OK, self.server.stats)
+            return
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             header = self.server.recorded.header
             self._send(HTTPStatus.OK, {"object": "list", "data": [{"id": header.get("model", ""), "object": "model"}]})
@@ -151,11 +193,18 @@ class _Handler(BaseHTTPRequestHandler):
         record = self.server.recorded.answers.get(fingerprint)
         if record is None and self.server.upstream:
             record = self.server.forward(body, fingerprint)
+        elif record is None and self.server.nearest_floor and (near := self.server.recorded.nearest(body, self.server.nearest_floor)):
+            record, similarity = near
+            self.server.count("nearest", {"recorded": record["fingerprint"], "similarity": round(similarity, 3)})
+            self._send(HTTPStatus.OK, record["response"])
+            return
         if record is None:
+            self.server.count("refused", fingerprint)
             self._send(HTTPStatus.NOT_FOUND, _error_body(
                 f"{NOT_RECORDED} {fingerprint} in {self.server.recorded.path.name}: "
                 "this call, its rubric or the prompt differ from what was recorded.", "unknown_fingerprint"))  # fmt: skip
             return
+        self.server.count("exact", fingerprint)
         self._send(HTTPStatus.OK, record["response"])
 
 
@@ -165,12 +214,19 @@ class ReplayServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], recorded: Recorded, *, upstream: str = "",
-                 upstream_model: str = "", verbose: bool = False) -> None:  # fmt: skip
+                 upstream_model: str = "", verbose: bool = False, nearest_floor: float = NEAREST_FLOOR) -> None:  # fmt: skip
         super().__init__(address, _Handler)
         self.recorded = recorded
         self.upstream = upstream.rstrip("/")
         self.upstream_model = upstream_model
         self.verbose = verbose
+        self.nearest_floor = nearest_floor
+        self.stats: dict[str, list[Any]] = {"exact": [], "nearest": [], "refused": []}
+        self._stats_lock = threading.Lock()
+
+    def count(self, how: str, what: Any) -> None:
+        with self._stats_lock:
+            self.stats[how].append(what)
 
     @property
     def base_url(self) -> str:
@@ -193,6 +249,8 @@ class ReplayServer(ThreadingHTTPServer):
         record = {
             "kind": "answer",
             "fingerprint": fingerprint,
+            "context": request_context(body),
+            "transcript": request_transcript(body),
             "model": answer.get("model") or sent["model"],
             "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "prompt_tokens": usage.get("prompt_tokens"),
@@ -205,9 +263,11 @@ class ReplayServer(ThreadingHTTPServer):
         return record
 
 
-def replay_server_start(*, recorded: Recorded, port: int = 0, upstream: str = "", upstream_model: str = "") -> ReplayServer:
+def replay_server_start(*, recorded: Recorded, port: int = 0, upstream: str = "", upstream_model: str = "",
+                        nearest_floor: float = NEAREST_FLOOR) -> ReplayServer:  # fmt: skip
     """A replay server on loopback (port 0: any free one), serving in a daemon thread."""
-    server = ReplayServer(("127.0.0.1", port), recorded, upstream=upstream, upstream_model=upstream_model)
+    server = ReplayServer(("127.0.0.1", port), recorded, upstream=upstream, upstream_model=upstream_model,
+                          nearest_floor=nearest_floor)  # fmt: skip
     threading.Thread(target=server.serve_forever, name="replay-server", daemon=True).start()
     return server
 
@@ -216,6 +276,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--recorded", type=Path, required=True, help="the recorded-answers file (JSON lines)")
     parser.add_argument("--port", type=int, default=8738, help="the loopback port to listen on")
+    parser.add_argument("--nearest", type=float, default=NEAREST_FLOOR,
+                        help="answer a transcript this similar (0-1) to a recorded one of the same rubric and prompt; 0: never")
     parser.add_argument("--record-from", default="", help="record: the upstream server's base URL (…/v1)")
     parser.add_argument("--upstream-model", default="", help="record: the model name the upstream server serves")
     parser.add_argument("--display", default="", help="record, new file: how pages name the judge")
@@ -240,7 +302,8 @@ def main(argv: list[str] | None = None) -> None:
             recorded = recorded_load(args.recorded)
         except RecordingFileError as error:
             parser.error(str(error))
-    server = ReplayServer(("127.0.0.1", args.port), recorded, upstream=args.record_from, upstream_model=args.upstream_model)
+    server = ReplayServer(("127.0.0.1", args.port), recorded, upstream=args.record_from, upstream_model=args.upstream_model,
+                          nearest_floor=args.nearest)  # fmt: skip
     mode = f"recording from {args.record_from}" if args.record_from else "replaying"
     print(f"{mode} {len(recorded.answers)} answers of {recorded.display_name} on {server.base_url}", flush=True)
     try:

@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from qa.answer import COMPACT_SHAPE, REFERENCE, answer_max_tokens, answer_parse
+from qa.answer import COMPACT_SHAPE, QUOTE, REFERENCE, answer_max_tokens, answer_parse
 from qa.execution import judge_run_until_done
 from qa.judging import asking_prepare, recording_enqueue_judging
 from qa.llm import answer_shape_get, llm_complete, request_constraint
@@ -60,7 +60,7 @@ def test_the_bundled_model_judges_a_short_call(local_backend, rubric):
     # The compact shape's budget covers every answer its schema admits: never cut off by the token limit.
     criteria = list(rubric.criteria.prefetch_related("exceptions"))
     shape = answer_shape_get(None)
-    assert (shape.token_bounded, shape.evidence_mode) == (True, REFERENCE)  # the local default: compact, by reference
+    assert (shape.token_bounded, shape.evidence_mode) == (True, QUOTE)  # the local default: compact, quoting
     assert run.completion_tokens < answer_max_tokens(criteria=criteria, shape=shape)
     assert "token limit" not in run.error
     # Compact JSON (asked through an llguidance grammar): outside its strings (plain text, so no
@@ -79,10 +79,11 @@ def test_the_bundled_model_judges_a_short_call(local_backend, rubric):
         assert recording.status in (Recording.Status.JUDGED, Recording.Status.IN_REVIEW)
 
 
-def test_the_grammar_makes_a_turn_the_call_lacks_impossible(local_backend, rubric):
+def test_the_grammar_makes_a_turn_the_call_lacks_impossible(local_backend, rubric, settings):
     """The schema's enum of turn numbers reaches llama.cpp in the grammar it decodes with: over several
     answers at a high temperature (a 135M model left free invents numbers as it invents quotes), every
     cited turn is one of the call's three."""
+    settings.QA_EVIDENCE_MODE = REFERENCE  # the local model quotes unless told to cite turns
     asking = asking_prepare(rubric=rubric, judge=None)
     assert (asking.backend.name, asking.question.shape) == ("local", dataclasses.replace(COMPACT_SHAPE, evidence_mode=REFERENCE))
     schema = asking.question.schema_for(TRANSCRIPT)

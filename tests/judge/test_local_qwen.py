@@ -32,7 +32,7 @@ def qwen(monkeypatch, settings):
     settings.QA_LOCAL_MODEL_PATH = ""
     settings.QA_LOCAL_MODEL = QWEN_CODER.name
     settings.QA_LOCAL_ANSWER_SHAPE = "standard"
-    settings.QA_EVIDENCE_MODE = "auto"
+    settings.QA_EVIDENCE_MODE = "reference"  # what this test checks: the grammar holds turns to the call's
     settings.QA_LOCAL_MODEL_PORT = LOCAL_PORT + 1  # not the SmolLM2 tests' server
     # A shared machine's two cores may take several times the minute or two of a quiet one.
     settings.QA_LLM_TIMEOUT = 900.0

@@ -5,12 +5,15 @@
 
 With --recorded, the replay server (python -m qa.replay) must be listening on --base-url: the recorded
 judge becomes the default and judges every demo call whose request was recorded, through the real
-pipeline; the others (a transcript that came out differently on this machine, say) are judged by the
-bundled local model, and the summary says which.
+pipeline. An audio call transcribed a little differently on this machine gets the answer recorded for the
+nearest transcript (qa.replay), and the summary says so; a call the recording lacks altogether is judged by
+the bundled local model, and the summary says which.
 """
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -60,7 +63,14 @@ class Command(BaseCommand):
             except RecordingFileError as error:
                 raise CommandError(str(error)) from error
             recorded_judge_make_default(recorded=recorded, base_url=options["base_url"])
+            answered_before = len(self._replay_stats(options["base_url"]).get("nearest", []))
             run_ids = self._judge(recordings, f"{recorded.display_name} (replayed by {options['base_url']})")
+            for near in self._replay_stats(options["base_url"]).get("nearest", [])[answered_before:]:
+                write(
+                    f"One call's transcript came out differently on this machine (an audio call: the transcriber's "
+                    f"output varies by CPU); it got the answer recorded for the nearest transcript (similarity "
+                    f"{near['similarity']:.2f}), whose quotes were verified against this machine's transcript."
+                )
             # A request the recording lacks (a transcript that came out differently on this machine,
             # a changed prompt) is refused by the replay server: that call is judged live instead.
             if refused := runs_not_recorded(run_ids=run_ids):
@@ -74,6 +84,15 @@ class Command(BaseCommand):
         write(WHY_QUOTES_FAIL)
         agents = sorted(set(Recording.objects.filter(source="samples").values_list("agent_id", flat=True)) - {""})
         write(f"Sample agents (ids for the agents' pages and scorecards): {', '.join(agents)}")
+
+    @staticmethod
+    def _replay_stats(base_url: str) -> dict[str, Any]:
+        """What the replay server answered, and how (qa.replay): {} from a server that does not say."""
+        try:
+            with urllib.request.urlopen(f"{base_url.rstrip('/')}/replay/stats", timeout=10) as response:  # noqa: S310 - the operator's replay URL
+                return json.load(response)
+        except (OSError, ValueError):
+            return {}
 
     def _judge(self, recordings: list[Recording], who: str) -> list[int]:
         """Judge `recordings` (the judge command, its summary passed on); the ids of their new runs."""
