@@ -1,6 +1,7 @@
-"""Drop folders: a contact center drops recordings, each with its manifest entry (a sidecar
-`<name>.json` beside `<name>.wav`, or a row of a `*.csv` manifest in the folder), and Celery beat's scan
-(every INTAKE_SCAN_INTERVAL) ingests each file once.
+"""Drop folders (a local folder, an S3 bucket, a folder on an SFTP server): a contact center drops
+recordings, each with its manifest entry (a sidecar `<name>.json` beside `<name>.wav`, or a row of a
+`*.csv` manifest in the folder), and Celery beat's scan (every INTAKE_SCAN_INTERVAL) ingests each file
+once.
 
 The scan only records: each audio file with its manifest entry becomes a job (idempotent on the folder,
 the file's name and its checksum, so the same file seen again is the same job) published after commit.
@@ -143,6 +144,13 @@ def folder_scan(*, folder: DropFolder) -> int:
         logger.warning("Drop folder %s is not scanned: %s", folder.slug, " ".join(problems.values()))
         return 0
     store = store_for(folder)
+    try:
+        return _scan(folder, store)
+    finally:
+        store.close()
+
+
+def _scan(folder: DropFolder, store: Store) -> int:
     entries = store.list()
     names = {entry.name for entry in entries}
     rows, broken = _csv_manifests(store, entries)
@@ -194,9 +202,14 @@ def _move_aside(store: Store, name: str, to: str, *, reason: str = "", sidecar: 
 
 def dropped_file_move(*, job: DroppedFile, store: Store | None = None) -> None:
     """Move a finished job's file (and its sidecar) into done/ or failed/ (with the reason), once."""
+    own = store is None
     store = store or store_for(job.folder)
     succeeded = job.status == DroppedFile.Status.SUCCEEDED
-    _move_aside(store, job.name, DONE if succeeded else FAILED, reason=job.error, sidecar=job.sidecar)
+    try:
+        _move_aside(store, job.name, DONE if succeeded else FAILED, reason=job.error, sidecar=job.sidecar)
+    finally:
+        if own:
+            store.close()
     DroppedFile.objects.filter(pk=job.pk).update(moved=True)
 
 
@@ -234,7 +247,11 @@ def _execute(job: Held) -> Result:
     try:
         entry = manifest_entry_check(row.manifest, file=row.name)
         with lease_kept(KIND, job), tempfile.TemporaryFile() as audio:
-            checksum = store_for(folder).download(row.name, audio)
+            store = store_for(folder)
+            try:
+                checksum = store.download(row.name, audio)
+            finally:
+                store.close()
             if checksum != row.checksum:
                 raise FileGone(f"{row.name} changed after it was seen; the changed file is a job of its own.")
             with transaction.atomic():

@@ -1,5 +1,5 @@
 """The intakes through a real `celery worker` on Redis: Twilio's callback, signed, and a file dropped with
-its manifest (in a local folder, an S3 bucket) each become a call that the worker fetches, transcribes
+its manifest (in a local folder, an S3 bucket, on an SFTP server) each become a call that the worker fetches, transcribes
 (the fake OpenAI-protocol server) and judges (scripted), its scores quoting the transcript verifiably; a
 worker killed mid-file, mid-download for Twilio and mid-ingest for a folder, has the file taken back by
 the sweep once its lease runs out, and the call is ingested exactly once."""
@@ -27,6 +27,7 @@ from qa.models import Recording, Score, Transcription
 from tests.intake.conftest import TOKEN, TOKEN_VARIABLE
 from tests.intake.test_twilio import SID, callback_params, post_signed
 from tests.support.fake_openai import transcription
+from tests.support.sftp_server import USER, SFTPServer
 from tests.support.workers import celery_worker, pool_processes
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
@@ -177,7 +178,32 @@ def s3_drops(acme, settings, tmp_path, request) -> Drops:
     return Drops(folder, lambda name, data: client.put_object(Bucket="drops", Key=name, Body=data), names, keys)
 
 
-@pytest.fixture(params=[local_drops, s3_drops], ids=["local", "s3"])
+@pytest.fixture(scope="module")
+def sftp_server(tmp_path_factory):
+    with SFTPServer(root=tmp_path_factory.mktemp("sftp-root"), files=tmp_path_factory.mktemp("ssh")) as server:
+        yield server
+
+
+def sftp_drops(acme, settings, tmp_path, request) -> Drops:
+    server = request.getfixturevalue("sftp_server")
+    env = {"INTAKE_SFTP_ALLOWED_HOSTS": f"127.0.0.1:{server.port}", "INTAKE_SFTP_FILES": f"{server.key_file},{server.known_hosts_file}"}
+    settings.INTAKE_SFTP_ALLOWED_HOSTS = [env["INTAKE_SFTP_ALLOWED_HOSTS"]]
+    settings.INTAKE_SFTP_FILES = env["INTAKE_SFTP_FILES"].split(",")
+    inbox = server.root / tmp_path.name
+    inbox.mkdir()
+    folder = DropFolder.objects.create(
+        workspace=acme[0], slug="acme-sftp", kind="sftp", host="127.0.0.1", port=server.port, username=USER,
+        key_file=str(server.key_file), known_hosts_file=str(server.known_hosts_file), path=f"/{tmp_path.name}",
+        rubric_slug="care", source="dump",
+    )  # fmt: skip
+
+    def names() -> list[str]:
+        return sorted(str(path.relative_to(inbox)) for path in inbox.rglob("*") if path.is_file())
+
+    return Drops(folder, lambda name, data: (inbox / name).write_bytes(data), names, env)
+
+
+@pytest.fixture(params=[local_drops, s3_drops, sftp_drops], ids=["local", "s3", "sftp"])
 def drops(request, acme, settings, tmp_path) -> Drops:
     return request.param(acme, settings, tmp_path, request)
 
