@@ -267,7 +267,7 @@ class SFTPStore:
             sftp = await self._client()
             await sftp.makedirs(self._path(to), exist_ok=True)
             try:
-                await sftp.posix_rename(self._path(name), self._path(f"{to}/{name}"))
+                await _rename(sftp, self._path(name), self._path(f"{to}/{name}"))
             except asyncssh.SFTPNoSuchFile:
                 pass  # moved already (a move repeated after a crash)
 
@@ -281,7 +281,7 @@ class SFTPStore:
             partial = posixpath.join(directory, f".{base}.partial")
             async with sftp.open(partial, "wb") as handle:
                 await handle.write(text.encode())
-            await sftp.posix_rename(partial, self._path(name))
+            await _rename(sftp, partial, self._path(name))
 
         self._run(write, f"write {name} in")
 
@@ -293,6 +293,17 @@ class SFTPStore:
             self._loop.run_until_complete(self._connection.wait_closed())
         self._loop.close()
         self._loop = self._connection = self._sftp = None
+
+
+async def _rename(sftp, old: str, new: str) -> None:
+    """OpenSSH's rename that replaces the target (a reason written again, a file dropped again); SFTP's
+    own, which refuses to, on a server without the extension."""
+    import asyncssh
+
+    try:
+        await sftp.posix_rename(old, new)
+    except asyncssh.SFTPOpUnsupported:
+        await sftp.rename(old, new)
 
 
 def store_for(folder: DropFolder) -> Store:

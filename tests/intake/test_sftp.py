@@ -163,3 +163,37 @@ def test_a_host_file_or_variable_the_operator_did_not_allow_is_refused(sftp_fold
     # A row changed outside the admin is not scanned either.
     folder.save()
     assert folder_scan(folder=folder) == 0
+
+
+def test_the_pages_sftp_configuration_is_accepted_as_written_and_a_port_it_does_not_list_is_not(acme, settings):
+    """docs/operations/intake-folder.md's "An SFTP server": the operator's variables, read as the settings
+    read them, and the admin's example fields make a folder that is accepted; the same server on another
+    port, or another key file, is not."""
+    import re
+
+    from tests.support.docs import docs_blocks, docs_section
+
+    section = docs_section("docs/operations/intake-folder.md", "An SFTP server")
+    environment = docs_blocks(section)[0].code
+    for line in environment.splitlines():
+        name, _equals, value = line.split("#")[0].strip().partition("=")
+        assert hasattr(settings, name), f"{name} is not a setting"
+        setattr(settings, name, [item.strip() for item in value.split(",") if item.strip()])
+    fields = {
+        field: value for field, value in re.findall(r"^\| ([a-z_ ]+) \| `([^`]*)`", section, re.M)
+    }  # the admin's table: each field's first example
+    assert set(fields) == {"host", "port", "user name", "private key file", "known_hosts file", "path"}
+    folder = DropFolder(
+        workspace=acme[0], slug="acme-five9", kind="sftp", host=fields["host"], port=int(fields["port"]),
+        username=fields["user name"], key_file=fields["private key file"], known_hosts_file=fields["known_hosts file"],
+        path=fields["path"], rubric_slug="care", source="five9",
+    )  # fmt: skip
+    folder.full_clean()
+    folder.password_variable = "ACME_SFTP_PASSWORD"  # the page's other way in
+    folder.full_clean()
+    folder.port = 2222
+    with pytest.raises(ValidationError, match="Port 2222 of 10.20.0.15 is not allowed by INTAKE_SFTP_ALLOWED_HOSTS"):
+        folder.full_clean()
+    folder.port, folder.key_file = 22, "/root/.ssh/id_ed25519"
+    with pytest.raises(ValidationError, match="is not a file the operator allowed: add it to INTAKE_SFTP_FILES"):
+        folder.full_clean()
