@@ -221,19 +221,23 @@ def dropped_file_execute(*, job_id: int) -> Result:
     job = Held(row)
     if not job_claim(KIND, job):
         return Result(Outcome.SKIPPED)
-    result = _execute(job)
-    if result.outcome in (Outcome.SUCCEEDED, Outcome.FAILED):
-        row.refresh_from_db()
-        if row.moved:
-            return result
-        try:
-            dropped_file_move(job=row)
-        except Exception:  # the next scan moves it: the job's outcome is stored
-            logger.warning("Could not move %s aside; the next scan will.", row.name, exc_info=True)
-    return result
+    store = store_for(row.folder)  # one for the read and the move: over SFTP, one login
+    try:
+        result = _execute(job, store)
+        if result.outcome in (Outcome.SUCCEEDED, Outcome.FAILED):
+            row.refresh_from_db()
+            if row.moved:
+                return result
+            try:
+                dropped_file_move(job=row, store=store)
+            except Exception:  # the next scan moves it: the job's outcome is stored
+                logger.warning("Could not move %s aside; the next scan will.", row.name, exc_info=True)
+        return result
+    finally:
+        store.close()
 
 
-def _execute(job: Held) -> Result:
+def _execute(job: Held, store: Store) -> Result:
     row: DroppedFile = job.row
     folder = row.folder
     if interrupted := job_interrupted(KIND, job):
@@ -247,11 +251,7 @@ def _execute(job: Held) -> Result:
     try:
         entry = manifest_entry_check(row.manifest, file=row.name)
         with lease_kept(KIND, job), tempfile.TemporaryFile() as audio:
-            store = store_for(folder)
-            try:
-                checksum = store.download(row.name, audio)
-            finally:
-                store.close()
+            checksum = store.download(row.name, audio)
             if checksum != row.checksum:
                 raise FileGone(f"{row.name} changed after it was seen; the changed file is a job of its own.")
             with transaction.atomic():
