@@ -102,14 +102,16 @@ def export_watermark() -> Watermark:
 
 
 # The oldest running transaction not known to be another database's (their 32-bit backend_xid against
-# the snapshot's 64-bit ids), or the next id when none is left.
+# the snapshot's 64-bit ids), or the next id when none is left. The snapshot does not list the reader's
+# own transaction, which is running too: it counts if it has an id.
 _WATERMARK = """
-    SELECT COALESCE(
+    SELECT LEAST(
         (SELECT MIN(x::text::bigint) FROM pg_snapshot_xip(s) x
          WHERE x::text::bigint % 4294967296 NOT IN (
             SELECT backend_xid::text::bigint FROM pg_stat_activity
             WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
          )),
+        pg_current_xact_id_if_assigned()::text::bigint,
         pg_snapshot_xmax(s)::text::bigint
     ), pg_snapshot_xmax(s)::text::bigint
     FROM pg_current_snapshot() s

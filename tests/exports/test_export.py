@@ -351,6 +351,15 @@ def test_a_transaction_open_in_another_database_does_not_hold_the_watermark_back
     finally:  # ...and come, once, when it ends
         elsewhere.rollback()
         elsewhere.close()
+    # The reader's own transaction, which its snapshot does not list, holds the watermark too.
+    with transaction.atomic():
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT pg_current_xact_id()::text::bigint")
+            [[own_xid]] = cursor.fetchall()
+        writer = threading.Thread(target=_judged_in_own_transaction, args=(rubric, "after-the-reader"))
+        writer.start()
+        writer.join()  # a later transaction has finished: the snapshot's next id is past the reader's
+        assert export_watermark().below == own_xid
 
 
 def test_the_command_writes_files_and_resumes_from_its_cursor_file(tmp_path):
