@@ -6,11 +6,18 @@ commits after another that inserted 102 would be skipped by a reader that saw 10
 past it. Nor does a settle delay make it safe: a transaction can stay open longer than any delay.
 
 PostgreSQL stamps every row version with the id of the transaction that wrote it (`xmin`), and any
-snapshot knows the oldest transaction still running (`pg_snapshot_xmin`): every transaction with a
-lower id has finished, so every row version stamped below it that will ever be visible is visible now.
-A page therefore holds the rows stamped from the cursor up to that watermark, in (stamp, id) order, and
-the next cursor is where it stopped: a row committed late carries its own transaction's stamp, which is
-at or above the watermark of any page read before it committed, so it comes on a later page, once.
+snapshot lists the transactions still running (`pg_snapshot_xip`, the whole server's: ids are shared by
+its databases). The watermark is the oldest of them that may write here: one that pg_stat_activity
+shows running in another database cannot (a backend never changes database), so it does not count;
+every other one does, including those it cannot place (a prepared transaction, one that finished
+between the two reads), which only holds the watermark back a little. Every transaction below the
+watermark has finished or writes elsewhere, so every row version of this database stamped below it
+that will ever be visible is visible now. (A savepoint's rows carry a later id than their transaction,
+which is in the list, so they are above it too.) A page therefore holds the rows stamped from the
+cursor up to that watermark, in (stamp, id) order, and the next cursor is where it stopped: a row
+committed late carries its own transaction's stamp, which is at or above the watermark of any page read
+before it committed, so it comes on a later page, once. Other databases' long transactions (another
+application's, or test runs sharing the server) do not hold the export back.
 
 What else that gives: a row that changes (a dispute resolved, a review undone, a score verified again)
 gets a new stamp and comes again with its new state, so a loader that upserts by `id` keeps the latest.
@@ -77,7 +84,7 @@ def cursor_parse(raw: str | None) -> Cursor:
 
 @dataclass(frozen=True)
 class Watermark:
-    below: int  # every transaction with a lower id has finished
+    below: int  # every transaction with a lower id has finished or writes in another database
     next: int  # the next transaction id to be handed out: no cursor can be beyond it
 
 
@@ -86,11 +93,29 @@ def export_watermark() -> Watermark:
         raise ExportUnavailable(_("The export needs PostgreSQL (it reads its transaction ids); this database is %(vendor)s.")
                                 % {"vendor": connection.vendor})
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_snapshot_xmin(s)::text::bigint, pg_snapshot_xmax(s)::text::bigint FROM pg_current_snapshot() s"
-        )
+        # pg_stat_activity is read once per transaction unless cleared: a stale one would only place
+        # fewer transactions elsewhere (the watermark lower, never wrong), but a page asks for now.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(_WATERMARK)
         below, upper = cursor.fetchone()
     return Watermark(below=below, next=upper)
+
+
+# The oldest running transaction not known to be another database's (their 32-bit backend_xid against
+# the snapshot's 64-bit ids), or the next id when none is left. The snapshot does not list the reader's
+# own transaction, which is running too: it counts if it has an id.
+_WATERMARK = """
+    SELECT LEAST(
+        (SELECT MIN(x::text::bigint) FROM pg_snapshot_xip(s) x
+         WHERE x::text::bigint % 4294967296 NOT IN (
+            SELECT backend_xid::text::bigint FROM pg_stat_activity
+            WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
+         )),
+        pg_current_xact_id_if_assigned()::text::bigint,
+        pg_snapshot_xmax(s)::text::bigint
+    ), pg_snapshot_xmax(s)::text::bigint
+    FROM pg_current_snapshot() s
+"""
 
 
 def _stamp(table: str) -> str:

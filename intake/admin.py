@@ -13,7 +13,7 @@ class TwilioAccountAdmin(ScopedAdminMixin, admin.ModelAdmin):
 @admin.register(DropFolder)
 class DropFolderAdmin(ScopedAdminMixin, admin.ModelAdmin):
     scope_workspace = "workspace"
-    list_display = ["slug", "workspace", "kind", "path", "bucket", "prefix", "rubric_slug", "active"]
+    list_display = ["slug", "workspace", "kind", "path", "bucket", "prefix", "host", "rubric_slug", "active"]
 
 
 @admin.register(TwilioRecording)

@@ -1,6 +1,7 @@
-"""Drop folders: a contact center drops recordings, each with its manifest entry (a sidecar
-`<name>.json` beside `<name>.wav`, or a row of a `*.csv` manifest in the folder), and Celery beat's scan
-(every INTAKE_SCAN_INTERVAL) ingests each file once.
+"""Drop folders (a local folder, an S3 bucket, a folder on an SFTP server): a contact center drops
+recordings, each with its manifest entry (a sidecar `<name>.json` beside `<name>.wav`, or a row of a
+`*.csv` manifest in the folder), and Celery beat's scan (every INTAKE_SCAN_INTERVAL) ingests each file
+once.
 
 The scan only records: each audio file with its manifest entry becomes a job (idempotent on the folder,
 the file's name and its checksum, so the same file seen again is the same job) published after commit.
@@ -143,6 +144,13 @@ def folder_scan(*, folder: DropFolder) -> int:
         logger.warning("Drop folder %s is not scanned: %s", folder.slug, " ".join(problems.values()))
         return 0
     store = store_for(folder)
+    try:
+        return _scan(folder, store)
+    finally:
+        store.close()
+
+
+def _scan(folder: DropFolder, store: Store) -> int:
     entries = store.list()
     names = {entry.name for entry in entries}
     rows, broken = _csv_manifests(store, entries)
@@ -194,9 +202,14 @@ def _move_aside(store: Store, name: str, to: str, *, reason: str = "", sidecar: 
 
 def dropped_file_move(*, job: DroppedFile, store: Store | None = None) -> None:
     """Move a finished job's file (and its sidecar) into done/ or failed/ (with the reason), once."""
+    own = store is None
     store = store or store_for(job.folder)
     succeeded = job.status == DroppedFile.Status.SUCCEEDED
-    _move_aside(store, job.name, DONE if succeeded else FAILED, reason=job.error, sidecar=job.sidecar)
+    try:
+        _move_aside(store, job.name, DONE if succeeded else FAILED, reason=job.error, sidecar=job.sidecar)
+    finally:
+        if own:
+            store.close()
     DroppedFile.objects.filter(pk=job.pk).update(moved=True)
 
 
@@ -208,19 +221,23 @@ def dropped_file_execute(*, job_id: int) -> Result:
     job = Held(row)
     if not job_claim(KIND, job):
         return Result(Outcome.SKIPPED)
-    result = _execute(job)
-    if result.outcome in (Outcome.SUCCEEDED, Outcome.FAILED):
-        row.refresh_from_db()
-        if row.moved:
-            return result
-        try:
-            dropped_file_move(job=row)
-        except Exception:  # the next scan moves it: the job's outcome is stored
-            logger.warning("Could not move %s aside; the next scan will.", row.name, exc_info=True)
-    return result
+    store = store_for(row.folder)  # one for the read and the move: over SFTP, one login
+    try:
+        result = _execute(job, store)
+        if result.outcome in (Outcome.SUCCEEDED, Outcome.FAILED):
+            row.refresh_from_db()
+            if row.moved:
+                return result
+            try:
+                dropped_file_move(job=row, store=store)
+            except Exception:  # the next scan moves it: the job's outcome is stored
+                logger.warning("Could not move %s aside; the next scan will.", row.name, exc_info=True)
+        return result
+    finally:
+        store.close()
 
 
-def _execute(job: Held) -> Result:
+def _execute(job: Held, store: Store) -> Result:
     row: DroppedFile = job.row
     folder = row.folder
     if interrupted := job_interrupted(KIND, job):
@@ -234,7 +251,7 @@ def _execute(job: Held) -> Result:
     try:
         entry = manifest_entry_check(row.manifest, file=row.name)
         with lease_kept(KIND, job), tempfile.TemporaryFile() as audio:
-            checksum = store_for(folder).download(row.name, audio)
+            checksum = store.download(row.name, audio)
             if checksum != row.checksum:
                 raise FileGone(f"{row.name} changed after it was seen; the changed file is a job of its own.")
             with transaction.atomic():

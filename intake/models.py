@@ -1,7 +1,8 @@
 """Where calls come in from besides the REST API: Twilio's recording callback and drop folders (a local
-folder or an S3 bucket). Each recording or file to ingest is a job of the one executor (core.jobs):
-claimed with a lease, so a worker that dies mid-file has it taken back by the sweep, and idempotent on
-its identity (a Twilio RecordingSid; a file's name and checksum), so nothing is ingested twice."""
+folder, an S3 bucket or a folder on an SFTP server). Each recording or file to ingest is a job of the
+one executor (core.jobs): claimed with a lease, so a worker that dies mid-file has it taken back by the
+sweep, and idempotent on its identity (a Twilio RecordingSid; a file's name and checksum), so nothing is
+ingested twice."""
 
 from __future__ import annotations
 
@@ -127,20 +128,39 @@ class TwilioRecording(Job):
 
 class DropFolder(IntakeSettings):
     """A place where a contact center drops recordings with their manifest: a local folder (under one of
-    INTAKE_FOLDER_ROOTS) or an S3 bucket and prefix (at an endpoint INTAKE_S3_ALLOWED_HOSTS allows)."""
+    INTAKE_FOLDER_ROOTS), an S3 bucket and prefix (at an endpoint INTAKE_S3_ALLOWED_HOSTS allows) or a
+    folder on an SFTP server (a host INTAKE_SFTP_ALLOWED_HOSTS allows, with a key and known_hosts file
+    INTAKE_SFTP_FILES lists)."""
 
     class Kind(models.TextChoices):
         LOCAL = "local", _("local folder")
         S3 = "s3", _("S3 bucket")
+        SFTP = "sftp", _("SFTP server")
 
     kind = models.CharField(_("kind"), max_length=10, choices=Kind.choices, default=Kind.LOCAL)
-    path = models.CharField(_("path"), max_length=1000, blank=True, help_text=_("A local folder."))
+    path = models.CharField(
+        _("path"), max_length=1000, blank=True,
+        help_text=_("A local folder; on an SFTP server, its folder (blank: the login's own)."),
+    )  # fmt: skip
     bucket = models.CharField(_("bucket"), max_length=255, blank=True)
     prefix = models.CharField(_("prefix"), max_length=500, blank=True)
     endpoint_url = models.URLField(_("endpoint URL"), max_length=500, blank=True, help_text=_("Empty: AWS S3."))
     region = models.CharField(_("region"), max_length=50, blank=True, default="us-east-1")
     access_key_variable = models.CharField(_("access key variable"), max_length=100, blank=True)
     secret_key_variable = models.CharField(_("secret key variable"), max_length=100, blank=True)
+    host = models.CharField(_("host"), max_length=255, blank=True, help_text=_("SFTP: the server's name or address."))
+    port = models.PositiveIntegerField(_("port"), default=22)
+    username = models.CharField(_("user name"), max_length=100, blank=True)
+    key_file = models.CharField(
+        _("private key file"), max_length=1000, blank=True, help_text=_("SFTP: one of INTAKE_SFTP_FILES.")
+    )
+    known_hosts_file = models.CharField(
+        _("known_hosts file"), max_length=1000, blank=True,
+        help_text=_("SFTP: the server's host key, checked at every connection; one of INTAKE_SFTP_FILES."),
+    )  # fmt: skip
+    password_variable = models.CharField(
+        _("password variable"), max_length=100, blank=True, help_text=_("SFTP: instead of a key, or with it.")
+    )
 
     class Meta:
         verbose_name = _("drop folder")
@@ -154,7 +174,8 @@ class DropFolder(IntakeSettings):
 
 def folder_problems(folder: DropFolder) -> dict[str, str]:
     """What in this folder the operator did not allow, by field: a local path outside INTAKE_FOLDER_ROOTS,
-    an S3 endpoint outside INTAKE_S3_ALLOWED_HOSTS, a key variable outside INTAKE_SECRET_VARIABLES."""
+    an S3 endpoint outside INTAKE_S3_ALLOWED_HOSTS, an SFTP server outside INTAKE_SFTP_ALLOWED_HOSTS or a
+    key or known_hosts file outside INTAKE_SFTP_FILES, a variable outside INTAKE_SECRET_VARIABLES."""
     problems: dict[str, str] = {}
     if folder.kind == DropFolder.Kind.LOCAL:
         roots = [os.path.realpath(root) for root in settings.INTAKE_FOLDER_ROOTS if root.strip()]
@@ -166,6 +187,8 @@ def folder_problems(folder: DropFolder) -> dict[str, str]:
                 f"{folder.path} is not inside a folder the operator allowed: add it to INTAKE_FOLDER_ROOTS "
                 f"or pick one inside: {', '.join(settings.INTAKE_FOLDER_ROOTS) or '-'}."
             )
+    elif folder.kind == DropFolder.Kind.SFTP:
+        problems.update(_sftp_problems(folder))
     else:
         if not folder.bucket:
             problems["bucket"] = "Name the bucket."
@@ -177,6 +200,38 @@ def folder_problems(folder: DropFolder) -> dict[str, str]:
             problems["endpoint_url"] = str(error)
         for field in ("access_key_variable", "secret_key_variable"):
             problems.update(secret_variable_problem(field, getattr(folder, field)))
+    return problems
+
+
+def _sftp_problems(folder: DropFolder) -> dict[str, str]:
+    problems: dict[str, str] = {}
+    host = folder.host.strip()
+    if not host or any(char in host for char in "/@?#[] ") or host.count(":") == 1:
+        problems["host"] = "Give the SFTP server's name or address alone (its port in the port field)."
+    elif not 0 < folder.port < 65536:
+        problems["port"] = "A port is a number from 1 to 65535."
+    else:
+        # An SFTP server is checked as a URL of its host and port: its entry in the list names the port.
+        address = f"[{host}]" if ":" in host else host
+        try:
+            url_target(f"https://{address}:{folder.port}/", allowed=settings.INTAKE_SFTP_ALLOWED_HOSTS,
+                      setting="INTAKE_SFTP_ALLOWED_HOSTS")  # fmt: skip
+        except HostNotAllowed as error:
+            problems["host"] = str(error)
+    if not folder.username:
+        problems["username"] = "Give the user name to log in with."
+    if not folder.known_hosts_file:
+        problems["known_hosts_file"] = "Give the known_hosts file with the server's host key: an unchecked server is never trusted."
+    if not folder.key_file and not folder.password_variable:
+        problems["key_file"] = "Give a private key file or a password variable to log in with."
+    for field in ("key_file", "known_hosts_file"):
+        name = getattr(folder, field)
+        if name and name not in settings.INTAKE_SFTP_FILES:
+            problems[field] = (
+                f"{name} is not a file the operator allowed: add it to INTAKE_SFTP_FILES or pick one of: "
+                f"{', '.join(settings.INTAKE_SFTP_FILES) or '-'}."
+            )
+    problems.update(secret_variable_problem("password_variable", folder.password_variable))
     return problems
 
 

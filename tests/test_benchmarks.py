@@ -257,7 +257,8 @@ def test_intake(bench_env):
     assert "twilio: callbacks {202: 5}, jobs {'succeeded': 5}" in output, output
     assert "local folder: 5 jobs from the scan, jobs {'succeeded': 5}, a second scan found 0" in output, output
     assert "s3 folder: 5 jobs from the scan, jobs {'succeeded': 5}, a second scan found 0" in output, output
-    assert "recordings stored: 15" in output
+    assert "sftp folder: 5 jobs from the scan, jobs {'succeeded': 5}, a second scan found 0" in output, output
+    assert "recordings stored: 20" in output
     for stage in ("signed callbacks (job rows)", "fetch + ingest", "scan (job rows)", "read + ingest + move to done/"):
         assert stage in output
 

@@ -1,5 +1,6 @@
 """Throughput of each intake at N calls: Twilio's callback and fetch, a local drop folder, an S3 drop
-folder (moto's server on loopback). See README.md beside this file.
+folder (moto's server on loopback), an SFTP drop folder (asyncssh's server on loopback). See README.md
+beside this file.
 
 .venv/bin/python bench/intake/run.py --calls 1000
 
@@ -7,8 +8,9 @@ What is measured is the ingest, in one process, one call after another: for Twil
 (signature check, job row) and then the jobs (claim, download over HTTP from a local server playing
 Twilio, the audio checks, the file stored, the recording and its transcription written); for a folder,
 the scan (listing, checksums, manifests, job rows) and then the jobs (claim, read or download, the same
-ingest, the move into done/). Transcription and judging are not: their messages are published to a
-broker no worker reads, and purged at the end.
+ingest, the move into done/; over SFTP the scan logs in once, and each job once).
+Transcription and judging are not: their messages are published to a broker no worker reads, and purged
+at the end.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000, help="calls per intake")
     parser.add_argument("--seconds", type=float, default=2.0, help="length of each call's two-channel audio")
-    parser.add_argument("--intakes", default="twilio,local,s3")
+    parser.add_argument("--intakes", default="twilio,local,s3,sftp")
     return parser.parse_args()
 
 
@@ -162,6 +164,19 @@ def bench_folder(workspace, audio: bytes, calls: int, *, kind: str) -> None:
             (inbox / f"call-{n:05d}.wav").write_bytes(audio)
             (inbox / f"call-{n:05d}.json").write_text(json.dumps({"agent": f"ag-{n % 40}", "team": f"team-{n % 4}"}))
         fields["path"] = str(inbox)
+    elif kind == "sftp":
+        from tests.support.sftp_server import USER, SFTPServer
+
+        server = SFTPServer(root=WORK / "sftp", files=WORK / "ssh").start()
+        inbox = server.root / "in"
+        inbox.mkdir()
+        for n in range(calls):
+            (inbox / f"call-{n:05d}.wav").write_bytes(audio)
+            (inbox / f"call-{n:05d}.json").write_text(json.dumps({"agent": f"ag-{n % 40}", "team": f"team-{n % 4}"}))
+        settings.INTAKE_SFTP_ALLOWED_HOSTS = [f"127.0.0.1:{server.port}"]
+        settings.INTAKE_SFTP_FILES = [str(server.key_file), str(server.known_hosts_file)]
+        fields.update(host="127.0.0.1", port=server.port, username=USER, key_file=str(server.key_file),
+                      known_hosts_file=str(server.known_hosts_file), path="/in")  # fmt: skip
     else:
         import boto3
         from moto.server import ThreadedMotoServer

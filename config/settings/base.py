@@ -505,6 +505,12 @@ INTAKE_TWILIO_ALLOWED_HOSTS = env.list("INTAKE_TWILIO_ALLOWED_HOSTS", default=["
 INTAKE_S3_ALLOWED_HOSTS = env.list("INTAKE_S3_ALLOWED_HOSTS", default=[".amazonaws.com"])
 # The folders under which a local drop folder may lie; empty: none.
 INTAKE_FOLDER_ROOTS = env.list("INTAKE_FOLDER_ROOTS", default=[])
+# The SFTP servers a drop folder may log in to, each as host:port (intake/hosts.py's entries, checked as
+# an https URL's: an entry without its port allows only 443); empty: none.
+INTAKE_SFTP_ALLOWED_HOSTS = env.list("INTAKE_SFTP_ALLOWED_HOSTS", default=[])
+# The files an SFTP folder may name: private keys to log in with, known_hosts files with the servers'
+# host keys (a workspace's admin names one; without the list they could name any file a worker reads).
+INTAKE_SFTP_FILES = env.list("INTAKE_SFTP_FILES", default=[])
 # A file's claim lasts this long unless renewed (every third of it while the file downloads): a worker
 # that dies mid-file has it taken back by the sweep within a lease.
 INTAKE_LEASE_SECONDS = env.float("INTAKE_LEASE_SECONDS", default=120.0)
@@ -541,6 +547,9 @@ LOGGING = {
         # Presidio logs every recognizer it loads and the device it found at INFO, a few dozen lines each
         # time a process first redacts: they break the judge command's progress bar and tell an operator nothing.
         "presidio-analyzer": {"level": "WARNING"},
+        # asyncssh (an SFTP drop folder) logs every connection's and channel's steps at INFO, a dozen lines
+        # a scan; a failure comes back as the job's error.
+        "asyncssh": {"level": "WARNING"},
     },
 }
 

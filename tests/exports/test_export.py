@@ -46,10 +46,10 @@ NDJSON = "application/x-ndjson"
 PARQUET = "application/vnd.apache.parquet"
 
 
-def settle(timeout: float = 300) -> None:
-    """Wait until every transaction this test committed is below the export's watermark. The watermark is
-    the server's oldest running transaction, any database's: the suite's other workers (and anyone else's
-    tests on this server) hold it back while their test transactions stay open."""
+def settle(timeout: float = 60) -> None:
+    """Wait until every transaction this test committed is below the export's watermark: the oldest
+    transaction running in this database (the suite's other workers, each in a database of its own, and
+    anyone else's tests on this server do not hold it back)."""
     with connections["default"].cursor() as cursor:
         cursor.execute("SELECT pg_current_xact_id()::text::bigint")  # a transaction of its own, after ours
         [mark] = cursor.fetchone()
@@ -305,7 +305,7 @@ def test_every_row_exactly_once_across_resumed_pages_while_rows_commit_out_of_id
         response = bi.get("/api/export/scores/", {"since_cursor": cursor, "limit": 4})
         seen += [row["id"] for row in rows_of(response)]
         cursor, pages = response["X-Export-Cursor"], pages + 1
-    settle()  # a transaction open elsewhere on the server holds the watermark back: the rest waits, then comes
+    settle()  # a transaction still closing in this database holds the watermark back: the rest waits, then comes
     rows, cursor = export_all(bi, "scores", limit=4, cursor=cursor)
     seen += [row["id"] for row in rows]
     expected = set(Score.objects.values_list("pk", flat=True))
@@ -314,6 +314,52 @@ def test_every_row_exactly_once_across_resumed_pages_while_rows_commit_out_of_id
     assert set(written) | set(late_ids) | set(early_ids) == expected
     assert Counter(seen) == Counter({pk: 1 for pk in expected})
     assert pages > 3
+
+
+def _open_transaction(database: str):
+    """A connection of its own to `database` on the test server, in a transaction that has taken an id
+    (and written nothing); the id."""
+    import psycopg
+
+    settings_dict = connections["default"].settings_dict
+    connection = psycopg.connect(
+        dbname=database, user=settings_dict["USER"], password=settings_dict["PASSWORD"] or None,
+        host=settings_dict["HOST"] or "127.0.0.1", port=settings_dict["PORT"] or 5432,
+    )  # fmt: skip
+    [[xid]] = connection.execute("SELECT pg_current_xact_id()::text::bigint").fetchall()
+    return connection, xid
+
+
+def test_a_transaction_open_in_another_database_does_not_hold_the_watermark_back_one_in_this_one_does(bi):
+    rubric = published_rubric(criteria=2)
+    elsewhere, other_xid = _open_transaction("postgres")  # another database on the same server
+    try:
+        ids = _judged_in_own_transaction(rubric, "after-the-other")  # committed after the other one began
+        watermark = export_watermark()
+        assert other_xid < watermark.below  # not waited for: it cannot write here
+        assert {row["id"] for row in export_all(bi, "scores")[0]} == set(ids)
+        here, own_xid = _open_transaction(connections["default"].settings_dict["NAME"])
+        try:
+            later = _judged_in_own_transaction(rubric, "after-this-one")
+            assert export_watermark().below == own_xid  # this database's open transaction holds it
+            page = export_page(kind="scores", scope=EVERYTHING, since=Cursor())
+            assert {row["id"] for row in page_records(page)} == set(ids)  # the later rows wait...
+        finally:
+            here.rollback()
+            here.close()
+        assert {row["id"] for row in page_records(export_page(kind="scores", scope=EVERYTHING, since=page.cursor))} == set(later)
+    finally:  # ...and come, once, when it ends
+        elsewhere.rollback()
+        elsewhere.close()
+    # The reader's own transaction, which its snapshot does not list, holds the watermark too.
+    with transaction.atomic():
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT pg_current_xact_id()::text::bigint")
+            [[own_xid]] = cursor.fetchall()
+        writer = threading.Thread(target=_judged_in_own_transaction, args=(rubric, "after-the-reader"))
+        writer.start()
+        writer.join()  # a later transaction has finished: the snapshot's next id is past the reader's
+        assert export_watermark().below == own_xid
 
 
 def test_the_command_writes_files_and_resumes_from_its_cursor_file(tmp_path):

@@ -1,31 +1,33 @@
-"""The intakes through a real `celery worker` on Redis: Twilio's callback, signed, becomes a call that
-the worker fetches, transcribes (the fake OpenAI-protocol server) and judges (scripted); a worker killed
-mid-file, from Twilio or from an S3 bucket, has the file taken back by the sweep once its lease runs out,
-and the call is ingested exactly once."""
+"""The intakes through a real `celery worker` on Redis: Twilio's callback, signed, and a file dropped with
+its manifest (in a local folder, an S3 bucket, on an SFTP server) each become a call that the worker fetches, transcribes
+(the fake OpenAI-protocol server) and judges (scripted), its scores quoting the transcript verifiably; a
+worker killed mid-file, mid-download for Twilio and mid-ingest for a folder, has the file taken back by
+the sweep once its lease runs out, and the call is ingested exactly once."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
-import threading
 import time
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import boto3
+import psycopg
 import pytest
+from django.db import connection
 from django.utils import timezone
 from moto.server import ThreadedMotoServer
 
 from intake.folders import dropped_files_sweep, folder_scan
 from intake.models import DropFolder, DroppedFile, TwilioRecording
 from intake.twilio import twilio_recordings_sweep
-from qa.models import Recording, Transcription
+from qa.models import Recording, Score, Transcription
 from tests.intake.conftest import TOKEN, TOKEN_VARIABLE
 from tests.intake.test_twilio import SID, callback_params, post_signed
 from tests.support.fake_openai import transcription
+from tests.support.sftp_server import USER, SFTPServer
 from tests.support.workers import celery_worker, pool_processes
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
@@ -121,77 +123,144 @@ def test_a_worker_killed_mid_download_loses_nothing_and_doubles_nothing(
     assert len(fake_twilio.requests) == 2
 
 
-@pytest.fixture
-def slow_s3(settings):
-    """moto's S3 server behind a proxy that holds the first download of a .wav for 30 s."""
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    host, port = moto.get_host_and_port()
-    held = []
+# A dropped call, through the worker and the judge, with the worker killed mid-file on the way.
 
-    class Proxy(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
-
-        def _forward(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.command == "GET" and self.path.split("?")[0].endswith(".wav") and not held:
-                held.append(self.path)
-                time.sleep(30)
-            connection = http.client.HTTPConnection(host, port, timeout=60)
-            connection.request(self.command, self.path, body=body, headers=dict(self.headers))
-            answer = connection.getresponse()
-            payload = answer.read()
-            self.send_response(answer.status)
-            for name, value in answer.getheaders():
-                if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                    self.send_header(name, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        do_GET = do_PUT = do_HEAD = do_POST = do_DELETE = _forward
-
-    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
-    proxy.daemon_threads = True
-    threading.Thread(target=proxy.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{proxy.server_address[1]}"
-    settings.INTAKE_S3_ALLOWED_HOSTS = [url.removeprefix("http://")]
-    yield url, held
-    proxy.shutdown()
-    moto.stop()
+CALLER = "Hi, I lost my card yesterday."
+AGENT = "Good morning, this is Sam from North Bank."
 
 
-def test_a_worker_killed_mid_file_from_the_bucket_loses_nothing_and_doubles_nothing(
-    slow_s3, acme, stereo_wav, fake_llm, media_root, settings, monkeypatch
-):
-    endpoint, held = slow_s3
+class Drops:
+    """A drop folder of one kind, and how the test drops files into it and sees what is left."""
+
+    def __init__(self, folder: DropFolder, put, names, env: dict[str, str]) -> None:
+        self.folder, self.put, self.names, self.env = folder, put, names, env
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def local_drops(acme, settings, tmp_path, request) -> Drops:
+    root = tmp_path / "drops"
+    inbox = root / "acme"
+    inbox.mkdir(parents=True)
+    settings.INTAKE_FOLDER_ROOTS = [str(root)]
+    folder = DropFolder.objects.create(workspace=acme[0], slug="acme-local", kind="local", path=str(inbox), rubric_slug="care", source="dump")
+
+    def names() -> list[str]:
+        return sorted(str(path.relative_to(inbox)) for path in inbox.rglob("*") if path.is_file())
+
+    return Drops(folder, lambda name, data: (inbox / name).write_bytes(data), names, {"INTAKE_FOLDER_ROOTS": str(root)})
+
+
+def s3_drops(acme, settings, tmp_path, request) -> Drops:
+    endpoint = request.getfixturevalue("s3_endpoint")
+    settings.INTAKE_S3_ALLOWED_HOSTS = [endpoint.removeprefix("http://")]
     settings.INTAKE_SECRET_VARIABLES = ["S3_KEY_ID", "S3_SECRET"]
-    monkeypatch.setenv("S3_KEY_ID", "testing")
-    monkeypatch.setenv("S3_SECRET", "testing")
+    keys = {"S3_KEY_ID": "testing", "S3_SECRET": "testing"}
+    for name, value in keys.items():
+        request.getfixturevalue("monkeypatch").setenv(name, value)
     client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t")
     client.create_bucket(Bucket="drops")
-    client.put_object(Bucket="drops", Key="call.wav", Body=stereo_wav.read_bytes())
-    client.put_object(Bucket="drops", Key="call.json", Body=json.dumps({"external_id": "dump-1", "agent": "ag-4"}).encode())
     folder = DropFolder.objects.create(
         workspace=acme[0], slug="acme-s3", kind="s3", bucket="drops", endpoint_url=endpoint, rubric_slug="care",
         source="dump", access_key_variable="S3_KEY_ID", secret_key_variable="S3_SECRET",
     )  # fmt: skip
-    with worker(fake_llm, media_root, settings, S3_KEY_ID="testing", S3_SECRET="testing") as process:
-        assert folder_scan(folder=folder) == 1  # published at once: no transaction around the test
-        running = DroppedFile.objects.filter(status="running")
-        wait_for(lambda: running.exists() and held, "the claim and the download", 60, [process])
-        [pool] = pool_processes(process)
-        os.kill(pool, signal.SIGKILL)
-        claim = running.get()
+
+    def names() -> list[str]:
+        return sorted(item["Key"] for item in client.list_objects_v2(Bucket="drops").get("Contents", []))
+
+    return Drops(folder, lambda name, data: client.put_object(Bucket="drops", Key=name, Body=data), names, keys)
+
+
+@pytest.fixture(scope="module")
+def sftp_server(tmp_path_factory):
+    with SFTPServer(root=tmp_path_factory.mktemp("sftp-root"), files=tmp_path_factory.mktemp("ssh")) as server:
+        yield server
+
+
+def sftp_drops(acme, settings, tmp_path, request) -> Drops:
+    server = request.getfixturevalue("sftp_server")
+    env = {"INTAKE_SFTP_ALLOWED_HOSTS": f"127.0.0.1:{server.port}", "INTAKE_SFTP_FILES": f"{server.key_file},{server.known_hosts_file}"}
+    settings.INTAKE_SFTP_ALLOWED_HOSTS = [env["INTAKE_SFTP_ALLOWED_HOSTS"]]
+    settings.INTAKE_SFTP_FILES = env["INTAKE_SFTP_FILES"].split(",")
+    inbox = server.root / tmp_path.name
+    inbox.mkdir()
+    folder = DropFolder.objects.create(
+        workspace=acme[0], slug="acme-sftp", kind="sftp", host="127.0.0.1", port=server.port, username=USER,
+        key_file=str(server.key_file), known_hosts_file=str(server.known_hosts_file), path=f"/{tmp_path.name}",
+        rubric_slug="care", source="dump",
+    )  # fmt: skip
+
+    def names() -> list[str]:
+        return sorted(str(path.relative_to(inbox)) for path in inbox.rglob("*") if path.is_file())
+
+    return Drops(folder, lambda name, data: (inbox / name).write_bytes(data), names, env)
+
+
+@pytest.fixture(params=[local_drops, s3_drops, sftp_drops], ids=["local", "s3", "sftp"])
+def drops(request, acme, settings, tmp_path) -> Drops:
+    return request.param(acme, settings, tmp_path, request)
+
+
+@contextmanager
+def recordings_locked():
+    """A transaction of another connection holding a lock that stops any insert into qa_recording (reads
+    go on): a worker that reaches the ingest waits there, mid-file, with its transaction open."""
+    db = connection.settings_dict
+    locker = psycopg.connect(dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"] or None,
+                             host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432)  # fmt: skip
+    try:
+        locker.execute("LOCK TABLE qa_recording IN SHARE MODE")
+        yield
+    finally:
+        locker.rollback()
+        locker.close()
+
+
+def waiting_on_recordings() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE relation = 'qa_recording'::regclass AND NOT granted")
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_dropped_call_is_judged_with_verified_quotes_once_though_its_worker_is_killed_mid_file(
+    drops, stereo_wav, fake_llm, media_root, settings
+):
+    fake_llm.script(
+        transcription([{"start": 0.0, "end": 2.5, "text": CALLER}]),  # left: the caller
+        transcription([{"start": 3.0, "end": 6.0, "text": AGENT}]),  # right: the agent
+    )  # then the judge's default answer: every criterion, quoting the transcript's first line
+    drops.put("call.wav", stereo_wav.read_bytes())
+    drops.put("call.json", json.dumps({"external_id": "dump-1", "agent": "ag-4", "team": "north", "language": "en"}).encode())
+    with worker(fake_llm, media_root, settings, "celery", "transcription", **drops.env) as process:
+        with recordings_locked():
+            assert folder_scan(folder=drops.folder) == 1  # published at once: no transaction around the test
+            wait_for(waiting_on_recordings, "the worker in the ingest, mid-file", 60, [process])
+            [pool] = pool_processes(process)
+            os.kill(pool, signal.SIGKILL)
+        claim = DroppedFile.objects.get(status="running")
         while not dropped_files_sweep():
             assert timezone.now() < claim.leased_until + timezone.timedelta(seconds=10), "never taken back"
             time.sleep(0.2)
-        done = DroppedFile.objects.filter(status="succeeded", moved=True)
-        wait_for(done.exists, "the file taken back", 60, [process])
-        assert folder_scan(folder=folder) == 0
-    assert done.get().attempts == 2
-    assert Recording.objects.get().external_id == "dump-1"
-    assert sorted(item["Key"] for item in client.list_objects_v2(Bucket="drops")["Contents"]) == ["done/call.json", "done/call.wav"]
+        assert timezone.now() > claim.leased_until
+        judged = Recording.objects.filter(status__in=[Recording.Status.JUDGED, Recording.Status.IN_REVIEW])
+        wait_for(lambda: judged.exists() and DroppedFile.objects.filter(moved=True).exists(), "the judged call", 120, [process])
+        assert folder_scan(folder=drops.folder) == 0
+    recording = judged.get()
+    assert (recording.external_id, recording.agent_id, recording.team, recording.audio_channels) == ("dump-1", "ag-4", "north", 2)
+    assert recording.transcript == f"CUSTOMER: {CALLER}\nAGENT: {AGENT}\n"
+    scores = Score.objects.filter(run=recording.current_run)
+    assert scores.count() == recording.rubric.criteria.count() > 0
+    assert {(score.evidence, score.evidence_verified) for score in scores} == {(f"CUSTOMER: {CALLER}", True)}
+    job = DroppedFile.objects.get()
+    assert (job.status, job.attempts, job.recording_id) == ("succeeded", 2, recording.pk)
+    assert Recording.objects.count() == 1 and Transcription.objects.count() == 1
+    assert len([request for request in fake_llm.requests if "messages" in request]) == 1  # judged once
+    assert [Path(name).name for name in drops.names()] == ["call.json", "call.wav"]
+    assert all(Path(name).parent.name == "done" for name in drops.names())
