@@ -142,7 +142,7 @@ def test_a_host_file_or_variable_the_operator_did_not_allow_is_refused(sftp_fold
     with pytest.raises(ValidationError) as refused:
         folder.full_clean()
     assert refused.value.message_dict == {
-        "host": [f"The host 169.254.169.254 is not allowed by INTAKE_SFTP_ALLOWED_HOSTS (allowed: 127.0.0.1:{sftp_server.port})."],
+        "host": ["The address 169.254.169.254 is not allowed by INTAKE_SFTP_ALLOWED_HOSTS."],
         "key_file": [
             "/etc/ssh/ssh_host_ed25519_key is not a file the operator allowed: add it to INTAKE_SFTP_FILES or pick one of: "
             f"{sftp_server.key_file}, {sftp_server.known_hosts_file}."
@@ -155,7 +155,8 @@ def test_a_host_file_or_variable_the_operator_did_not_allow_is_refused(sftp_fold
     with pytest.raises(ValidationError) as refused:
         folder.full_clean()
     assert refused.value.message_dict == {
-        "host": ["Port 2222 of 127.0.0.1 is not allowed by INTAKE_SFTP_ALLOWED_HOSTS: list it as 127.0.0.1:2222."]
+        "host": ["Port 2222 of 127.0.0.1 is not allowed by INTAKE_SFTP_ALLOWED_HOSTS: an entry without a port allows only "
+                 "443 (https) or 80 (http); list the port with the host (127.0.0.1:2222) to allow it."]
     }
     folder.host = "127.0.0.1:22"
     with pytest.raises(ValidationError, match="Give the SFTP server's name or address alone"):
