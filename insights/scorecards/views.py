@@ -22,6 +22,7 @@ from reviews.report_page import filters_refused, query_with_default_rubric, revi
 from insights.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from insights.scorecards.cells import CellWords, cell_format, cell_view, why_figures_are_missing
 from insights.scorecards.selectors import OVERALL, AgentCriterion, agent_card, scorecard
+from insights.selfreview.selectors import agent_agreement
 
 ESTIMATE_FIELDS = (
     "judged_n", "unverified_n", "known_n", "estimated_n", "waiting_n", "audited_n", "judge_mean",
@@ -172,6 +173,8 @@ def agent_page(request: HttpRequest) -> HttpResponse:
         raise Http404(_("This agent has no judged calls with this rubric in the period."))
     if request.GET.get("format") == "csv":
         return _agent_csv(request, card, filters)
+    scope = scope_for(request.user)
+    coaches = may_coach(request.user, scope, card.rubric.workspace_id, card.team)
     agent_label = card.agent_name or card.agent_id
     team_label = _("Team %(team)s") % {"team": card.team} if card.team else _("No team")
     words = CellWords.current()
@@ -199,7 +202,9 @@ def agent_page(request: HttpRequest) -> HttpResponse:
                 }
                 for criterion in card.criteria
             ],
-            "may_coach": may_coach(request.user, scope_for(request.user), card.rubric.workspace_id, card.team),
+            "may_coach": coaches,
+            # The agent's self-review figure, for those who coach them only (privacy fails closed).
+            "self_agreement": agent_agreement(scope=scope, rubric=card.rubric, agent_id=card.agent_id) if coaches else None,
             "back_url": f"{reverse('scorecards:scorecard')}?{_query(filters)}",
             "csv_url": f"?{_query(filters, agent=card.agent_id, format='csv')}",
         },
