@@ -65,6 +65,10 @@ def after_the_session(rubric, sup, session):
     return calls[0]  # one of Ana's, not yet seen by her
 
 
+def fits(page, width: int) -> bool:
+    return page.evaluate("() => document.documentElement.scrollWidth") <= width
+
+
 def reach_by_keyboard(page, selector: str, limit: int = 120) -> None:
     for _ in range(limit):
         page.keyboard.press("Tab")
@@ -87,7 +91,7 @@ def test_a_supervisor_coaches_from_a_scorecard_cell_and_the_follow_up_shows_the_
     cell = "a.coach-cell[href*='agent=agent-ana'][href*='criterion=c1']"
     assert coach.locator(cell).count() == 1
     assert coach.locator("tr.team-row a.coach-cell").count() == 0  # a team's row is no one to coach
-    assert accessibility_violations(coach) == []
+    assert accessibility_violations(coach) == [] and fits(coach, coach_width)
     if coach_width < 600:  # by keyboard on the phone's width, by mouse on the desktop's
         reach_by_keyboard(coach, cell)
         coach.keyboard.press("Enter")
@@ -110,7 +114,7 @@ def test_a_supervisor_coaches_from_a_scorecard_cell_and_the_follow_up_shows_the_
     agent.wait_for_url(f"{live_server.url}/me/calls/{unseen.pk}/")
     # Blind: a form, and none of the judge's or the supervisor's values on the page.
     assert agent.locator("#self-review-form").count() == 1 and agent.locator(".judge-value, .human-value").count() == 0
-    assert accessibility_violations(agent) == []
+    assert accessibility_violations(agent) == [] and fits(agent, agent_width)
     for key, value in (("c1", "3"), ("c2", "4"), ("c3", "5")):
         agent.select_option(f"#id_{key}", value)
     agent.locator("#self-review-button").focus()
@@ -120,7 +124,7 @@ def test_a_supervisor_coaches_from_a_scorecard_cell_and_the_follow_up_shows_the_
     assert [row.locator(f"td.{name}").inner_text() for name in ("own", "judge", "human", "minus-human")] == ["3", "4", "4", "-1"]
     assert SelfReview.objects.get().values.count() == 3
     agent.screenshot(path=SCREENSHOTS / f"self-review-{agent_locale}-{agent_width}.png", full_page=True)
-    assert accessibility_violations(agent) == []
+    assert accessibility_violations(agent) == [] and fits(agent, agent_width)
 
     agent.goto(f"{live_server.url}/coaching/mine/")
     agent.click(f"#my-sessions a[href='/coaching/mine/{session.pk}/']")
@@ -143,4 +147,4 @@ def test_a_supervisor_coaches_from_a_scorecard_cell_and_the_follow_up_shows_the_
     assert "[" in effect and "2" in effect, texts
     assert sum("[" in text for text in texts) >= 4, texts  # before, after, change and effect, each with its interval
     coach.screenshot(path=SCREENSHOTS / f"coaching-follow-up-{coach_locale}-{coach_width}.png", full_page=True)
-    assert accessibility_violations(coach) == []
+    assert accessibility_violations(coach) == [] and fits(coach, coach_width)
