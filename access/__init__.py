@@ -92,6 +92,14 @@ def require(user: User | None, capability: Capability | str, message: str = "") 
         raise PermissionDenied(message)
 
 
+def may_coach(user: User | None, scope: Any, workspace_id: int, team: str) -> bool:
+    """Whether `user` (whose scope is `scope`, access.scope.scope_for) may open a coaching session for an agent
+    of `team` in the workspace: their role there carries COACH and the team is theirs (a supervisor of it, or of
+    every team; a QA lead). The coaching service refuses everyone else; the scorecard links a cell for no one
+    else."""
+    return may(user, Capability.COACH) and scope.may(Capability.COACH, workspace_id) and scope.sees_team(workspace_id, team)
+
+
 def page_requires(capability: Capability | str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """A page for those who may (`capability`, or SIGNED_IN): anonymous users go to the login page,
     signed-in users who may not get a 403. The wrapper says what it requires (`access_capability`),

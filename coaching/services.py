@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from access import Capability, require
+from access import Capability, may_coach, require
 from access.scope import scope_for
 from coaching.models import MAX_CRITERIA, CoachedCriterion, CoachingCall, CoachingComment, CoachingSession
 from coaching.notifications import coaching_created_notify
@@ -52,7 +52,7 @@ def coaching_session_create(
     found = agent_team(rubric=rubric, agent_id=agent_id, scope=scope)
     if found is None:
         raise InvalidInputError({"agent_id": _("No judged call of agent '%(agent)s' on this rubric that you may see.") % {"agent": agent_id}})
-    if not scope.sees_team(rubric.workspace_id, found["team"]):
+    if not may_coach(user, scope, rubric.workspace_id, found["team"]):
         raise PermissionDenied(_("Agent '%(agent)s' is in team '%(team)s', which is not yours.") % {"agent": agent_id, "team": found["team"]})
     errors: dict[str, str] = {}
     keys = list(dict.fromkeys(key.strip() for key in criterion_keys if key.strip()))

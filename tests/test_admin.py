@@ -18,6 +18,7 @@ from access.models import SsoIdentity, Workspace
 from access.services import member_add
 from access.models import ApiKey
 from coaching.models import CoachingComment, CoachingSession
+from insights.selfreview.models import SelfReview, SelfReviewValue
 from django.utils import timezone
 from qa.models import Judge, JudgeRun, Recording, Score, Transcription
 from qa.redaction.models import RedactionPolicy
@@ -53,6 +54,13 @@ def _coaching() -> CoachingSession:
     return session
 
 
+def _self_review() -> SelfReview:
+    recording = judged_recording()
+    review = SelfReview.objects.create(recording=recording, user=UserFactory(), agent_id=recording.agent_id)
+    SelfReviewValue.objects.create(self_review=review, criterion=recording.rubric.criteria.first(), value=3)
+    return review
+
+
 def _api_key() -> ApiKey:
     prefix, key = ApiKey.generate()
     return ApiKey.objects.create(name="crm", prefix=prefix, key_hash=ApiKey.hash(key))
@@ -85,6 +93,7 @@ INSTANCES: dict[type[Model], Callable[[], Model]] = {
     ApiKey: _api_key,
     Transcription: lambda: Transcription.objects.create(recording=judged_recording(), status="succeeded"),
     CoachingSession: _coaching,
+    SelfReview: _self_review,
     Judge: lambda: Judge.objects.create(name="gpt", model="gpt-4o-mini", api_key_variable="JUDGE_GPT_KEY"),
     Group: lambda: Group.objects.get(name="Supervisors"),
     Subscription: _subscription,

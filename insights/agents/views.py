@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -23,6 +24,10 @@ from reviews.figures.formatting import number
 from insights.scorecards.forms import ScorecardFilterForm
 from insights.scorecards.selectors import OVERALL, agent_card
 from insights.scorecards.cells import CellWords, cell_view, why_figures_are_missing
+from insights.selfreview.forms import SelfReviewForm
+from insights.selfreview.selectors import calls_still_blind, own_agreement, self_review_lines, self_review_of, self_review_offered
+from insights.selfreview.services import self_review_skip, self_review_submit
+from reviews.transcript import transcript_turns
 
 agent_page = page_requires(Capability.DISPUTE)
 
@@ -41,21 +46,64 @@ def home(request: HttpRequest) -> HttpResponse:
 @agent_page
 @require_GET
 def call(request: HttpRequest, pk: int) -> HttpResponse:
-    view = call_view(recording=_own_call(request, pk), user=request.user)
+    recording = _own_call(request, pk)
+    if self_review_offered(recording=recording, user=request.user):
+        return _render_blind(request, recording, _self_review_form(recording))
+    view = call_view(recording=recording, user=request.user)
     if view.dispute is not None:
         dispute_outcome_seen(dispute=view.dispute, user=request.user)
     return _render_call(request, view, DisputeForm(lines=view.lines), AcknowledgeForm())
 
 
+def _self_review_form(recording, data=None) -> SelfReviewForm:
+    criteria = list(recording.rubric.criteria.prefetch_related("exceptions").order_by("order", "pk"))
+    return SelfReviewForm(data, criteria=criteria)
+
+
+def _render_blind(request: HttpRequest, recording, form: SelfReviewForm, status: int = 200) -> HttpResponse:
+    """The call before the agent has seen its values: the transcript without the judge's quotes marked, and the
+    self-review form; no value, quote, rationale, quality score or comment of the judge's or a supervisor's."""
+    turns = transcript_turns(recording.transcript, {}, recording.turns)
+    return render(request, "agents/self_review.html", {"recording": recording, "turns": turns, "form": form}, status=status)
+
+
 def _render_call(
     request: HttpRequest, view: CallView, form: DisputeForm, acknowledge: AcknowledgeForm, status: int = 200
 ) -> HttpResponse:
+    own = self_review_of(recording=view.page.recording, user=request.user)
+    lines = self_review_lines(self_review=own, view=view) if own is not None and not own.skipped else []
     return render(
         request,
         "agents/call.html",
-        {"view": view, "page": view.page, "form": form, "acknowledge": acknowledge},
+        {"view": view, "page": view.page, "form": form, "acknowledge": acknowledge, "self_lines": lines},
         status=status,
     )
+
+
+@agent_page
+@require_POST
+def self_review(request: HttpRequest, pk: int) -> HttpResponse:
+    recording = _own_call(request, pk)
+    form = _self_review_form(recording, request.POST)
+    if form.is_valid():
+        try:
+            self_review_submit(recording=recording, user=request.user, values=form.values())
+        except InvalidInputError as error:
+            form.add_service_errors(error.errors)
+        except ConflictError as error:
+            messages.error(request, str(error))
+            return redirect("agents:call", pk=pk)
+        else:
+            messages.success(request, _("Your scores are saved: here they are beside the judge's and the supervisor's."))
+            return redirect(f"{reverse('agents:call', args=[pk])}#self-review")
+    return _render_blind(request, recording, form, status=400)
+
+
+@agent_page
+@require_POST
+def self_review_skip_view(request: HttpRequest, pk: int) -> HttpResponse:
+    self_review_skip(recording=_own_call(request, pk), user=request.user)
+    return redirect("agents:call", pk=pk)
 
 
 @agent_page
@@ -114,11 +162,16 @@ def scorecard(request: HttpRequest) -> HttpResponse:
         for agent_id in agent_ids(request.user):
             card = agent_card(filters, agent_id, viewer=request.user)
             if card is not None:
-                cards.append({"card": card, "criteria": [_criterion(item, card, words) for item in card.criteria]})
-    return render(request, "agents/scorecard.html", {"form": form, "cards": cards})
+                # A call whose values the agent has not seen yet is listed without them: its page offers the
+                # self-review first.
+                ids = [call.recording_id for item in card.criteria for call in item.coaching]
+                blind = calls_still_blind(user=request.user, recording_ids=ids)
+                criteria = [_criterion(item, card, words, blind) for item in card.criteria]
+                cards.append({"card": card, "criteria": criteria})
+    return render(request, "agents/scorecard.html", {"form": form, "cards": cards, "self_agreement": own_agreement(user=request.user)})
 
 
-def _criterion(item, card, words: CellWords) -> dict:
+def _criterion(item, card, words: CellWords, blind: set[int]) -> dict:
     places = 1 if item.column.key == OVERALL else 2
     label = card.agent_name or card.agent_id
     return {
@@ -133,6 +186,6 @@ def _criterion(item, card, words: CellWords) -> dict:
             title=_("%(criterion)s per week") % {"criterion": item.column.title},
             fmt=lambda value: number(value, places),
         ),
-        "coaching": item.coaching,
+        "coaching": [(call, call.recording_id in blind) for call in item.coaching],
         "unverified": item.unverified,
     }

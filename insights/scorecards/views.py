@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
-from access import Capability, page_requires
+from access import Capability, may_coach, page_requires
 from access.scope import scope_for
 from reviews.figures.charts import Series, line_chart
 from reviews.figures.export import csv_download
@@ -22,6 +22,7 @@ from reviews.report_page import filters_refused, query_with_default_rubric, revi
 from insights.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardForm
 from insights.scorecards.cells import CellWords, cell_format, cell_view, why_figures_are_missing
 from insights.scorecards.selectors import OVERALL, AgentCriterion, agent_card, scorecard
+from insights.selfreview.selectors import agent_agreement
 
 ESTIMATE_FIELDS = (
     "judged_n", "unverified_n", "known_n", "estimated_n", "waiting_n", "audited_n", "judge_mean",
@@ -80,6 +81,20 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
         return csv_download(request, f"{_file_stem('scorecard', filters)}.csv", header, rows)
     agent_url = reverse("scorecards:agent")
     words = CellWords.current()
+    coach_url = _coach_urls(request, card)
+    rows = [
+        {
+            "row": row,
+            "url": row.agent_id and f"{agent_url}?{_query(filters, agent=row.agent_id)}",
+            "cells": _overall_first(
+                [
+                    (cell_view(cell, column, words), coach_url(row, column))
+                    for column, cell in zip(card.columns, row.cells, strict=True)
+                ]
+            ),
+        }
+        for row in card.rows
+    ]
     return render(
         request,
         "scorecards/scorecard.html",
@@ -89,16 +104,8 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
             "columns": _overall_first(card.columns),
             "sorted_by": form.cleaned_data["sort"] or OVERALL,
             "sort_urls": {column.key: f"?{_query(filters, sort=column.key)}" for column in card.columns},
-            "rows": [
-                {
-                    "row": row,
-                    "url": row.agent_id and f"{agent_url}?{_query(filters, agent=row.agent_id)}",
-                    "cells": _overall_first(
-                        [cell_view(cell, column, words) for column, cell in zip(card.columns, row.cells, strict=True)]
-                    ),
-                }
-                for row in card.rows
-            ],
+            "rows": rows,
+            "may_coach_any": any(url for item in rows for _, url in item["cells"]),
             "totals": [
                 {
                     "column": column,
@@ -113,6 +120,27 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
             "csv_url": f"?{_query(filters, sort=form.cleaned_data['sort'], format='csv')}",
         },
     )
+
+
+def _coach_urls(request: HttpRequest, card: Any) -> Any:
+    """A function giving an agent's criterion cell its link to a new coaching session on that criterion, or None
+    where the reader may not coach that agent (access.may_coach: the coaching service's own rule), on a team's
+    row and in the overall column."""
+    scope = scope_for(request.user)
+    workspace_id = card.rubric.workspace_id
+    teams: dict[str, bool] = {}
+    base = f"{reverse('coaching:new')}?rubric={card.rubric.pk}"
+
+    def url(row: Any, column: Any) -> str | None:
+        if row.agent_id is None or column.key == OVERALL:
+            return None
+        if row.team not in teams:
+            teams[row.team] = may_coach(request.user, scope, workspace_id, row.team)
+        if not teams[row.team]:
+            return None
+        return f"{base}&agent={quote(row.agent_id, safe='')}&criterion={quote(column.key, safe='')}"
+
+    return url
 
 
 def _overall_first(items: list) -> list:
@@ -145,6 +173,8 @@ def agent_page(request: HttpRequest) -> HttpResponse:
         raise Http404(_("This agent has no judged calls with this rubric in the period."))
     if request.GET.get("format") == "csv":
         return _agent_csv(request, card, filters)
+    scope = scope_for(request.user)
+    coaches = may_coach(request.user, scope, card.rubric.workspace_id, card.team)
     agent_label = card.agent_name or card.agent_id
     team_label = _("Team %(team)s") % {"team": card.team} if card.team else _("No team")
     words = CellWords.current()
@@ -172,6 +202,9 @@ def agent_page(request: HttpRequest) -> HttpResponse:
                 }
                 for criterion in card.criteria
             ],
+            "may_coach": coaches,
+            # The agent's self-review figure, for those who coach them only (privacy fails closed).
+            "self_agreement": agent_agreement(scope=scope, rubric=card.rubric, agent_id=card.agent_id) if coaches else None,
             "back_url": f"{reverse('scorecards:scorecard')}?{_query(filters)}",
             "csv_url": f"?{_query(filters, agent=card.agent_id, format='csv')}",
         },

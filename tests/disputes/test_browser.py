@@ -41,6 +41,12 @@ def disputed_call(db):
     rubric = published_rubric()
     call = reviewed_call(rubric, "agent-ana", sup, external_id="call-77")
     set_evidence(call, "c1", QUOTE)
+    # Ana has seen this call's values (she skipped scoring it herself first): its page shows them.
+    from django.contrib.auth import get_user_model
+
+    from insights.selfreview.services import self_review_skip
+
+    self_review_skip(recording=call, user=get_user_model().objects.get(username="ana"))
     return call
 
 

@@ -42,7 +42,8 @@ def test_pages_need_a_login_and_the_reports_permission(client, teams_data, page)
 def test_the_scorecard_shows_each_team_then_its_agents_with_estimates_and_notes(client, supervisor, teams_data):
     client.force_login(supervisor)
     response = client.get(reverse("scorecards:scorecard"), HTTP_ACCEPT_LANGUAGE="en")  # the first rubric
-    rows = [(item["row"].team, item["row"].agent_id, item["cells"][1]) for item in response.context["rows"]]
+    # Each cell is (its view, its link to coach the agent on the criterion, or None).
+    rows = [(item["row"].team, item["row"].agent_id, item["cells"][1][0]) for item in response.context["rows"]]
     assert [(team, agent) for team, agent, _ in rows] == [
         ("north", None), ("north", "a1"), ("north", "a2"), ("south", None), ("south", "a3"),
     ]  # fmt: skip  (a1's lower bound is higher since a2's four reviewed calls count with the supervisor's 1)
@@ -69,7 +70,7 @@ def test_a_cell_without_a_correction_says_uncorrected_and_shows_no_interval(clie
         call(rubric, "a", "t", {"c1": value})
     client.force_login(supervisor)
     response = client.get(reverse("scorecards:scorecard"), {"rubric": "small"}, HTTP_ACCEPT_LANGUAGE="en")
-    cell = response.context["rows"][1]["cells"][1]  # [0]: the overall, shown first
+    cell = response.context["rows"][1]["cells"][1][0]  # [0]: the overall, shown first; then (view, coach link)
     assert (cell.estimate, cell.interval, cell.corrected) == ("3.00", "", False)
     assert cell.note == "uncorrected"  # once a word: the page says above the table what it means
     assert '<span class="estimate uncorrected">3.00</span>\n<span class="cell-counts muted">' in str(cell)
@@ -144,7 +145,7 @@ def test_an_agent_whose_quotes_are_all_unverified_shows_no_judge_mean_and_says_w
     assert overall["agent"].estimate == "—" and overall["why"][0].startswith("No judge's mean: all 3")
 
     page = client.get(reverse("scorecards:scorecard"), {"rubric": "care"}, HTTP_ACCEPT_LANGUAGE="en")
-    cell = next(item["cells"][1] for item in page.context["rows"] if item["row"].agent_id == "u1")
+    cell = next(item["cells"][1][0] for item in page.context["rows"] if item["row"].agent_id == "u1")
     assert (cell.estimate, cell.interval) == ("—", "")
     assert cell.note == (
         "3 unverified scores, not counted as the judge's · 3 calls waiting for a review, left out of the estimate"

@@ -1,0 +1,1 @@
+from tests.disputes.conftest import ana, bruno, care, lead, sup, workspace  # noqa: F401  (fixtures)
