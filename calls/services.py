@@ -51,6 +51,8 @@ def saved_search_save(*, user: AbstractBaseUser, name: str, query: str) -> tuple
     name = name.strip()
     if not name:
         raise InvalidInputError({"name": _("Give the search a name.")})
+    if "\x00" in name:  # PostgreSQL refuses it in text: a clear refusal, not a server error
+        raise InvalidInputError({"name": _("A name cannot contain a null character.")})
     if len(name) > SavedSearch._meta.get_field("name").max_length:
         raise InvalidInputError({"name": _("A name has at most 100 characters.")})
     search, created = SavedSearch.objects.select_for_update().update_or_create(user=user, name=name, defaults={"query": query})

@@ -11,6 +11,8 @@ import pytest
 from access.models import Role
 from access.services import member_add
 from calls.models import SavedSearch
+from calls.services import saved_search_save
+from core.errors import InvalidInputError
 from tests.calls.conftest import ENGLISH, SPANISH, call
 from tests.factories import UserFactory, published_rubric
 from tests.review.conftest import client_for
@@ -104,3 +106,11 @@ def test_the_list_offers_to_save_the_search_shown(world):
     assert parse_qs(urlsplit(action.split('action="')[1].split('"')[0].replace("&amp;", "&")).query) == {
         "q": ["factura"], "team": ["north"],
     }  # fmt: skip
+
+
+def test_the_service_refuses_what_the_database_cannot_keep(world):
+    for name, message in (("\x00x", "A name cannot contain a null character."), ("y" * 101, "A name has at most 100 characters.")):
+        with pytest.raises(InvalidInputError) as refused:
+            saved_search_save(user=world["marta"], name=name, query="q=x")
+        assert refused.value.errors == {"name": message}
+    assert not SavedSearch.objects.exists()
