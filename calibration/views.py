@@ -56,7 +56,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
 @lead_page
 @require_http_methods(["GET", "POST"])
 def session_create(request: HttpRequest) -> HttpResponse:
-    form = SessionCreateForm(request.POST or None, scope=scope_for(request.user).where(Capability.RUN_CALIBRATION))
+    # The queue's "Send to calibration" opens this form with its calls chosen (calls.views.queue_bulk).
+    initial = {name: request.GET[name] for name in ("choose", "rubric", "recording_ids") if name in request.GET}
+    form = SessionCreateForm(
+        request.POST or None, scope=scope_for(request.user).where(Capability.RUN_CALIBRATION), initial=initial
+    )
     if request.method == "POST" and form.is_valid():
         try:
             session = calibration_create(

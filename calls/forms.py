@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.utils import timezone
@@ -94,6 +95,11 @@ class CallFilterForm(forms.Form):
             self.add_error("value", _("Give the value to filter the criterion by."))
         return data
 
+    def query(self) -> str:
+        """The search as a query string of this form's fields that are given (no page): what a saved
+        search keeps, so it opens the same filters and words."""
+        return urlencode([(name, value) for name in self.fields for value in self.data.getlist(name) if value.strip()])
+
     def filters(self) -> CallFilters:
         """The filters of a valid form (call `is_valid` first)."""
         data = {name: value for name, value in self.cleaned_data.items() if value not in (None, "")}
@@ -133,6 +139,34 @@ class AssignForm(forms.Form):
                 if data.get(name) is None and name not in self.errors:
                     self.add_error(name, _("Required for a random sample."))
         return data
+
+
+class QueueBulkForm(forms.Form):
+    """What to do with the calls ticked in the review queue: assign them to a supervisor, or send them to a
+    new calibration session (its form opens with them chosen)."""
+
+    ASSIGN, CALIBRATE = "assign", "calibrate"
+
+    action = forms.ChoiceField(choices=[(ASSIGN, _("Assign")), (CALIBRATE, _("Send to calibration"))])
+    call = forms.TypedMultipleChoiceField(required=False, coerce=int)
+    assignee = forms.ChoiceField(label=_("Assign to"), required=False)
+
+    def __init__(self, *args: Any, assignees: list[tuple[int, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].choices = [("", _("Choose a supervisor")), *assignees]
+        self.fields["call"].choices = [(value, value) for value in self.data.getlist("call") if str(value).isdigit()] if self.is_bound else []
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not data.get("call") and "call" not in self.errors:
+            self.add_error("call", _("Tick the calls first."))
+        if data.get("action") == self.ASSIGN and not data.get("assignee") and "assignee" not in self.errors:
+            self.add_error("assignee", _("Choose the supervisor to assign the calls to."))
+        return data
+
+
+class SavedSearchForm(forms.Form):
+    name = forms.CharField(label=_("Save this search as"), max_length=100)
 
 
 class PeriodForm(forms.Form):

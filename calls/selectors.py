@@ -8,8 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, Permission
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -17,14 +16,14 @@ from django.utils.functional import cached_property
 from django.utils.safestring import SafeString
 
 from access import Capability
-from access.models import Role
-from access.scope import Scope, role_permissions, scope_for
+from access.scope import Scope, scope_for
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.search import headlines, matches_first, recordings_matching
+from calls.models import SavedSearch
 from reviews.filters import CallSelection
 from reviews.models import Assignment, Review
 from reviews.periods import day_start
-from reviews.selectors import blind_recordings_for, has_reason, reasons_text_alias
+from reviews.selectors import blind_recordings_for, has_reason, reasons_text_alias, reviewers  # noqa: F401  (the calls pages' assignees)
 from rubrics.models import Criterion, Rubric
 from rubrics.selectors import rubrics_in
 
@@ -197,21 +196,6 @@ def call_sample(*, recordings: QuerySet[Recording], size: int, seed: int) -> lis
     return sorted(random.Random(seed).sample(found, min(size, len(found))))
 
 
-def reviewers(scope: Scope) -> QuerySet[AbstractBaseUser]:
-    """The active people who may review calls of `scope`'s workspaces (a role there carrying
-    access.Capability.REVIEW): those its calls can be assigned to. An unrestricted scope (a superuser's):
-    whoever holds the capability anywhere."""
-    users = get_user_model().objects.filter(is_active=True)
-    if scope.everything:
-        app_label, codename = str(Capability.REVIEW).split(".")
-        permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
-        users = users.filter(Q(is_superuser=True) | Q(groups__permissions__in=permission) | Q(user_permissions__in=permission))
-    else:
-        roles = [role for role in Role.values if str(Capability.REVIEW) in role_permissions(role)]
-        users = users.filter(memberships__workspace__in=sorted(scope.workspace_ids), memberships__role__in=roles)
-    return users.distinct().order_by("username")
-
-
 @dataclass(frozen=True)
 class ReviewerThroughput:
     user_id: int
@@ -293,3 +277,8 @@ def criterion_choices(rubric_slug: str = "", *, scope: Scope) -> list[tuple[str,
     for key, title in criteria.order_by("key", "-rubric__version").values_list("key", "title"):
         titles.setdefault(key, title)
     return [(key, f"{key} · {title}") for key, title in titles.items()]
+
+
+def saved_searches(*, user: AbstractBaseUser) -> QuerySet:
+    """The person's own saved searches, by name: queries, which the list runs in their scope when opened."""
+    return SavedSearch.objects.filter(user=user)

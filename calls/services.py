@@ -13,6 +13,7 @@ from access import Capability, may, require
 from core.errors import InvalidInputError
 from qa.models import Recording
 from reviews.models import Assignment
+from calls.models import SavedSearch
 
 
 @dataclass(frozen=True)
@@ -41,3 +42,27 @@ def assignments_create(
         Assignment(recording_id=pk, assignee=assignee, assigned_by=assigned_by) for pk in waiting
     )
     return AssignmentResult(assigned=len(waiting), skipped=len(set(recording_ids)) - len(waiting))
+
+
+@transaction.atomic
+def saved_search_save(*, user: AbstractBaseUser, name: str, query: str) -> tuple[SavedSearch, bool]:
+    """Keep `query` (the calls list's filters and words, as a query string) under `name` for `user`; a name
+    they already use takes the new query. Returns the search and whether it is new."""
+    name = name.strip()
+    if not name:
+        raise InvalidInputError({"name": _("Give the search a name.")})
+    if "\x00" in name:  # PostgreSQL refuses it in text: a clear refusal, not a server error
+        raise InvalidInputError({"name": _("A name cannot contain a null character.")})
+    if len(name) > SavedSearch._meta.get_field("name").max_length:
+        raise InvalidInputError({"name": _("A name has at most 100 characters.")})
+    search, created = SavedSearch.objects.select_for_update().update_or_create(user=user, name=name, defaults={"query": query})
+    return search, created
+
+
+def saved_search_delete(*, user: AbstractBaseUser, saved_search_id: int) -> SavedSearch | None:
+    """Delete one of `user`'s saved searches and return it; None where they have none by that id (another
+    person's is not theirs to delete, nor to know of)."""
+    search = SavedSearch.objects.filter(user=user, pk=saved_search_id).first()
+    if search is not None:
+        search.delete()
+    return search

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Permission
 from django.db.models import (
     Count,
     Exists,
@@ -27,7 +28,7 @@ from django.utils import timezone
 
 from access import Capability, may
 from access.models import Role
-from access.scope import Scope, scope_for
+from access.scope import Scope, role_permissions, scope_for
 from qa.models import QUALITY_ORDER_KEY, QUEUE_ORDER_KEY, JudgeRun, Recording, Score
 from qa.selectors import recording_details
 from reviews.filters import CallSelection
@@ -441,3 +442,18 @@ def review_quality(*, review: Review, rubric: Rubric | None = None) -> Quality:
 def latest_final_review(*, recording_id: int) -> Review | None:
     """The recording's latest approve or reject: the one its human values come from."""
     return latest_final_reviews([recording_id]).select_related("run__rubric").first()
+
+
+def reviewers(scope: Scope) -> QuerySet[AbstractBaseUser]:
+    """The active people who may review calls of `scope`'s workspaces (a role there carrying
+    access.Capability.REVIEW): those its calls can be assigned to. An unrestricted scope (a superuser's):
+    whoever holds the capability anywhere."""
+    users = get_user_model().objects.filter(is_active=True)
+    if scope.everything:
+        app_label, codename = str(Capability.REVIEW).split(".")
+        permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
+        users = users.filter(Q(is_superuser=True) | Q(groups__permissions__in=permission) | Q(user_permissions__in=permission))
+    else:
+        roles = [role for role in Role.values if str(Capability.REVIEW) in role_permissions(role)]
+        users = users.filter(memberships__workspace__in=sorted(scope.workspace_ids), memberships__role__in=roles)
+    return users.distinct().order_by("username")

@@ -26,6 +26,7 @@ from reviews.selectors import (
     queue_reason_counts,
     queue_team_choices,
     review_page,
+    reviewers,
     rubric_choices,
 )
 from reviews.services import UNDO_SECONDS, UNDO_SESSION_KEY, review_create, review_void
@@ -78,6 +79,10 @@ def queue(request: HttpRequest) -> HttpResponse:
     first_page = page.previous is None
     assigned = list(queue_assigned(filters=filters, user=request.user)) if first_page else []
     context = {"form": form, "page": page, "reasons": reasons, "assigned": assigned}
+    if may(request.user, Capability.ASSIGN):
+        # Bulk actions on the calls ticked (calls.views.queue_bulk): whom they can go to, and whether to a session.
+        context["assignees"] = reviewers(scope.where(Capability.ASSIGN))
+        context["can_calibrate"] = may(request.user, Capability.RUN_CALIBRATION)
     return render(request, "review/queue.html", context)
 
 

@@ -152,7 +152,11 @@ def line_chart(
             )
         )
     # First, middle and last labels, anchored so that none runs off the drawing.
-    shown = {0: "start", len(labels) // 2: "middle", len(labels) - 1: "end"} if labels else {}
+    # With one or two points the first is also the middle or the last: "start" wins, or a one-week chart
+    # drew its only date ending at the axis, its first character cut.
+    shown = {len(labels) - 1: "end", len(labels) // 2: "middle", 0: "start"} if labels else {}
+    if len(labels) == 2:
+        shown[1] = "end"
     parts.extend(
         format_html(
             '<text x="{}" y="{}" font-size="10" text-anchor="{}">{}</text>',
