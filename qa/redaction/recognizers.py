@@ -379,7 +379,7 @@ _REPEAT_WORDS = {"doble": 2, "double": 2, "triple": 3}
 _SPOKEN_DASH = ("guion", "guión", "dash", "hyphen")
 _DIGIT_WORD = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + ")"
 _SPOKEN_TOKEN = r"(?:(?:" + "|".join(_REPEAT_WORDS) + r")\s+)?" + _DIGIT_WORD + r"(?![\w])|\d+(?![\w])"
-_SPOKEN_GAP = r"(?:[ \t]*[,.;:…-]*[ \t]+(?:(?:" + "|".join(_SPOKEN_DASH) + r")[ \t]+)?)"
+_SPOKEN_GAP = r"(?:(?:[ \t]*[,.;:…-]+[ \t]*|[ \t]+)(?:(?:" + "|".join(_SPOKEN_DASH) + r")[ \t]+)?)"
 _SPOKEN_CHAIN = regex.compile(
     r"(?<![\w])(?:" + _SPOKEN_TOKEN + r")(?:" + _SPOKEN_GAP + r"(?:" + _SPOKEN_TOKEN + r"))+",
     regex.IGNORECASE,
@@ -392,8 +392,9 @@ _SPOKEN_PART = regex.compile(
 
 
 def spoken_numbers(text: str) -> Iterable[tuple[str, int, int]]:
-    """(entity type, start, end) of each phone or card number read out in words (_SPOKEN_CHAIN) in
-    `text`; a run of bare digit groups without a spoken dash is left to the written finders."""
+    """(entity type, start, end) of each phone or card number read out (_SPOKEN_CHAIN) in `text`: in
+    words, with a spoken dash, or one digit at a time as a transcriber writes a dictation ("4, 5, 3, 9,
+    1, 4..." or "4 -3 -0 -1"); other runs of digit groups are left to the written finders."""
     for chain in _SPOKEN_CHAIN.finditer(text):
         digits, spoken = [], False
         for part in _SPOKEN_PART.finditer(chain.group()):
@@ -406,7 +407,7 @@ def spoken_numbers(text: str) -> Iterable[tuple[str, int, int]]:
             elif part.group("dash"):
                 spoken = True
         number = "".join(digits)
-        if not spoken:
+        if not spoken and not all(len(group) == 1 for group in digits):
             continue
         if 13 <= len(number) <= 19 and checksums.luhn(number):
             yield CREDIT_CARD, chain.start(), chain.end()

@@ -51,3 +51,15 @@ def test_numbers_read_out_in_words(text, expected):
 
 def test_a_card_read_out_that_fails_luhn_is_not_a_card():
     assert list(spoken_numbers("cuatro cinco tres nueve uno cuatro ocho ocho cero tres cuatro tres seis cuatro seis ocho")) == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Sí, es 4, 5, 3, 9, 1, 4, 8, 8, 0, 3, 4, 3, 6, 4, 6, 7.", CREDIT_CARD),  # as Whisper wrote a dictation
+    ("Yes, it is 4 -5 -3 -9, 1 -4 -8 -8, 0 -3 -4 -3, 6 -4 -6 -7.", CREDIT_CARD),
+    ("Es el 6, 1, 2, 3, 4, 5, 6, 7, 8.", PHONE_NUMBER),
+    ("Yes, it is 4 -3 -0 -1, 3 -0 -7 -I -N, 6 -8 -22, 2 -7 -0 -0.", None),  # digits lost: nothing to check
+    ("Pagué 1, 2 y 3 cuotas; quedan 4, 5, 6.", None),
+])
+def test_digits_written_one_at_a_time(text, expected):
+    found = list(spoken_numbers(f"CLIENTE: {text}"))
+    assert [kind for kind, _start, _end in found] == ([expected] if expected else [])
