@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from access.scope import Scope
 from calibration.selectors import CallSelection, calibration_calls_named, calibration_pool
@@ -73,9 +74,14 @@ class SessionCreateForm(forms.Form):
         eligible = []
         for slug, _label in self.fields["rubric"].choices:
             if slug and (version := rubric_latest_published(slug=slug, scope=scope)) is not None:
+                count = calibration_pool(version).count()
                 eligible.append(
-                    _("%(count)s judged calls can be drawn from %(rubric)s v%(version)s")
-                    % {"count": calibration_pool(version).count(), "rubric": version.name, "version": version.version}
+                    ngettext(
+                        "%(count)s judged call can be drawn from %(rubric)s v%(version)s",
+                        "%(count)s judged calls can be drawn from %(rubric)s v%(version)s",
+                        count,
+                    )
+                    % {"count": count, "rubric": version.name, "version": version.version}
                 )
         if eligible:
             self.fields["sample"].help_text = " · ".join(eligible) + "."

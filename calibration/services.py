@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from access import Capability, may, require
 from access.scope import scope_for
@@ -103,7 +104,11 @@ def _choose_calls(rubric: Rubric, selection: CallSelection) -> tuple[list[int], 
             if selection.sample < 1:
                 return [], _("The sample needs at least one call.")
             if selection.sample > len(available):
-                message = _("Only %(count)s judged calls match; a sample of %(sample)s is not possible.") % {
+                message = ngettext(
+                    "Only %(count)s judged call matches; a sample of %(sample)s is not possible.",
+                    "Only %(count)s judged calls match; a sample of %(sample)s is not possible.",
+                    len(available),
+                ) % {
                     "count": len(available),
                     "sample": selection.sample,
                 }

@@ -213,6 +213,14 @@ def test_redaction():
     assert re.search(r"model load \(a fresh process\): [\d.]+ s CPU, [\d.]+ s wall, \+\d+ MB resident", output)
 
 
+def test_redaction_heldout_phones():
+    """bench/redaction/heldout.py's command: both halves' phone recall and look-alikes, as the README's table."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    output = run(env, "-m", "bench.redaction.heldout")
+    for half, calls in (("dev", 80), ("test", 80)):
+        assert re.search(rf"^{half}: {calls} calls; PHONE_NUMBER recall [01]\.\d{{3}} \(\d+ of \d+\); look-alikes kept", output, re.M)
+
+
 def test_dashboard(bench_env):
     generated = run(bench_env, "-m", "bench.scorecards.generate", "--recordings", "300")
     assert "recordings:       300" in generated

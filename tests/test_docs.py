@@ -161,9 +161,12 @@ def test_the_readmes_first_hour_runs_as_written(tmp_path, monkeypatch):
     from rubrics.models import Rubric
     from tests.factories import judged_recording
 
-    for name in ("ana", "pablo", "luis", "olga"):
-        User.objects.create_user(name)
-    run_block(readme_block("Admin or operator"))
+    # A fresh database, as a new operator has: add_member makes each person, a password printed once.
+    assert not User.objects.exists()
+    output = run_block(readme_block("Admin or operator"))
+    passwords = dict(re.findall(r"^New user (\w+), password \(shown once\): (\S+)$", output, re.MULTILINE))
+    assert sorted(passwords) == ["ana", "luis", "olga", "pablo"]
+    assert all(User.objects.get(username=name).check_password(password) for name, password in passwords.items())
 
     roles = dict(Membership.objects.filter(workspace__slug="acme").values_list("user__username", "role"))
     assert roles == {

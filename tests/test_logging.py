@@ -61,3 +61,28 @@ from django.urls import path  # noqa: E402
 from config.urls import urlpatterns as _site  # noqa: E402
 
 urlpatterns = [path("boom/", _boom), *_site]  # the site's own, so its error page renders
+
+
+def test_tasks_run_in_process_print_nothing(tmp_path):
+    """The embedded first run (no broker: tasks in the process) prints no line per task and no warning about
+    a broker host it does not use; the demo's progress is all that shows."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("CELERY_BROKER_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "LOG_LEVEL")}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'db.sqlite3'}"
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings.local'; django.setup()\n"
+        "from config.celery import app\n"
+        "@app.task(name='tests.noop')\n"
+        "def noop(): return 'done'\n"
+        "print(noop.delay().get())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "done"
+    assert result.stderr == ""

@@ -20,6 +20,9 @@ TU = re.compile(
     r"decidiste|enviaste|elegiste|marcaste|di)\b",
     re.IGNORECASE,
 )
+# A message that opens with a tú imperative is an instruction to the reader ("Da a «Saludo» un valor"): the
+# same words inside a sentence are often the third person ("el juez da"), so only a message's first word.
+TU_OPENING = re.compile(r"^(da|elige|escribe|pon|haz|indica|selecciona|pulsa|añade|marca|abre|introduce)\b", re.IGNORECASE)
 # The terms not used, each beside the one that is (docs/dev/spanish.md).
 NOT_USED = {
     r"cuadros? de mando": "panel (dashboard), ficha de puntuación (scorecard)",
@@ -59,3 +62,8 @@ def test_one_term_per_concept(term):
 def test_the_labels_name_each_concept_once():
     texts = translations()
     assert {msgid: texts[msgid] for msgid in LABELS} == LABELS
+
+
+def test_no_message_opens_with_a_tu_imperative():
+    found = {msgid: text for msgid, text in translations().items() if TU_OPENING.search(text)}
+    assert found == {}, "usted: Dé, Elija, Escriba, Ponga, Haga, Indique, Seleccione, Pulse, Añada, Marque, Abra, Introduzca"

@@ -80,7 +80,9 @@ PLACEHOLDER = re.compile(
 _SURVIVES_BEFORE = re.compile(
     r"(?:\b(?:caso|reclamo|ticket|pedido|orden|expediente|factura|gesti[oó]n|tr[aá]mite|referencia|"
     r"confirmaci[oó]n|seguimiento|env[ií]o|p[oó]liza|case|order|invoice|claim|reference|confirmation|"
-    r"tracking|ref|policy|incident|incidente)\b[^\d\n]{0,25}|[$€£]\s?|\bUS\$\s?|\bARS\s?|\bUSD\s?|\bMXN\s?)$",
+    r"tracking|ref|policy|incident|incidente|transacci[oó]n|transaction|operaci[oó]n|movimiento|contrato|contract|"
+    r"n[uú]mero\s+de\s+(?:cliente|socio|cuenta)|(?:customer|account|member|membership)\s+(?:number|id|no\.?))"
+    r"\b[^\d\n]{0,25}|[$€£]\s?|\bUS\$\s?|\bARS\s?|\bUSD\s?|\bMXN\s?)$",
     re.IGNORECASE,
 )
 _SURVIVES_AFTER = re.compile(

@@ -156,6 +156,7 @@ def pattern_recognizers(language: str) -> list[LocalRecognizer]:
     recognizers.append(EmailRecognizer(language))
     recognizers.append(PhoneNumberRecognizer(language))
     recognizers.append(SpokenEmailRecognizer(language))
+    recognizers.append(SpokenNumberRecognizer(language))
     return recognizers
 
 
@@ -287,15 +288,42 @@ def name_recognizers(language: str) -> list[LocalRecognizer]:
     return [RelativeNameRecognizer(language)]
 
 
-# A stretch that may hold a phone number: digits with one separator at a time between them (so
-# "8901. 18.450" is two stretches), of 8 to 15 digits (E.164's longest; no region here has fewer).
-_PHONE_CANDIDATE = regex.compile(r"(?<![\w+])(?:\+\s?)?\(?\d(?:\d|[ .-]\(?(?=\d)|\)[ .-]?(?=\d))*(?!\w)")
+# A stretch that may hold a phone number: digits with one separator at a time between them (a space,
+# a dot, or a dash with a space either side: "93 - 766 - 33 - 46"; so "8901. 18.450" is two stretches),
+# maybe after a "+" or a "(+34)", of 8 to 15 digits (E.164's longest; no region here has fewer).
+_PHONE_CANDIDATE = regex.compile(
+    r"(?<![\w+(])(?:\(\s?\+\s?\d{1,3}\s?\)\s?|\+\s?)?\(?\d(?:\d|(?:[ .]| ?- ?)\(?(?=\d)|\)(?:[ .]| ?- ?)?(?=\d))*(?!\w)"
+)
+
+
+def _valid_phone(candidate: str) -> bool:
+    """Whether a numbering plan of one of PHONE_REGIONS allows the number."""
+    for region in PHONE_REGIONS:
+        try:
+            number = phonenumbers.parse(candidate, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(number):
+            return True
+        # Mexico's mobile "1" after +52, dropped from the plan in 2019 and still said.
+        if number.country_code == 52 and str(number.national_number).startswith("1"):
+            number.national_number = int(str(number.national_number)[1:])
+            if phonenumbers.is_valid_number(number):
+                return True
+    return False
+
+
+def _phone_digits(candidate: str) -> int:
+    return sum(char.isdigit() for char in candidate)
 
 
 class PhoneNumberRecognizer(LocalRecognizer):
     """Phone numbers by Google's phonenumbers, as Presidio's PhoneRecognizer judges them (a number that
     a numbering plan of one of these regions allows), but parsing only the stretches of digits:
-    Presidio's runs phonenumbers' matcher over the whole text once per region, 20 ms a 6 KB call."""
+    Presidio's runs phonenumbers' matcher over the whole text once per region, 20 ms a 6 KB call.
+    A number dictated across two turns ("Es el 91 654" / "AGENTE: Sí..." / "CLIENTE: 63 44") is read
+    as one when a turn ends in a stretch and one of the next two starts with one, with nothing but a
+    digitless turn between."""
 
     def __init__(self, language: str):
         super().__init__(supported_entities=[PHONE_NUMBER], supported_language=language, name=f"PHONE_NUMBER_{language}")
@@ -306,17 +334,99 @@ class PhoneNumberRecognizer(LocalRecognizer):
     def analyze(self, text, entities, nlp_artifacts=None):
         results = []
         for candidate in _PHONE_CANDIDATE.finditer(text):
-            if not 8 <= sum(char.isdigit() for char in candidate.group()) <= 15:
+            if 8 <= _phone_digits(candidate.group()) <= 15 and _valid_phone(candidate.group()):
+                results.append(RecognizerResult(PHONE_NUMBER, candidate.start(), candidate.end(), 0.6))
+        results.extend(self._across_turns(text))
+        return results
+
+    def _across_turns(self, text: str) -> list[RecognizerResult]:
+        turns = parse_turns(text)
+        results = []
+        for index, turn in enumerate(turns[:-1]):
+            ending = _TURN_END_DIGITS.search(turn.text)
+            if not ending or _phone_digits(ending.group()) >= 13:
                 continue
-            for region in PHONE_REGIONS:
-                try:
-                    number = phonenumbers.parse(candidate.group(), region)
-                except phonenumbers.NumberParseException:
-                    continue
-                if phonenumbers.is_valid_number(number):
-                    results.append(RecognizerResult(PHONE_NUMBER, candidate.start(), candidate.end(), 0.6))
+            for later in turns[index + 1 : index + 3]:
+                opening = _TURN_START_DIGITS.match(later.text)
+                if opening:
+                    joined = ending.group() + " " + opening.group()
+                    if 8 <= _phone_digits(joined) <= 15 and _valid_phone(joined):
+                        results.append(RecognizerResult(PHONE_NUMBER, turn.start + ending.start(), turn.start + ending.end(), 0.6))
+                        results.append(RecognizerResult(PHONE_NUMBER, later.start + opening.start(), later.start + opening.end(), 0.6))
+                    break
+                if any(char.isdigit() for char in later.text):
                     break
         return results
+
+
+# A stretch of digits that ends a turn (only punctuation after it), and one that opens a turn.
+_TURN_END_DIGITS = regex.compile(_PHONE_CANDIDATE.pattern + r"(?=[\s.,;:…-]*$)")
+_TURN_START_DIGITS = regex.compile(r"(?<=^)\d(?:\d|(?:[ .]| ?- ?)(?=\d))*(?!\w)")
+
+
+# Numbers read aloud digit by digit, as a transcriber may write them: "seis uno dos, tres cuatro cinco",
+# "two one two, five five five, oh one three four", "doble siete"; or digit groups joined by a spoken
+# dash ("26 guión 1273 guión 2761"). A run of 8-15 digits that a numbering plan allows is a phone; one of
+# 13-19 that passes the Luhn check a card. Everyday number words ("dos o tres días") are far too few in
+# a row to be either.
+_DIGIT_WORDS = {
+    "cero": "0", "uno": "1", "un": "1", "una": "1", "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5",
+    "seis": "6", "siete": "7", "ocho": "8", "nueve": "9",
+    "zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9",
+}
+_REPEAT_WORDS = {"doble": 2, "double": 2, "triple": 3}
+_SPOKEN_DASH = ("guion", "guión", "dash", "hyphen")
+_DIGIT_WORD = "(?:" + "|".join(sorted(_DIGIT_WORDS, key=len, reverse=True)) + ")"
+_SPOKEN_TOKEN = r"(?:(?:" + "|".join(_REPEAT_WORDS) + r")\s+)?" + _DIGIT_WORD + r"(?![\w])|\d+(?![\w])"
+_SPOKEN_GAP = r"(?:(?:[ \t]*[,.;:…-]+[ \t]*|[ \t]+)(?:(?:" + "|".join(_SPOKEN_DASH) + r")[ \t]+)?)"
+_SPOKEN_CHAIN = regex.compile(
+    r"(?<![\w])(?:" + _SPOKEN_TOKEN + r")(?:" + _SPOKEN_GAP + r"(?:" + _SPOKEN_TOKEN + r"))+",
+    regex.IGNORECASE,
+)
+_SPOKEN_PART = regex.compile(
+    r"(?P<repeat>" + "|".join(_REPEAT_WORDS) + r")?\s*(?P<word>" + _DIGIT_WORD + r")(?![\w])|(?P<digits>\d+)|(?P<dash>"
+    + "|".join(_SPOKEN_DASH) + r")(?![\w])",
+    regex.IGNORECASE,
+)
+
+
+def spoken_numbers(text: str) -> Iterable[tuple[str, int, int]]:
+    """(entity type, start, end) of each phone or card number read out (_SPOKEN_CHAIN) in `text`: in
+    words, with a spoken dash, or one digit at a time as a transcriber writes a dictation ("4, 5, 3, 9,
+    1, 4..." or "4 -3 -0 -1"); other runs of digit groups are left to the written finders."""
+    for chain in _SPOKEN_CHAIN.finditer(text):
+        digits, spoken = [], False
+        for part in _SPOKEN_PART.finditer(chain.group()):
+            if part.group("word"):
+                count = _REPEAT_WORDS.get((part.group("repeat") or "").casefold(), 1)
+                digits.append(_DIGIT_WORDS[part.group("word").casefold()] * count)
+                spoken = True
+            elif part.group("digits"):
+                digits.append(part.group("digits"))
+            elif part.group("dash"):
+                spoken = True
+        number = "".join(digits)
+        if not spoken and not all(len(group) == 1 for group in digits):
+            continue
+        if 13 <= len(number) <= 19 and checksums.luhn(number):
+            yield CREDIT_CARD, chain.start(), chain.end()
+        elif 8 <= len(number) <= 15 and _valid_phone(number):
+            yield PHONE_NUMBER, chain.start(), chain.end()
+
+
+class SpokenNumberRecognizer(LocalRecognizer):
+    """Phone and card numbers read out in words (spoken_numbers)."""
+
+    def __init__(self, language: str):
+        super().__init__(supported_entities=[PHONE_NUMBER, CREDIT_CARD], supported_language=language,
+                         name=f"SPOKEN_NUMBER_{language}")
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):
+        return [RecognizerResult(kind, start, end, 0.7) for kind, start, end in spoken_numbers(text)]
 
 
 class EmailRecognizer(LocalRecognizer):

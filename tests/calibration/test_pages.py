@@ -11,7 +11,7 @@ import pytest
 from calibration.services import SessionStateError, agreed_value_set, calibration_close
 from reviews.models import AgreedValue, CalibrationEntry, CalibrationSession
 from tests.calibration.conftest import score
-from tests.factories import UserFactory
+from tests.factories import UserFactory, judged_recording
 from tests.review.conftest import client_for, set_evidence
 
 EVIDENCE = "te lo mando hoy antes de las 18"
@@ -236,3 +236,21 @@ def test_the_default_sample_says_how_many_calls_are_eligible(lead, supervisors, 
     )  # fmt: skip
     sample = response.content.decode().split('id="field-sample"', 1)[1].split('<div class="field"', 1)[0]
     assert refused in sample and 'class="error field-error"' in sample
+
+
+@pytest.mark.parametrize("language,counted,refused", [
+    ("en", "1 judged call can be drawn", "Only 1 judged call matches; a sample of 10 is not possible."),
+    ("es", "Se puede sortear 1 llamada evaluada", "Solo coincide 1 llamada evaluada; no es posible una muestra de 10."),
+])  # fmt: skip
+def test_one_eligible_call_is_said_in_the_singular(lead, supervisors, cal_rubric, language, counted, refused):
+    """The demo's English rubric has one judged call: "1 llamadas evaluadas" read wrong on its form."""
+    judged_recording(rubric=cal_rubric, values={"c1": 1, "c2": 3})
+    client = client_for(lead, language)
+    sample = client.get("/calibrations/new/").content.decode().split('id="field-sample"', 1)[1].split('<div class="field"', 1)[0]
+    assert counted in sample
+    ana, ben, _eva = supervisors
+    response = client.post(
+        "/calibrations/new/",
+        {"name": "Default", "rubric": "care", "participants": [ana.pk, ben.pk], "choose": "sample", "sample": 10},
+    )  # fmt: skip
+    assert refused in response.content.decode()

@@ -324,3 +324,12 @@ def test_a_resolution_that_leaves_a_criterion_wrong_stays_a_reject(care, ana, su
     resolution = Review.objects.get(pk=answer.json()["resolution"])
     assert (resolution.decision, resolution.reject_reason) == ("reject", "wrong_score")
     assert resolution.criteria.get(criterion__key="c2").rejected
+
+
+@pytest.mark.django_db
+def test_the_standing_filters_read_as_one_list_in_spanish(sup):
+    """The filters over a supervisor's reviews are plural in Spanish ("Confirmadas", like "Pendientes"); the
+    table's column keeps the singular ("Confirmada", of one review)."""
+    page = page_client_for(sup, "es").get("/disputes/reviews/").content.decode()
+    assert ">Confirmadas</a>" in page and ">Pendientes</a>" in page and ">Reclamadas</a>" in page
+    assert '<th scope="col">Confirmada</th>' in page
