@@ -13,7 +13,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from access.models import Workspace
-from intake.hosts import HostNotAllowed, url_check
+from core.hosts import HostNotAllowed, url_target
 from qa.audio import channel_number
 from qa.models import Recording
 
@@ -171,7 +171,8 @@ def folder_problems(folder: DropFolder) -> dict[str, str]:
             problems["bucket"] = "Name the bucket."
         endpoint = folder.endpoint_url or f"https://s3.{folder.region or 'us-east-1'}.amazonaws.com"
         try:
-            url_check(endpoint, allowed=settings.INTAKE_S3_ALLOWED_HOSTS, setting="INTAKE_S3_ALLOWED_HOSTS")
+            # boto3 connects by itself, so only the endpoint's name and what it resolves to now are checked.
+            url_target(endpoint, allowed=settings.INTAKE_S3_ALLOWED_HOSTS, setting="INTAKE_S3_ALLOWED_HOSTS")
         except HostNotAllowed as error:
             problems["endpoint_url"] = str(error)
         for field in ("access_key_variable", "secret_key_variable"):

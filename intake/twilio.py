@@ -11,15 +11,13 @@ once its lease runs out, and the ingest, idempotent on (source, RecordingSid), c
 from __future__ import annotations
 
 import base64
+import http.client
 import logging
 import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import IO
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from django.conf import settings
 from django.core.files import File
@@ -28,6 +26,7 @@ from django.utils import timezone
 from twilio.request_validator import RequestValidator
 
 from core.errors import ConflictError, InvalidInputError
+from core.hosts import HostNotAllowed, Target, target_connection, url_target
 from core.jobs import (
     Outcome,
     Result,
@@ -39,7 +38,6 @@ from core.jobs import (
     jobs_due,
     lease_kept,
 )
-from intake.hosts import HostNotAllowed, url_check
 from intake.jobs import Held, IntakeError, IntakeJobs, audio_call_ingest, job_publish, refusal_text
 from intake.models import TwilioAccount, TwilioRecording
 
@@ -48,6 +46,7 @@ logger = logging.getLogger(__name__)
 SETTING = "INTAKE_TWILIO_ALLOWED_HOSTS"
 FETCH_TIMEOUT = 60.0  # seconds without a byte before a download is given back to try again
 REDIRECTS = 3  # Twilio answers a media URL with a redirect to where the file is stored
+REDIRECT_CODES = (301, 302, 303, 307, 308)
 CHUNK = 1 << 16
 
 
@@ -82,7 +81,10 @@ def twilio_callback_accept(
     recording_sid, recording_url = params.get("RecordingSid", ""), params.get("RecordingUrl", "")
     if not recording_sid.startswith("RE") or not recording_sid.isalnum():
         raise InvalidInputError({"RecordingSid": f"Not a recording SID: '{recording_sid}'."})
-    url_check(recording_url, allowed=settings.INTAKE_TWILIO_ALLOWED_HOSTS, setting=SETTING)
+    try:
+        recording_target(recording_url)
+    except HostNotAllowed as error:
+        raise InvalidInputError({"RecordingUrl": str(error)}) from None
     channels = params.get("RecordingChannels", "2")
     with transaction.atomic():
         job, created = TwilioRecording.objects.get_or_create(
@@ -112,12 +114,10 @@ def _started(value: str) -> datetime | None:
         return None
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # each hop is checked against the allowlist first
-        return None
-
-
-_opener = urllib.request.build_opener(_NoRedirect)
+def recording_target(url: str) -> Target:
+    """Where fetching `url` connects, if INTAKE_TWILIO_ALLOWED_HOSTS allows it (core.hosts); HostNotAllowed
+    naming the problem otherwise."""
+    return url_target(url, allowed=settings.INTAKE_TWILIO_ALLOWED_HOSTS, setting=SETTING)
 
 
 def media_url(job: TwilioRecording) -> str:
@@ -129,34 +129,41 @@ def media_url(job: TwilioRecording) -> str:
 
 
 def recording_download(job: TwilioRecording, out: IO[bytes]) -> None:
-    """Fetch the recording into `out`, each hop's host checked, the account's credentials sent only to
-    the host of the RecordingUrl. IntakeError (transient for a network error, a 5xx or a 429)."""
+    """Fetch the recording into `out`, each hop's host checked and connected to at the address checked
+    (a name that answers DNS otherwise the second time cannot lead the fetch elsewhere), the account's
+    credentials sent only to the host of the RecordingUrl. IntakeError (transient for a network error,
+    a 5xx or a 429)."""
     url, origin = media_url(job), urlsplit(job.recording_url).netloc
     credentials = base64.b64encode(f"{job.account.account_sid}:{job.account.auth_token}".encode()).decode()
     for _hop in range(REDIRECTS + 1):
         try:
-            url_check(url, allowed=settings.INTAKE_TWILIO_ALLOWED_HOSTS, setting=SETTING)
+            target = recording_target(url)
         except HostNotAllowed as error:
             raise IntakeError(str(error)) from None
-        request = urllib.request.Request(url, headers={"User-Agent": "veredicto-intake"})
+        headers = {"User-Agent": "veredicto-intake"}
         if urlsplit(url).netloc == origin:
-            request.add_header("Authorization", f"Basic {credentials}")
+            headers["Authorization"] = f"Basic {credentials}"
+        connection = target_connection(target, timeout=FETCH_TIMEOUT)
         try:
-            with _opener.open(request, timeout=FETCH_TIMEOUT) as response:
-                _copy(response, out)
-                return
-        except urllib.error.HTTPError as error:
-            if error.code in (301, 302, 303, 307, 308) and error.headers.get("Location"):
-                url = urllib.parse.urljoin(url, error.headers["Location"])
+            connection.request("GET", target.path, headers=headers)
+            response = connection.getresponse()
+            location = response.getheader("Location")
+            if response.status in REDIRECT_CODES and location:
+                url = urljoin(url, location)  # checked at the top of the next hop, before any connection
                 continue
-            retry_after = error.headers.get("Retry-After", "") if error.headers else ""
-            raise IntakeError(
-                f"Twilio answered {error.code} for {url}.",
-                transient=error.code >= 500 or error.code == 429,
-                retry_after=float(retry_after) if retry_after.isdigit() else None,
-            ) from None
-        except (urllib.error.URLError, OSError) as error:
-            raise IntakeError(f"Could not fetch {url}: {error}.", transient=True) from None
+            if not 200 <= response.status < 300:
+                retry_after = response.getheader("Retry-After") or ""
+                raise IntakeError(
+                    f"Twilio answered {response.status} for {url}.",
+                    transient=response.status >= 500 or response.status == 429,
+                    retry_after=float(retry_after) if retry_after.isdigit() else None,
+                )
+            _copy(response, out)
+            return
+        except (OSError, http.client.HTTPException) as error:
+            raise IntakeError(f"Could not fetch {url}: {error or type(error).__name__}.", transient=True) from None
+        finally:
+            connection.close()
     raise IntakeError(f"More than {REDIRECTS} redirects fetching {job.recording_url}.")
 
 

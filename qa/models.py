@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy as _
 
 from access.querysets import ScopedManager, ScopePaths
 from access.models import Workspace
+from core.hosts import HostNotAllowed, host_listed
 from rubrics.models import Criterion, Rubric
 from qa.costs import call_cost
 
@@ -412,6 +413,17 @@ class Judge(models.Model):
             return ""
         return (urlsplit(self.base_url).hostname or "").lower()
 
+    @property
+    def server_port(self) -> int:
+        """The port of server_host: the base URL's, else its scheme's (443 for OpenAI's API); 0 if unreadable."""
+        if not self.base_url:
+            return 443
+        try:
+            parts = urlsplit(self.base_url)
+            return parts.port or (80 if parts.scheme == "http" else 443)
+        except ValueError:
+            return 0
+
     def leak_problems(self) -> dict[str, str]:
         """What in this judge the operator did not allow, by field: a key variable outside
         QA_JUDGE_KEY_VARIABLES, a server outside QA_JUDGE_ALLOWED_HOSTS. A rubric owner edits judges,
@@ -423,14 +435,27 @@ class Judge(models.Model):
                 "%(name)s is not a key variable the operator allowed: add it to QA_JUDGE_KEY_VARIABLES "
                 "or pick one of: %(allowed)s."
             ) % {"name": self.api_key_variable, "allowed": ", ".join(settings.QA_JUDGE_KEY_VARIABLES) or "-"}
-        # Only a server judge calls out; the local backends use neither field.
-        if self.backend == self.Backend.OPENAI_COMPATIBLE and self.server_host not in {
-            host.lower() for host in settings.QA_JUDGE_ALLOWED_HOSTS
-        }:
-            problems["base_url"] = _(
-                "The host %(host)s is not one the operator allowed judges to call: add it to "
-                "QA_JUDGE_ALLOWED_HOSTS or pick one of: %(allowed)s."
-            ) % {"host": self.server_host or "-", "allowed": ", ".join(settings.QA_JUDGE_ALLOWED_HOSTS) or "-"}
+        # Only a server judge calls out; the local backends use neither field. The check is by name
+        # (core.hosts.host_listed), not core.hosts.url_target's pinned address: the `openai` client
+        # resolves and connects by itself through httpx, which takes no address to connect to short of
+        # a network backend of our own, and the servers operators list for judges are mostly on
+        # loopback or the private network, which a check of the resolved addresses would refuse unless
+        # each address were listed again with its port. What this list guards is where a rubric owner
+        # may send transcripts and a key; the names on it are the operator's.
+        if self.backend == self.Backend.OPENAI_COMPATIBLE:
+            try:
+                listed = host_listed(
+                    self.server_host, port=self.server_port, allowed=settings.QA_JUDGE_ALLOWED_HOSTS,
+                    setting="QA_JUDGE_ALLOWED_HOSTS",
+                )  # fmt: skip
+            except HostNotAllowed as error:  # an entry that is not one
+                problems["base_url"] = str(error)
+            else:
+                if not listed:
+                    problems["base_url"] = _(
+                        "The host %(host)s is not one the operator allowed judges to call: add it to "
+                        "QA_JUDGE_ALLOWED_HOSTS or pick one of: %(allowed)s."
+                    ) % {"host": self.server_host or "-", "allowed": ", ".join(settings.QA_JUDGE_ALLOWED_HOSTS) or "-"}
         return problems
 
     @property

@@ -13,9 +13,9 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
+from core.hosts import HostNotAllowed
 from outbox.models import EVENT_NAMES
 from qa.api.admin import shown_once
-from webhooks.hosts import HostNotAllowed, url_target
 from webhooks.models import Attempt, Delivery, Subscription
 from webhooks.selectors import (
     deliveries_visible,
@@ -23,7 +23,13 @@ from webhooks.selectors import (
     workspace_to_subscribe,
     workspaces_to_subscribe,
 )
-from webhooks.services import delivery_redeliver, subscription_create, subscription_delete, subscription_update
+from webhooks.services import (
+    delivery_redeliver,
+    subscription_create,
+    subscription_delete,
+    subscription_update,
+    webhook_target,
+)
 
 
 class SubscriptionForm(forms.ModelForm):
@@ -39,7 +45,7 @@ class SubscriptionForm(forms.ModelForm):
     def clean_url(self) -> str:
         url = self.cleaned_data["url"]
         try:
-            url_target(url)
+            webhook_target(url)
         except HostNotAllowed as error:
             raise forms.ValidationError(str(error)) from None
         return url

@@ -19,8 +19,6 @@ import http.client
 import logging
 import math
 import secrets
-import socket
-import ssl
 import sys
 import time
 import unicodedata
@@ -43,11 +41,11 @@ from rest_framework.utils.encoders import JSONEncoder
 from access.models import DEFAULT_WORKSPACE, Workspace, default_workspace_id
 from outbox.models import EVENT_NAMES, Event
 from core.errors import InvalidInputError
+from core.hosts import HostNotAllowed, Target, target_connection, url_target
 from core.jobs import JobKind, Outcome, job_claim, job_fail, job_held, job_succeed, retry_delay
 from access.models import ApiKey
 from core.queue import task_publish, tasks_in_process
 from qa.models import Recording
-from webhooks.hosts import HostNotAllowed, Target, url_target
 from webhooks.models import Attempt, Delivery, Subscription
 from webhooks.payloads import event_data
 from webhooks.selectors import events_wanted_forget
@@ -100,11 +98,17 @@ def delivery_body(*, delivery_id: uuid.UUID, event: Event, data: dict[str, Any] 
 # --- Subscriptions ------------------------------------------------------------------------------
 
 
+def webhook_target(url: str) -> Target:
+    """Where a webhook to `url` connects, if QA_WEBHOOK_ALLOWED_HOSTS allows it (core.hosts: checked when
+    a subscription is saved and again before every attempt); HostNotAllowed naming the problem otherwise."""
+    return url_target(url, allowed=settings.QA_WEBHOOK_ALLOWED_HOSTS, setting="QA_WEBHOOK_ALLOWED_HOSTS")
+
+
 def _subscription_errors(*, url: str | None, events: Sequence[str] | None, secret: str | None) -> dict[str, Any]:
     errors: dict[str, Any] = {}
     if url is not None:
         try:
-            url_target(url)
+            webhook_target(url)
         except HostNotAllowed as error:
             errors["url"] = str(error)
     if events is not None:
@@ -354,27 +358,6 @@ class AttemptResult:
     delay: float = 0.0  # for "retry": when to try again (s)
 
 
-class _PinnedHTTPConnection(http.client.HTTPConnection):
-    """Connects to the address the allowlist checked, whatever the name resolves to now."""
-
-    def __init__(self, target: Target, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout)
-        self._address = target.address
-
-    def connect(self) -> None:
-        self.sock = socket.create_connection((self._address, self.port), self.timeout)
-
-
-class _PinnedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, target: Target, timeout: float) -> None:
-        super().__init__(target.host, target.port, timeout=timeout, context=ssl.create_default_context())
-        self._address = target.address
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self._address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # the certificate names the host
-
-
 _INVISIBLE = {"Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs"}
 
 
@@ -389,9 +372,7 @@ def response_excerpt(answer: str) -> str:
 
 def _post(target: Target, headers: dict[str, str], body: bytes) -> tuple[int, str]:
     """POST without following redirects (a redirect could lead inside the network): (code, answer)."""
-    timeout = settings.QA_WEBHOOK_TIMEOUT
-    connection_class = _PinnedHTTPSConnection if target.scheme == "https" else _PinnedHTTPConnection
-    connection = connection_class(target, timeout)
+    connection = target_connection(target, timeout=settings.QA_WEBHOOK_TIMEOUT)
     try:
         connection.request("POST", target.path, body=body, headers=headers)
         response = connection.getresponse()
@@ -465,7 +446,7 @@ def delivery_attempt(*, delivery_id: uuid.UUID | str) -> AttemptResult:
     clock = time.monotonic()
     code, answer, error, permanent = None, "", "", False
     try:
-        target = url_target(delivery.subscription.url)
+        target = webhook_target(delivery.subscription.url)
         timestamp = int(time.time())
         code, answer = _post(target, delivery_headers(delivery=delivery, timestamp=timestamp), delivery.body.encode())
         if not 200 <= code < 300:

@@ -288,7 +288,8 @@ QA_LOCAL_MODEL_CACHE_DIR = env(
 # (the local llama.cpp server, OpenAI's own API), quote for any other OpenAI-compatible server.
 QA_EVIDENCE_MODE = env("QA_EVIDENCE_MODE", default="auto")
 # What a named judge (a row rubric owners edit in the admin) may use: the environment variables
-# that may hold its key, and the hosts its base URL may name (qa.models.Judge.leak_problems).
+# that may hold its key, and the hosts its base URL may name (qa.models.Judge.leak_problems), written as
+# QA_WEBHOOK_ALLOWED_HOSTS but matched by name, and an entry without a port allows any (core.hosts.host_listed).
 # By default only the key and the server the operator configured for the environment's judge.
 QA_JUDGE_KEY_VARIABLES = env.list("QA_JUDGE_KEY_VARIABLES", default=["OPENAI_API_KEY"])
 _JUDGE_SERVER_HOST = urlsplit(env("OPENAI_BASE_URL", default="")).hostname or (
@@ -471,7 +472,7 @@ CELERY_BEAT_SCHEDULE["audio-orphans-sweep"] = {"task": "qa.audio_orphans_sweep",
 # The hosts a webhook may reach (host names, `.domain` for its subdomains, `*`, addresses or networks),
 # each with an optional port (`127.0.0.1:8443`, `[::1]:9000`, `hooks.internal:*`); without one, only the
 # scheme's own port (443, 80). A loopback, private or other non-public address must be listed as an
-# address or network (with its port). Empty: none. webhooks/hosts.py.
+# address or network (with its port). Empty: none. The rule of every outbound host list: core/hosts.py.
 QA_WEBHOOK_ALLOWED_HOSTS = env.list("QA_WEBHOOK_ALLOWED_HOSTS", default=[])
 QA_WEBHOOK_TIMEOUT = env.float("QA_WEBHOOK_TIMEOUT", default=10.0)
 # A failed attempt waits RETRY_BASE, then twice as long each time, until RETRY_WINDOW after the first send.
@@ -498,8 +499,8 @@ CELERY_BEAT_SCHEDULE["webhooks-drain"] = {
 # The environment variables a Twilio account's auth token or an S3 folder's keys may be read from
 # (intake.models): a workspace's admin names one, the operator decides which exist to name.
 INTAKE_SECRET_VARIABLES = env.list("INTAKE_SECRET_VARIABLES", default=[])
-# Where a Twilio recording may be fetched from, and an S3 folder's endpoint (intake/hosts.py: host names,
-# `.domain`, addresses, each with an optional port; a non-public address must be listed as one).
+# Where a Twilio recording may be fetched from, and an S3 folder's endpoint, written as
+# QA_WEBHOOK_ALLOWED_HOSTS (core/hosts.py: a non-public address must be listed as one, with its port).
 INTAKE_TWILIO_ALLOWED_HOSTS = env.list("INTAKE_TWILIO_ALLOWED_HOSTS", default=["api.twilio.com"])
 INTAKE_S3_ALLOWED_HOSTS = env.list("INTAKE_S3_ALLOWED_HOSTS", default=[".amazonaws.com"])
 # The folders under which a local drop folder may lie; empty: none.

@@ -202,3 +202,30 @@ def test_the_default_lists_follow_the_environments_judge(monkeypatch, environmen
     base = runpy.run_path(str(django_settings.BASE_DIR / "config" / "settings" / "base.py"))
     assert base["QA_JUDGE_ALLOWED_HOSTS"] == hosts
     assert base["QA_JUDGE_KEY_VARIABLES"] == ["OPENAI_API_KEY"]
+
+
+def test_the_judges_list_is_written_as_the_other_host_lists_and_matched_by_name(settings):
+    """QA_JUDGE_ALLOWED_HOSTS goes through core.hosts like the webhooks' and intakes' lists (domains,
+    networks, ports), matched by name since the openai client connects by itself; an entry without a
+    port allows any, as the local model servers listen where they are told."""
+
+    def problem(base_url: str) -> str:
+        return Judge(name="j", base_url=base_url, model="m").leak_problems().get("base_url", "")
+
+    settings.QA_JUDGE_ALLOWED_HOSTS = [".llm.internal", "10.20.0.0/16", "gpu.example:8000", "::1", "*"]
+    for allowed in ("http://a.llm.internal:9999/v1", "http://llm.internal./v1", "http://10.20.1.2:8080/v1",
+                    "http://[::1]:18090/v1", "http://gpu.example:8000/v1", "https://api.example.org/v1",
+                    "https://93.184.215.14/v1"):  # fmt: skip
+        assert problem(allowed) == "", allowed
+    settings.QA_JUDGE_ALLOWED_HOSTS = [".llm.internal", "10.20.0.0/16", "gpu.example:8000", "::1"]
+    assert "The host gpu.example is not one the operator allowed" in problem("http://gpu.example:8001/v1")
+    assert "The host 10.30.0.1 is not one" in problem("http://10.30.0.1/v1")
+    assert "The host evil-llm.internal is not one" in problem("http://evil-llm.internal/v1")
+    settings.QA_JUDGE_ALLOWED_HOSTS = ["*"]  # any name, but neither an internal address nor a number
+    assert "The host 127.0.0.1 is not one" in problem("http://127.0.0.1:8000/v1")
+    assert "The host 2130706433 is not one" in problem("http://2130706433:8000/v1")
+    settings.QA_JUDGE_ALLOWED_HOSTS = ["gpu.example:http"]
+    assert problem("http://gpu.example/v1") == (
+        "QA_JUDGE_ALLOWED_HOSTS has an entry that is not a host, address or network with an optional port: "
+        "'gpu.example:http'."
+    )

@@ -5,6 +5,9 @@ Twilio's part and ingests it as an audio call."""
 
 from __future__ import annotations
 
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlencode
 
 import pytest
@@ -137,8 +140,8 @@ def test_a_recording_url_on_a_host_not_allowed_is_refused_with_the_reason(accoun
     params = callback_params(fake_twilio, RecordingUrl=f"http://169.254.169.254/latest/meta-data/{SID}")
     response = post_signed(params)
     assert response.status_code == 400
-    assert response.json()["detail"].startswith(
-        "url: The host 169.254.169.254 is not allowed by INTAKE_TWILIO_ALLOWED_HOSTS"
+    assert response.json()["detail"] == (
+        "RecordingUrl: The address 169.254.169.254 is not allowed by INTAKE_TWILIO_ALLOWED_HOSTS."
     )
     other_port = fake_twilio.recording_url(SID).replace(fake_twilio.base_url, "http://127.0.0.1:9")
     response = post_signed(callback_params(fake_twilio, RecordingUrl=other_port))
@@ -153,9 +156,7 @@ def test_a_redirect_to_a_host_not_allowed_is_not_followed(account, fake_twilio, 
     job = TwilioRecording.objects.get()
     assert twilio_recording_execute(job_id=job.pk).outcome is Outcome.FAILED
     job.refresh_from_db()
-    assert job.error == "The host localhost is not allowed by INTAKE_TWILIO_ALLOWED_HOSTS (allowed: %s)." % (
-        fake_twilio.base_url.removeprefix("http://")
-    )
+    assert job.error == "The host localhost is not allowed by INTAKE_TWILIO_ALLOWED_HOSTS."
     assert not Recording.objects.exists() and len(fake_twilio.requests) == 1
 
 
@@ -164,9 +165,8 @@ def test_a_redirect_to_an_allowed_host_is_followed_without_the_credentials(accou
     and the account's credentials go only to the RecordingUrl's own host."""
     settings.MEDIA_ROOT = tmp_path / "media"
     fake_twilio.redirect_to = fake_twilio.base_url.replace("127.0.0.1", "localhost")
-    settings.INTAKE_TWILIO_ALLOWED_HOSTS = [fake_twilio.base_url.removeprefix("http://"), "127.0.0.1"]
     port = fake_twilio.base_url.rsplit(":", 1)[1]
-    settings.INTAKE_TWILIO_ALLOWED_HOSTS += [f"localhost:{port}"]
+    settings.INTAKE_TWILIO_ALLOWED_HOSTS = [fake_twilio.base_url.removeprefix("http://"), f"localhost:{port}"]
     assert post_signed(callback_params(fake_twilio)).status_code == 202
     job = TwilioRecording.objects.get()
     assert twilio_recording_execute(job_id=job.pk).outcome is Outcome.SUCCEEDED, TwilioRecording.objects.get().error
@@ -203,7 +203,72 @@ def test_a_listed_name_that_resolves_to_a_loopback_address_is_refused_unless_the
     url = fake_twilio.recording_url(SID).replace("127.0.0.1", "localhost")
     response = post_signed(callback_params(fake_twilio, RecordingUrl=url))
     assert response.status_code == 400
-    assert "The host localhost resolves to " in response.json()["detail"]
-    assert "a non-public address INTAKE_TWILIO_ALLOWED_HOSTS does not list." in response.json()["detail"]
+    detail = response.json()["detail"]
+    assert detail.startswith("RecordingUrl: The host localhost resolves to ")  # 127.0.0.1 or ::1
+    assert detail.endswith(", a loopback, private or other non-public address that INTAKE_TWILIO_ALLOWED_HOSTS does not list.")
+    # The addresses listed without the port allow only 80 and 443: not every service on them.
     settings.INTAKE_TWILIO_ALLOWED_HOSTS = [f"localhost:{port}", "127.0.0.1", "::1"]
+    assert "resolves to" in post_signed(callback_params(fake_twilio, RecordingUrl=url)).json()["detail"]
+    settings.INTAKE_TWILIO_ALLOWED_HOSTS = [f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"]
     assert post_signed(callback_params(fake_twilio, RecordingUrl=url)).status_code == 202
+
+
+class InternalService:
+    """A service inside the network that a fetch must never reach: an HTTP server on 127.0.0.2 that
+    records every request and answers 200 with a body of its own."""
+
+    def __init__(self, port: int) -> None:
+        self.requests: list[str] = []
+        requests = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                requests.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Length", "8")
+                self.end_headers()
+                self.wfile.write(b"INTERNAL")
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.2", port), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_fetch_connects_to_the_address_it_checked(account, fake_twilio, settings, tmp_path, monkeypatch):
+    """DNS rebinding: a listed name whose DNS answers an allowed address to the check and an internal one
+    the next time (an attacker's zone answers what it likes) cannot lead the fetch inside: the fetch
+    connects to the address it checked instead of resolving the name again."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    port = int(fake_twilio.base_url.rsplit(":", 1)[1])
+    settings.INTAKE_TWILIO_ALLOWED_HOSTS = [f"media.twilio.test:{port}", f"127.0.0.1:{port}"]
+    lookups = []
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host != "media.twilio.test":
+            return real(host, port, *args, **kwargs)
+        lookups.append(host)
+        address = "127.0.0.1" if len(lookups) == 1 else "127.0.0.2"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    url = fake_twilio.recording_url(SID).replace("127.0.0.1", "media.twilio.test")
+    assert post_signed(callback_params(fake_twilio, RecordingUrl=url)).status_code == 202
+    job = TwilioRecording.objects.get()
+    internal = InternalService(port)
+    try:
+        lookups.clear()  # the worker's fetch: its check gets 127.0.0.1, any later lookup 127.0.0.2
+        assert twilio_recording_execute(job_id=job.pk).outcome is Outcome.SUCCEEDED, TwilioRecording.objects.get().error
+    finally:
+        internal.close()
+    assert internal.requests == [] and lookups == ["media.twilio.test"]
+    [download] = fake_twilio.downloads()
+    assert download["auth"].startswith("Basic ")
+    assert Recording.objects.get().audio.read() == fake_twilio.stereo.read_bytes()

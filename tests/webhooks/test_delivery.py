@@ -294,6 +294,19 @@ def test_the_connection_goes_to_the_address_that_was_checked(receiver, settings,
     assert request.headers["Host"] == f"hooks.example.com:{port}" and request.path == "/in"
 
 
+def test_each_checked_address_is_tried_in_turn(receiver, settings, monkeypatch, django_capture_on_commit_callbacks):
+    """A name with two addresses, the first answering nothing (an IPv6 address seen from an IPv4-only
+    network, say): the attempt goes on to the next address it checked, never to a new resolution."""
+    from tests.webhooks.test_hosts import resolving
+
+    port = receiver.url.split(":")[2].split("/")[0]
+    settings.QA_WEBHOOK_ALLOWED_HOSTS = ["hooks.example.com:*", "127.0.0.0/8:*"]
+    resolving(monkeypatch, {"hooks.example.com": ["127.0.0.3", "127.0.0.1"]})  # nothing listens on 127.0.0.3
+    subscription_create(url=f"http://hooks.example.com:{port}/in", events=["recording.judged"])
+    delivery = emitted(django_capture_on_commit_callbacks)
+    assert delivery.status == Delivery.Status.DELIVERED and len(receiver.requests) == 1
+
+
 def test_the_sweep_sends_what_lost_its_message(receiver, django_capture_on_commit_callbacks):
     subscription_create(url=receiver.url, events=["recording.judged"])
     recording = judged_recording()

@@ -14,9 +14,8 @@ from tests.factories import judged_recording
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.webhook_receiver import Answer, WebhookReceiver
 from tests.webhooks.test_hosts import refused, resolving
-from webhooks.hosts import url_target
 from webhooks.models import Attempt, Delivery
-from webhooks.services import RESPONSE_KEPT, subscription_create
+from webhooks.services import RESPONSE_KEPT, subscription_create, webhook_target
 
 PORT_REFUSED = "Port {port} of {host} is not allowed by QA_WEBHOOK_ALLOWED_HOSTS"
 
@@ -44,15 +43,15 @@ def test_a_port_not_listed_is_refused(settings, allowed, url, host, port):
 def test_a_listed_port_and_the_schemes_own_are_allowed(settings, monkeypatch):
     settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1:9000", "[::1]:9001", "10.20.0.0/16:8443", "hooks.internal:*", "hooks.example.com"]
     resolving(monkeypatch, {"hooks.internal": ["10.20.3.4"], "hooks.example.com": ["93.184.215.14"]})
-    assert url_target("http://127.0.0.1:9000/in").port == 9000
-    assert url_target("http://127.0.0.1.:9000/in").address == "127.0.0.1"
-    assert url_target("http://[::1]:9001/in").address == "::1"
-    assert url_target("https://10.20.9.9:8443/in").address == "10.20.9.9"
+    assert webhook_target("http://127.0.0.1:9000/in").port == 9000
+    assert webhook_target("http://127.0.0.1.:9000/in").address == "127.0.0.1"
+    assert webhook_target("http://[::1]:9001/in").address == "::1"
+    assert webhook_target("https://10.20.9.9:8443/in").address == "10.20.9.9"
     # `:*` on a name: any port of it, but its addresses still need their own entry with that port.
     assert "resolves to 10.20.3.4" in refused("http://hooks.internal:7000/")
-    assert url_target("http://hooks.internal:8443/").address == "10.20.3.4"
-    assert url_target("https://hooks.example.com/").port == 443
-    assert url_target("http://hooks.example.com/").port == 80
+    assert webhook_target("http://hooks.internal:8443/").address == "10.20.3.4"
+    assert webhook_target("https://hooks.example.com/").port == 443
+    assert webhook_target("http://hooks.example.com/").port == 80
     assert PORT_REFUSED.format(port=8443, host="hooks.example.com") in refused("https://hooks.example.com:8443/")
 
 
@@ -83,13 +82,13 @@ def test_an_address_written_as_another_number_is_refused(settings, url):
 )
 def test_a_user_in_the_url_is_refused(settings, url):
     settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1:9000", "[::1]:9000"]
-    assert refused(url) == "A webhook URL may not carry a user or password; the signature authenticates it."
+    assert refused(url) == "The URL may not carry a user or password."
 
 
 def test_ipv6_forms_are_judged_as_the_address_they_are(settings):
     settings.QA_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1:9000"]
     # ::ffff:127.0.0.1 is 127.0.0.1: its port is the one that counts.
-    assert url_target("http://[::ffff:127.0.0.1]:9000/").address == "127.0.0.1"
+    assert webhook_target("http://[::ffff:127.0.0.1]:9000/").address == "127.0.0.1"
     assert PORT_REFUSED.format(port=18090, host="::ffff:127.0.0.1") in refused("http://[::ffff:127.0.0.1]:18090/")
     assert refused("http://[::1]:9000/") == "The address ::1 is not allowed by QA_WEBHOOK_ALLOWED_HOSTS."
 
