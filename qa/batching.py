@@ -126,7 +126,8 @@ def batches_collect() -> list[int]:
         if reason := judge.unavailable_reason:
             logger.warning("Judge %s takes batches but cannot be used: %s", judge.name, reason)
             continue
-        # Redacted first, here, one call at a time (a run that cannot be redacted fails unjudged).
+        # Each run's own task redacts it (qa.execution); the few whose task never ran (a broker that was
+        # down) are redacted here, one call at a time (a run that cannot be redacted fails unjudged).
         unredacted = JudgeRun.objects.filter(
             judge=judge, status=JudgeRun.Status.PENDING, recording__redaction__isnull=True
         ).values_list("pk", flat=True)

@@ -195,7 +195,12 @@ class ProductionRuns(JudgmentKind):
         if run is None:
             return None
         if run.judge is not None and run.judge.mode == "batch":
-            return None  # its judge takes batches: qa.batching collects it
+            # Its judge takes batches (qa.batching collects it). Its redaction is done here, in the run's
+            # own task, so every worker shares that CPU; one collector redacting every call in turn fell
+            # behind at 12 calls a second, and collectors started by beat each minute redacted the same calls.
+            if not hasattr(run.recording, "redaction"):
+                redaction_before_judging(run_id=pk)
+            return None
         if not hasattr(run.recording, "redaction"):
             # Redaction first, here in the worker (qa.redaction), once per recording; a call that
             # cannot be redacted fails unjudged. Then read again: the transcript may have changed.

@@ -22,7 +22,7 @@ from core.jobs import Outcome
 from qa.batching import batches_collect, batches_sweep, judge_batch_execute
 from qa.execution import judge_run_execute
 from qa.judging import asking_prepare, judge_run_create, judgment_request
-from qa.models import Judge, JudgeBatch, JudgeRun, Recording, Score
+from qa.models import Judge, JudgeBatch, JudgeRun, Recording, RecordingRedaction, Score
 from tests.factories import RecordingFactory
 from tests.support.fake_batches import FakeBatches
 from tests.support.fake_openai import answer_for, completion, error
@@ -148,6 +148,19 @@ def test_polling_while_the_provider_works_spends_no_attempt(batch_server, batch_
     assert_judged_once(runs, criteria=2)
     [batch] = JudgeBatch.objects.all()
     assert batch.status == "succeeded" and batch.attempts == 1
+
+
+def test_a_batch_runs_own_task_redacts_it_and_leaves_it_to_the_collector(batch_server, batch_judge, rubric):
+    """The run's task (published for every run) does the redaction, so the workers share it; the
+    collector then only batches."""
+    [run] = runs_for(rubric, 1)
+    assert judge_run_execute(run_id=run.pk).outcome is Outcome.SKIPPED
+    run.refresh_from_db()
+    assert run.status == "pending" and run.batch_id is None
+    assert RecordingRedaction.objects.filter(recording_id=run.recording_id).exists()
+    [batch_id] = batches_collect()
+    run.refresh_from_db()
+    assert run.batch_id == batch_id and run.status == "running"
 
 
 def test_a_run_in_a_batch_is_never_given_to_the_synchronous_path(batch_server, batch_judge, rubric):
