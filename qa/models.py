@@ -624,7 +624,8 @@ class Score(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         if self.run_created_at is None:
-            self.run_created_at = self.run.created_at
+            # The stored run's, not a maybe older instance's: the composite key checks it against the row.
+            self.run_created_at = JudgeRun._base_manager.filter(pk=self.run_id).values_list("created_at", flat=True).get()
         super().save(*args, **kwargs)
 
     def __str__(self) -> str:

@@ -37,8 +37,9 @@ def _months(cursor, table: str, key: str) -> list[date]:
     return months
 
 
-def _partitions_create(cursor, table: str, key: str) -> None:
-    for month in _months(cursor, table, key):
+def _partitions_create(cursor, table: str, key: str, rows_from: str) -> None:
+    """The months `rows_from` holds rows of, this month and the next ones: each a partition of `table`; and its default."""
+    for month in _months(cursor, rows_from, key):
         cursor.execute(
             f"CREATE TABLE {table}_p{month:%Y_%m} PARTITION OF {table} "
             f"FOR VALUES FROM ('{month:%Y-%m-%d} 00:00:00+00') TO ('{_next_month(month):%Y-%m-%d} 00:00:00+00')"
@@ -66,7 +67,7 @@ def partition(apps, schema_editor):
             "CREATE TABLE outbox_event (LIKE outbox_event_unpartitioned INCLUDING DEFAULTS INCLUDING CONSTRAINTS) "
             "PARTITION BY RANGE (created_at)"
         )
-        _partitions_create(cursor, "outbox_event", "created_at")
+        _partitions_create(cursor, "outbox_event", "created_at", rows_from="outbox_event_unpartitioned")
         cursor.execute("INSERT INTO outbox_event SELECT * FROM outbox_event_unpartitioned")
         cursor.execute("DROP TABLE outbox_event_unpartitioned")
         _keys_create(cursor, "id, created_at")

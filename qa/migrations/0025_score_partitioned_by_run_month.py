@@ -4,7 +4,8 @@ Every score carries its run's created_at (`run_created_at`), the partition key. 
 becomes a declarative partitioned table with one partition per month (those the data needs, this month and
 the next two) and a DEFAULT partition, so an insert never fails; the primary key is (id, run_created_at),
 the one-score-per-criterion constraint includes the key (the same thing: a run has one created_at), and a
-composite foreign key to the run's (id, created_at) keeps the key equal to the run's. Other databases
+composite foreign key to the run's (id, created_at) keeps the key equal to the run's (a run's created_at
+is never rewritten, but should one be, ON UPDATE CASCADE moves its scores with it). Other databases
 (SQLite, the first run's) keep a plain table. The SQL is written out here, frozen, not imported: the
 live partition maintenance is core.partitions.
 """
@@ -39,8 +40,9 @@ def _months(cursor, table: str, key: str) -> list[date]:
     return months
 
 
-def _partitions_create(cursor, table: str, key: str) -> None:
-    for month in _months(cursor, table, key):
+def _partitions_create(cursor, table: str, key: str, rows_from: str) -> None:
+    """The months `rows_from` holds rows of, this month and the next ones: each a partition of `table`; and its default."""
+    for month in _months(cursor, rows_from, key):
         cursor.execute(
             f"CREATE TABLE {table}_p{month:%Y_%m} PARTITION OF {table} "
             f"FOR VALUES FROM ('{month:%Y-%m-%d} 00:00:00+00') TO ('{_next_month(month):%Y-%m-%d} 00:00:00+00')"
@@ -64,7 +66,7 @@ def partition(apps, schema_editor):
             "CREATE TABLE qa_score (LIKE qa_score_unpartitioned INCLUDING DEFAULTS INCLUDING CONSTRAINTS "
             "INCLUDING IDENTITY) PARTITION BY RANGE (run_created_at)"
         )
-        _partitions_create(cursor, "qa_score", "run_created_at")
+        _partitions_create(cursor, "qa_score", "run_created_at", rows_from="qa_score_unpartitioned")
         cursor.execute("INSERT INTO qa_score SELECT * FROM qa_score_unpartitioned")
         cursor.execute("DROP TABLE qa_score_unpartitioned")
         cursor.execute("SELECT setval(pg_get_serial_sequence('qa_score', 'id'), coalesce(max(id), 0) + 1, false) FROM qa_score")
@@ -81,7 +83,7 @@ def partition(apps, schema_editor):
         )
         cursor.execute(
             "ALTER TABLE qa_score ADD CONSTRAINT qa_score_run_fk FOREIGN KEY (run_id, run_created_at) "
-            "REFERENCES qa_judgerun (id, created_at) DEFERRABLE INITIALLY DEFERRED"
+            "REFERENCES qa_judgerun (id, created_at) ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED"
         )
 
 
