@@ -104,19 +104,18 @@ def partitions(table: str) -> dict[str, str]:
 def partitions_ensure(*, today: date | None = None) -> list[str]:
     """Creates the partitions of this month and the MONTHS_AHEAD next, where missing, of every partitioned
     table; returns the names created. Nothing to do on other databases."""
-    month = month_start(today or timezone.now().astimezone(UTC))
+    first = month_start(today or timezone.now().astimezone(UTC))
     created = []
     for model in partitioned_models():
         table = model._meta.db_table
         if not _is_partitioned(table):
             continue
-        existing = partitions(table)
+        existing, month = partitions(table), first
         for _ in range(MONTHS_AHEAD + 1):
             if partition_name(table, month) not in existing:
                 partition_create(table, model.partition_key, month)
                 created.append(partition_name(table, month))
             month = next_month(month)
-        month = month_start(today or timezone.now().astimezone(UTC))
     return created
 
 
@@ -162,8 +161,10 @@ def archive_dir() -> Path:
     return path
 
 
-def archive_path(folder: Path, table: str, month: date) -> Path:
-    return folder / table / f"{table}_{month:%Y-%m}.parquet"
+def archive_path(folder: Path, table: str, month: date, *, copy: int = 1) -> Path:
+    """Where a month's archive goes; a later archive of the same month (rows that reached it after it
+    was dropped) is its second copy, and so on: no archive is ever written over."""
+    return folder / table / (f"{table}_{month:%Y-%m}.parquet" if copy == 1 else f"{table}_{month:%Y-%m}.{copy}.parquet")
 
 
 def retention_run(*, today: date | None = None) -> list[Archived]:
@@ -213,7 +214,10 @@ def month_archive(model: type[models.Model], month: date, folder: Path) -> Archi
     table, key = model._meta.db_table, model.partition_key
     low, high = _bounds(month)
     quote = connection.ops.quote_name
-    path = archive_path(folder, table, month)
+    copy = 1
+    while archive_path(folder, table, month, copy=copy).exists():
+        copy += 1
+    path = archive_path(folder, table, month, copy=copy)
     partition = partition_name(table, month) if _is_partitioned(table) else None
     if partition and partition not in partitions(table):
         partition = None

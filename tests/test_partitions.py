@@ -225,6 +225,12 @@ def test_retention_archives_old_months_to_parquet_then_drops_them_with_what_refe
     assert list(Delivery.objects.values_list("pk", flat=True)) == [deliveries[2].pk] and not Attempt.objects.exists()
     assert list(CoachingCall.objects.values_list("pk", flat=True)) == [kept_call.pk] != [coached.pk]
     assert retention_run() == []  # nothing left to do
+    # A row of an archived month that comes later goes to a second archive: the first is never written over.
+    late = old_event(mid(partitioned))
+    [again] = retention_run()
+    assert again.path == archive_path(archive, "outbox_event", partitioned, copy=2) and again.rows == 1
+    assert pq.read_table(again.path).column("id").to_pylist() == [str(late.pk)]
+    assert pq.read_table(archive_path(archive, "outbox_event", partitioned)).column("id").to_pylist() == [str(events[0].pk)]
 
 
 def test_retention_is_off_by_default_and_drops_nothing_without_an_archive_folder(settings, tmp_path):
@@ -343,3 +349,49 @@ def test_the_migration_partitions_tables_that_hold_rows_and_keeps_every_row():
     # New rows take ids after the copied ones.
     added = judged_recording().current_run.scores.all()
     assert min(score.pk for score in added) > max(row[0] for row in scores)
+
+
+SQLITE_SCRIPT = """
+from datetime import UTC, datetime
+import pyarrow.parquet as pq
+from django.conf import settings
+from core.partitions import archive_path, partitions_ensure, retention_run
+from outbox.models import Event
+from qa.models import Score
+from tests.test_partitions import months_back, old_event, old_run_scores
+month = months_back(4)
+at = datetime(month.year, month.month, 10, tzinfo=UTC)
+scores = old_run_scores(at)
+event = old_event(at)
+assert partitions_ensure() == []  # plain tables: nothing to make
+done = retention_run()
+assert sorted((a.table, a.month, a.rows) for a in done) == [("outbox_event", month, 1), ("qa_score", month, 3)], done
+assert not Score.objects.exists() and not Event.objects.exists()
+archived = pq.read_table(archive_path(__import__("pathlib").Path(settings.QA_ARCHIVE_DIR), "qa_score", month))
+assert sorted(archived.column("id").to_pylist()) == sorted(score.pk for score in scores)
+print("sqlite retention ok")
+"""
+
+
+def test_on_sqlite_the_tables_stay_plain_and_the_retention_archives_then_deletes(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "archive").mkdir()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'first-run.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "PYTHONPATH": str(root),
+        "QA_RETENTION_MONTHS": "2",
+        "QA_ARCHIVE_DIR": str(tmp_path / "archive"),
+    }
+    for command in (["migrate", "--verbosity", "0"], ["shell", "-c", SQLITE_SCRIPT]):
+        result = subprocess.run(
+            [sys.executable, "manage.py", *command], cwd=root, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+    assert "sqlite retention ok" in result.stdout
