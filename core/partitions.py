@@ -185,6 +185,7 @@ def retention_run(*, today: date | None = None) -> list[Archived]:
 def _months_before(model: type[models.Model], first_kept: date) -> list[date]:
     """The months before `first_kept` that hold rows or a partition."""
     table, key = model._meta.db_table, model.partition_key
+    cut = _bounds(first_kept)[0]
     months = set()
     if _is_partitioned(table):
         months |= {
@@ -192,13 +193,13 @@ def _months_before(model: type[models.Model], first_kept: date) -> list[date]:
             for name in partitions(table)
             if name.startswith(f"{table}_p") and name[-7:-3].isdigit()
         }
-        source = f"{table}_default"  # the months without a partition of their own
+        # The months without a partition of their own are in the default one: read it alone.
+        with connection.cursor() as cursor:
+            quote = connection.ops.quote_name
+            cursor.execute(f"SELECT min({quote(key)}) FROM {quote(table + '_default')} WHERE {quote(key)} < %s", [cut])
+            (oldest,) = cursor.fetchone()
     else:
-        source = table
-    with connection.cursor() as cursor:
-        quote = connection.ops.quote_name
-        cursor.execute(f"SELECT min({quote(key)}) FROM {quote(source)} WHERE {quote(key)} < %s", [_bounds(first_kept)[0]])
-        (oldest,) = cursor.fetchone()
+        oldest = models.QuerySet(model).filter(**{f"{key}__lt": cut}).aggregate(oldest=models.Min(key))["oldest"]
     month = month_start(oldest.astimezone(UTC)) if oldest is not None else first_kept
     while month < first_kept:
         if models.QuerySet(model).filter(**{f"{key}__gte": _bounds(month)[0], f"{key}__lt": _bounds(month)[1]}).exists():
