@@ -20,7 +20,8 @@ def database_create() -> None:
 
 # The generators' judgments, after their recordings: one succeeded run for each recording, made its current
 # run. Each generator then inserts its scores as `SCORES_INSERT` followed by its own SELECT over qa_judgerun
-# (the values, confidences and quotes it wants, in these columns' order).
+# (the run's id and created_at, the partition key, then the values, confidences and quotes it wants, in these
+# columns' order).
 JUDGE_RUN_STEPS = [
     (
         "runs",
@@ -35,7 +36,7 @@ JUDGE_RUN_STEPS = [
     ("current runs", "UPDATE qa_recording r SET current_run_id = j.id FROM qa_judgerun j WHERE j.recording_id = r.id"),
 ]
 SCORES_INSERT = """
-    INSERT INTO qa_score (run_id, criterion_id, value, confidence, model_confidence, evidence,
+    INSERT INTO qa_score (run_id, run_created_at, criterion_id, value, confidence, model_confidence, evidence,
         evidence_verified, verification_status, verification_spans, verification_closest,
         verifier_version, rationale)
 """

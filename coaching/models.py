@@ -64,7 +64,10 @@ class CoachingCall(models.Model):
 
     session = models.ForeignKey(CoachingSession, on_delete=models.CASCADE, related_name="calls")
     recording = models.ForeignKey(Recording, on_delete=models.CASCADE, related_name="+")
-    score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="+")
+    # No database constraint: on PostgreSQL the scores are partitioned by their run's month and their key is
+    # (id, run_created_at) (qa 0025). Django still cascades a deleted score; core.partitions' retention
+    # deletes the calls of an archived month's scores, and checks none is left, before it drops the month.
+    score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     proposed = models.BooleanField(default=False)  # proposed (the agent's worst verified values), else picked
 
     class Meta:

@@ -10,3 +10,10 @@ def jobs_sweep() -> dict[str, int]:
     from core.jobs import jobs_sweep as sweep
 
     return sweep()
+
+
+@shared_task(name="core.storage_maintain", ignore_result=True)
+def storage_maintain() -> None:
+    from core.partitions import storage_maintain as maintain
+
+    maintain()

@@ -51,6 +51,9 @@ class Event(models.Model):
     # Set once a consumer has taken the event (fanned it out to its deliveries); the sweep hands out the others.
     dispatched_at = models.DateTimeField(null=True, blank=True)
 
+    # Where its partition is (outbox 0004, core.partitions): the month it was written.
+    partition_key = "created_at"
+
     class Meta:
         ordering = ["-created_at"]
         verbose_name = _("event")

@@ -232,7 +232,9 @@ class ProductionRuns(JudgmentKind):
 
     def stored(self, job: Job, scores: list[DraftScore], fields: dict[str, Any], now: datetime) -> None:
         run = job.row
-        rows = Score.objects.bulk_create(Score(run=run, criterion=draft.criterion, **draft.fields) for draft in scores)
+        rows = Score.objects.bulk_create(
+            Score(run=run, run_created_at=run.created_at, criterion=draft.criterion, **draft.fields) for draft in scores
+        )
         routing = routing_fields(
             recording=run.recording, rubric=job.rubric, scores=rows, warm_up=fields["warm_up"],
             certified=certified_thresholds(run=run, day=timezone.localdate(now)),

@@ -605,7 +605,13 @@ UNVERIFIED_MARK = "NO VERIFICADA / NOT VERIFIED"
 class Score(models.Model):
     """The judge's answer for one criterion, after its evidence was verified."""
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores")
+    # On PostgreSQL the database's key is the composite (run_id, run_created_at) -> the run's (id, created_at)
+    # (qa migration 0025), which also keeps the partition key equal to the run's; Django's one-column
+    # constraint would reference a key the partitioned table cannot have.
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="scores", db_constraint=False)
+    # The partition key (docs/operations/storage.md): the run's created_at, set on every insert path
+    # (`save` here; bulk writes pass it, as qa.execution does).
+    run_created_at = models.DateTimeField(editable=False)
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="scores")
     # None: the criterion does not apply to this call, under one of its
     # "not applicable" exceptions (the evidence quotes why).
@@ -633,9 +639,19 @@ class Score(models.Model):
         verbose_name = _("score")
         verbose_name_plural = _("scores")
         constraints = [
-            models.UniqueConstraint(fields=["run", "criterion"], name="score_one_per_criterion_per_run"),
+            # With the partition key, which a run has one of: still one score per criterion per run.
+            models.UniqueConstraint(fields=["run", "criterion", "run_created_at"], name="score_one_per_criterion_per_run"),
             models.CheckConstraint(condition=Q(confidence__gte=0, confidence__lte=1), name="score_confidence_unit"),
         ]
+
+    # Where its partition is: qa migration 0025, core.partitions.
+    partition_key = "run_created_at"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.run_created_at is None:
+            # The stored run's, not a maybe older instance's: the composite key checks it against the row.
+            self.run_created_at = JudgeRun._base_manager.filter(pk=self.run_id).values_list("created_at", flat=True).get()
+        super().save(*args, **kwargs)
 
     def __str__(self) -> str:
         return f"{self.criterion.key}={self.value} ({self.confidence:.2f})"

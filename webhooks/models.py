@@ -81,7 +81,10 @@ class Delivery(models.Model):
         FAILED = "failed", _("failed")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="webhook_deliveries")
+    # No database constraint: on PostgreSQL the events are partitioned by month and their key is (id, created_at)
+    # (outbox 0004). Django still cascades a deleted event; core.partitions' retention deletes an archived
+    # month's deliveries, and checks none is left, before it drops the month.
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="webhook_deliveries", db_constraint=False)
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
     body = models.TextField(_("body"), help_text=_("The JSON sent, byte for byte, on every attempt."))

@@ -128,6 +128,7 @@ def data_prepare(size: int) -> tuple[str, int]:
     Score.objects.bulk_create(
         Score(
             run=run,
+            run_created_at=run.created_at,
             criterion=criterion,
             value=4,
             confidence=0.9,

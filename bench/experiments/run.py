@@ -74,7 +74,7 @@ def recordings_reviewed(rubric, count: int, prefix: str, *, judged: bool) -> lis
     if judged:
         criteria = list(rubric.criteria.all())
         Score.objects.bulk_create(
-            Score(run=run, criterion=criterion, value=1 + (run.pk + criterion.order) % 5, confidence=0.9,
+            Score(run=run, run_created_at=run.created_at, criterion=criterion, value=1 + (run.pk + criterion.order) % 5, confidence=0.9,
                   model_confidence=0.9, evidence="AGENT: I am sorry.", evidence_verified=True,
                   verification_status="verified", verifier_version="bench")
             for run in runs for criterion in criteria

@@ -80,13 +80,13 @@ STATEMENTS = [
     """,
     # Every criterion of every run; 8% of quotes fail verification, more on the last criterion.
     """
-    INSERT INTO qa_score (run_id, criterion_id, value, confidence, model_confidence, evidence, evidence_verified,
+    INSERT INTO qa_score (run_id, run_created_at, criterion_id, value, confidence, model_confidence, evidence, evidence_verified,
         verification_status, verification_spans, verifier_version, rationale)
-    SELECT run_id, criterion_id, 1 + floor(v * 5)::int, CASE WHEN verified THEN 0.9 ELSE 0 END, 0.9,
+    SELECT run_id, run_created_at, criterion_id, 1 + floor(v * 5)::int, CASE WHEN verified THEN 0.9 ELSE 0 END, 0.9,
         'te lo mando hoy', verified,
         CASE WHEN verified THEN 'verified' ELSE (ARRAY['not_found', 'paraphrase', 'empty'])[1 + floor(v * 3)::int] END,
         '[]', 'bench', 'because'
-    FROM (SELECT run.id AS run_id, criterion.id AS criterion_id, random() AS v,
+    FROM (SELECT run.id AS run_id, run.created_at AS run_created_at, criterion.id AS criterion_id, random() AS v,
                  random() >= CASE WHEN criterion."order" = %(criteria)s THEN 0.30 ELSE 0.06 END AS verified
           FROM qa_judgerun AS run CROSS JOIN rubrics_criterion AS criterion
           WHERE run.rubric_id = %(rubric)s AND criterion.rubric_id = %(rubric)s) AS draws

@@ -166,7 +166,7 @@ def generate(*, recordings: int, review_percent: int) -> None:
             "scores",
             SCORES_INSERT
             + """
-            SELECT j.id, e.criterion_id, 1 + (j.id * 7 + e.criterion_id) %% 5,
+            SELECT j.id, j.created_at, e.criterion_id, 1 + (j.id * 7 + e.criterion_id) %% 5,
                 CASE WHEN bad THEN 0 ELSE 0.05 + 0.95 * h END, 0.5 + 0.5 * h,
                 CASE WHEN bad THEN e.bad_quote ELSE e.quote END, NOT bad,
                 CASE WHEN bad THEN e.bad_status ELSE 'verified' END,

@@ -158,7 +158,7 @@ def generate(*, recordings: int) -> None:
             "scores",
             SCORES_INSERT
             + """
-            SELECT j.id, c.id, 1 + (j.id * 7 + c.id) %% 5, 0.8, 0.8, 'quote', (j.id + c.id) %% 10 <> 0,
+            SELECT j.id, j.created_at, c.id, 1 + (j.id * 7 + c.id) %% 5, 0.8, 0.8, 'quote', (j.id + c.id) %% 10 <> 0,
                 CASE WHEN (j.id + c.id) %% 10 <> 0 THEN 'verified' ELSE 'not_found' END, '[]'::jsonb, NULL,
                 %(verifier)s, ''
             FROM qa_judgerun j CROSS JOIN unnest(%(criteria)s::bigint[]) AS c(id)

@@ -468,6 +468,18 @@ CELERY_BEAT_SCHEDULE["transcription-sweep"] = {
 CELERY_BEAT_SCHEDULE["audio-orphans-sweep"] = {"task": "qa.audio_orphans_sweep", "schedule": 3600.0}
 # --- end audio and transcription ---
 
+# --- Storage: tables by month (section owned by core.partitions; docs/operations/storage.md) ---
+# Scores and events are kept by month (partitions on PostgreSQL). With QA_RETENTION_MONTHS set, every month
+# older than that many whole months is written to a Parquet file under QA_ARCHIVE_DIR (an absolute folder
+# the operator makes; required then), read back, and dropped. 0: kept for ever.
+QA_RETENTION_MONTHS = env.int("QA_RETENTION_MONTHS", default=0)
+QA_ARCHIVE_DIR = env("QA_ARCHIVE_DIR", default="")
+if QA_RETENTION_MONTHS < 0:
+    raise ImproperlyConfigured("QA_RETENTION_MONTHS must be 0 (off) or a number of months.")
+# Hourly: next months' partitions made ahead (cheap when they exist), and a month archived once it is due.
+CELERY_BEAT_SCHEDULE["storage-maintain"] = {"task": "core.storage_maintain", "schedule": 3600.0}
+# --- end storage ---
+
 # --- Webhooks (section owned by webhooks) ---
 # The hosts a webhook may reach (host names, `.domain` for its subdomains, `*`, addresses or networks),
 # each with an optional port (`127.0.0.1:8443`, `[::1]:9000`, `hooks.internal:*`); without one, only the

@@ -197,6 +197,14 @@ def report_run_q(filters: ReportFilters, prefix: str) -> Q:
     return q & place_q(filters)(f"{prefix}recording__")
 
 
+def report_scores_q(filters: ReportFilters) -> Q:
+    """The filters as conditions on scores, with their partition key's lower bound: a run is made after its
+    call occurred (ingest refuses a time to come), so a period's scores lie in the months from its first day
+    on, and PostgreSQL, told so, reads only those partitions (docs/operations/storage.md)."""
+    q = report_run_q(filters, "run__")
+    return q & Q(run_created_at__gte=day_start(filters.date_from)) if filters.date_from else q
+
+
 def _group_q(group: Group, reasons_path: str) -> Q:
     return Q() if group == Group.ALL else in_review_group(ReviewGroup(group), reasons_path)
 
@@ -223,7 +231,7 @@ def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
     One filter() call, so the join to the review is made once and reused.
     """
     final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
-    return Score.objects.filter(report_run_q(filters, "run__"), run__reviews__in=final_reviews)
+    return Score.objects.filter(report_scores_q(filters), run__reviews__in=final_reviews)
 
 
 def deviation_report(filters: ReportFilters) -> DeviationReport:
@@ -416,7 +424,7 @@ def deviation_scores(
 
 def _judged_scores(filters: ReportFilters) -> QuerySet[Score]:
     """The scores of the rubric's succeeded runs (a score's criterion is one of its run's rubric)."""
-    return Score.objects.filter(report_run_q(filters, "run__"), run__status=JudgeRun.Status.SUCCEEDED)
+    return Score.objects.filter(report_scores_q(filters), run__status=JudgeRun.Status.SUCCEEDED)
 
 
 CellKey = tuple[int, str, str, date]  # criterion id, model, prompt version, week

@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from reviews.filters import ReportFilters, place_q
-from insights.reports.selectors import report_run_q, rollups_for
+from insights.reports.selectors import report_scores_q, rollups_for
 from reviews.figures.stats import CellSample, CorrectionLevel, Estimate, scorecard_estimate
 from reviews.periods import period_split
 from insights.scorecards.moments import (
@@ -127,7 +127,7 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
     join condition (run.recording.current_run = run) makes PostgreSQL expect a handful of rows and
     choose nested loops over a hundred thousand."""
     current = _calls(filters).values("current_run_id")
-    return Score.objects.filter(report_run_q(filters, "run__"), *conditions, run__in=current)
+    return Score.objects.filter(report_scores_q(filters), *conditions, run__in=current)
 
 
 def period_samples(filters: ReportFilters, grouping: Grouping, *, narrowed: bool = False) -> Samples:
