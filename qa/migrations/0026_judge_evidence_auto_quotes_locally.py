@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0024_certified_threshold'),
+        ('qa', '0025_score_partitioned_by_run_month'),
     ]
 
     operations = [
