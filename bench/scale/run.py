@@ -79,6 +79,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--warm-up", type=int, default=40, help="calls posted and judged first, not counted (loads the models)"
     )
+    parser.add_argument(
+        "--transcript-chars", type=int, default=4800,
+        help="each call's transcript, a different Spanish dialogue of about this size (bench/api's); 0: the short "
+             "sample calls as they are",
+    )  # fmt: skip
     parser.add_argument("--sample-every", type=float, default=5.0, help="seconds between samples")
     parser.add_argument("--drain-timeout", type=float, default=600.0, help="seconds to wait for the last judgments")
     parser.add_argument("--web-port", type=int, default=8095)
@@ -287,6 +292,8 @@ def load_generate(
 ) -> list[dict[str, Any]]:
     """Post `count` calls at args.rate, each at its time on the schedule (open loop: a slow answer
     delays no later post; 64 clients at most in flight). Each post's lateness, status and time."""
+    from bench.api.run import transcript  # a six-minute call is about 4,800 characters (README)
+
     url = f"http://127.0.0.1:{args.web_port}/api/recordings/"
     posts: list[dict[str, Any]] = []
     futures = []
@@ -296,10 +303,11 @@ def load_generate(
             due = start + index / args.rate
             if (wait := due - time.monotonic()) > 0:
                 time.sleep(wait)
+            text = transcript(index, args.transcript_chars) if args.transcript_chars else transcripts[index % len(transcripts)]
             body = json.dumps({
                 "external_id": f"{tag}-{index}", "rubric": RUBRIC, "agent": {"id": f"ag-{index % 200}", "name": "Agente"},
                 "team": f"team-{index % 10}", "channel": "voice", "language": "es",
-                "occurred_at": datetime.now(UTC).isoformat(), "transcript": transcripts[index % len(transcripts)],
+                "occurred_at": datetime.now(UTC).isoformat(), "transcript": text,
             }).encode()  # fmt: skip
             posts.append({"late": time.monotonic() - due})
             futures.append(pool.submit(post, url, key, body))
@@ -530,6 +538,8 @@ def table_print(figures: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    # Stopped with SIGTERM, the shape's processes are stopped too (measure's `finally`).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     figures = measure(args)
     path = args.json or Path(tempfile.gettempdir()) / f"veredicto-scale-{args.mode}-{args.rate:g}.json"
     path.write_text(json.dumps(figures, indent=2, default=str))
