@@ -316,3 +316,9 @@ def test_scale(bench_env, tmp_path, mode):
     assert figures["db_bytes_per_call"]["qa_score"] > 0 and figures["db_bytes_per_call"]["(whole database)"] > 0
     assert figures["samples"] and {"celery_queue", "runs_pending", "load1"} <= set(figures["samples"][0])
     assert "post -> judged p50 / p95 / max" in output
+    # The README's arithmetic, from this run's figures: every process type sized, every price table priced.
+    arithmetic = run(bench_env, "-m", "bench.scale.arithmetic", str(figures_path))
+    assert "10,000,000 calls a month: 3.86 a second on average, 12 at the peak" in arithmetic
+    for line in ("| web (gunicorn workers) |", "| judge workers |", "| PostgreSQL backends |", "GB a month",
+                 "| gpt-4.1-mini ($0.40 / $0.10 / $1.60) | $"):  # fmt: skip
+        assert line in arithmetic, line

@@ -69,8 +69,9 @@ def sizing(figures: dict, average: float, peak: float, calls_per_month: int) -> 
     mode = figures["shape"]["mode"]
     web, workers = role_ms(figures, "web"), role_ms(figures, "judge worker")
     database, redis, beat = role_ms(figures, "postgresql"), role_ms(figures, "redis"), role_ms(figures, "beat")
-    lines = [f"### {mode}: CPU per call web {web:.1f} ms, judge workers {workers:.1f} ms, PostgreSQL {database:.1f} ms, "
-             f"Redis {redis:.1f} ms, beat {beat:.1f} ms"]  # fmt: skip
+    shape = figures["shape"]
+    lines = [f"### {mode}, {shape['rate']:g} calls/s for {shape['minutes']:g} min: CPU per call web {web:.1f} ms, "
+             f"judge workers {workers:.1f} ms, PostgreSQL {database:.1f} ms, Redis {redis:.1f} ms, beat {beat:.1f} ms"]
     lines.append("")
     lines.append("| process | CPU ms a call | cores at the average | cores at the peak | processes at the peak |")
     lines.append("| --- | --- | --- | --- | --- |")
@@ -134,9 +135,6 @@ def main() -> None:
     parser.add_argument("--calls-per-month", type=int, default=10_000_000)
     parser.add_argument("--peak", type=float, default=12.0, help="calls a second at the busiest hour")
     args = parser.parse_args()
-    import django
-
-    django.setup()  # qa.costs is plain Python, but its package is a Django app's
     average = args.calls_per_month / SECONDS_A_MONTH
     print(f"{args.calls_per_month:,} calls a month: {average:.2f} a second on average, {args.peak:g} at the peak; "
           f"processes planned at {HEADROOM:.0%} of a core at the peak.")  # fmt: skip
