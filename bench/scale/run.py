@@ -456,7 +456,8 @@ def results(
 ) -> dict[str, Any]:
     calls = sum(1 for record in posts if record["id"] is not None)
     succeeded = judged["runs"].get("succeeded", 0)
-    per_call = max(succeeded, 1)
+    # Per call judged; with none judged (a drain that timed out) there is no per-call figure, only the totals.
+    per_call = succeeded or float("nan")
     growth = {table: after.get(table, 0) - before.get(table, 0) for table in after}
     lates = [record["late"] for record in posts]
     latencies = [record["seconds"] for record in posts]
@@ -492,10 +493,13 @@ def results(
             "runs_running_max": max((s["runs_running"] for s in samples), default=0),
             "batches_pending_max": max((s["batches_pending"] for s in samples), default=0),
         },  # fmt: skip
-        "cpu_ms_per_call": {role: round(used * 1000 / per_call, 2) for role, used in sorted(cpu.items())},
+        "cpu_ms_per_call": {role: round(used * 1000 / per_call, 2) if succeeded else None
+                            for role, used in sorted(cpu.items())},  # fmt: skip
         "cpu_s_total": {role: round(used, 2) for role, used in sorted(cpu.items())},
-        "db_bytes_per_call": {table: round(grown / per_call) for table, grown in sorted(growth.items()) if grown},
-        "db_gb_per_million_calls": round(growth.get("(whole database)", 0) / per_call * 1e6 / 1e9, 2),
+        "db_bytes_per_call": {table: round(grown / per_call) if succeeded else None
+                              for table, grown in sorted(growth.items()) if grown},  # fmt: skip
+        "db_gb_per_million_calls": (
+            round(growth.get("(whole database)", 0) / per_call * 1e6 / 1e9, 2) if succeeded else None),
         "samples": samples,
         "last_judged_after_first_post_s": (
             round((last - datetime.fromisoformat(times["posted_at"])).total_seconds(), 1) if last else None),  # fmt: skip
@@ -523,11 +527,13 @@ def table_print(figures: dict[str, Any]) -> None:
         ("Celery queue max / mean", f"{queue['celery_max']} / {queue['celery_mean']:.1f}"),
         ("runs pending max, running max", f"{queue['runs_pending_max']}, {queue['runs_running_max']}"),
         ("batches pending max", str(queue["batches_pending_max"])),
-        *((f"CPU ms per call: {role}", f"{ms:.2f}") for role, ms in figures["cpu_ms_per_call"].items()),
-        ("database growth per call", f"{figures['db_bytes_per_call'].get('(whole database)', 0):,} bytes"),
+        *((f"CPU ms per call: {role}", "-" if ms is None else f"{ms:.2f}")
+          for role, ms in figures["cpu_ms_per_call"].items()),
+        ("CPU s in all", str(figures["cpu_s_total"])),
+        ("database growth per call", f"{figures['db_bytes_per_call'].get('(whole database)') or 0:,} bytes"),
         ("database per million calls", f"{figures['db_gb_per_million_calls']} GB"),
-        *((f"  {table}", f"{grown:,} bytes a call") for table, grown in sorted(
-            figures["db_bytes_per_call"].items(), key=lambda item: -item[1])[1:8]),  # fmt: skip
+        *((f"  {table}", f"{grown or 0:,} bytes a call") for table, grown in sorted(
+            figures["db_bytes_per_call"].items(), key=lambda item: -(item[1] or 0))[1:8]),  # fmt: skip
         ("tokens per call", str({k: round(v) if v is not None else None for k, v in judged["tokens_per_call"].items()})),
         ("cost per call at the bench prices", "-" if judged["cost_per_call"] is None else f"{judged['cost_per_call']:.6f}"),
         ("load before / during mean, max / after", f"{machine['load_before'][0]:.2f} / "
