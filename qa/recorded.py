@@ -40,6 +40,11 @@ def recorded_judge_make_default(*, recorded: Recorded, base_url: str) -> Judge:
             "temperature": 0.0,
             "samples": 1,
             "is_default": True,
+            # The recorded model ran on the recording machine (llama.cpp, its header says): no price per
+            # token, so the demo's summary gives its cost as 0, said as such, not as unknown.
+            "prompt_price": 0,
+            "cached_prompt_price": 0,
+            "completion_price": 0,
         },
     )
     return judge

@@ -8,6 +8,7 @@ a copy of one migrated once per test process, so the runners' migrate has nothin
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import socket
@@ -296,3 +297,37 @@ def test_routing_confidence():
     assert set(rows) == {"stated", "samples", "logistic"}
     assert all(0 <= float(row[1]) <= 1 and float(row[2]) >= 0.8 for row in rows.values())
     assert "most coverage at the same guarantee:" in output
+
+
+@pytest.mark.parametrize("mode", ["sync", "batch"])
+def test_scale(bench_env, tmp_path, mode):
+    """bench/scale: the compose shape (gunicorn, two judge workers, beat) started for real, a few calls
+    posted through the API at a low rate; every posted call judged once, and the figures' keys there."""
+    figures_path = tmp_path / "scale.json"
+    batch = ["--collect-interval", "1", "--poll-interval", "1", "--polls-in-progress", "1"] if mode == "batch" else []
+    output = run(
+        bench_env, "-m", "bench.scale.run", "--rate", "2", "--minutes", "0.05", "--mode", mode, "--warm-up", "2",
+        "--latency", "0.5", "--jitter", "0.2", "--sample-every", "1", "--drain-timeout", "120",
+        "--web-port", str(free_port()), "--judge-port", str(free_port()), "--json", str(figures_path), *batch,
+        timeout=400,
+    )  # fmt: skip
+    figures = json.loads(figures_path.read_text())
+    assert set(figures) >= {"shape", "machine", "times", "posts", "judged", "queue", "cpu_ms_per_call",
+                            "db_bytes_per_call", "db_gb_per_million_calls", "samples"}  # fmt: skip
+    assert figures["posts"]["count"] == 6 and figures["posts"]["statuses"] == {"201": 6}
+    judged = figures["judged"]
+    assert judged["all_judged"] and judged["runs"] == {"succeeded": 6} and judged["judgments_per_call"] == {"1": 6}
+    assert judged["scores"] == 6 * 11  # the Spanish sample rubric's 11 criteria
+    assert judged["post_to_judged_s"]["p95"] >= (0.3 if mode == "sync" else 1.0)
+    for role in ("web", "judge worker 1", "judge worker 2", "beat", "postgresql (this database's backends)"):
+        assert role in figures["cpu_ms_per_call"], role
+    assert figures["cpu_ms_per_call"]["web"] > 0
+    assert figures["db_bytes_per_call"]["qa_score"] > 0 and figures["db_bytes_per_call"]["(whole database)"] > 0
+    assert figures["samples"] and {"celery_queue", "runs_pending", "load1"} <= set(figures["samples"][0])
+    assert "post -> judged p50 / p95 / max" in output
+    # The README's arithmetic, from this run's figures: every process type sized, every price table priced.
+    arithmetic = run(bench_env, "-m", "bench.scale.arithmetic", str(figures_path))
+    assert "10,000,000 calls a month: 3.86 a second on average, 12 at the peak" in arithmetic
+    for line in ("| web (gunicorn workers) |", "| judge workers |", "| PostgreSQL backends |", "GB a month",
+                 "| gpt-4.1-mini ($0.40 / $0.10 / $1.60) | $"):  # fmt: skip
+        assert line in arithmetic, line

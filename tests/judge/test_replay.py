@@ -186,6 +186,8 @@ def test_demo_judge_replays_what_was_recorded_and_judges_the_rest_live(fake_llm,
     assert "Judged: 2   failed: 1" in output  # the replay server refused es-007's request...
     assert "No recorded answer for es-007: judged live by the bundled local model instead." in output
     assert "Judged: 1   failed: 0" in output  # ...which the environment's judge then judged
+    # The summary's cost (issue 45): the recorded model ran locally, so its prices are 0, said so.
+    assert "Cost: 0 for 2 calls: the judge's prices are 0 (a model run locally has no price per token)" in output
     assert WHY_QUOTES_FAIL in output
     agents = sorted(set(Recording.objects.filter(source="samples").values_list("agent_id", flat=True)))
     assert f"Sample agents (ids for the agents' pages and scorecards): {', '.join(agents)}" in output
@@ -224,5 +226,6 @@ def test_the_committed_recording_answers_the_demo_calls_as_this_code_asks_them(f
         assert run.model == expected, (recording.external_id, output)
         if recording.external_id in listed:
             assert run.scores.filter(evidence_verified=True).exists(), recording.external_id
+    assert f"Cost: 0 for {len(listed & set(texts.values_list('external_id', flat=True)))} calls: the judge's prices are 0" in output
     # Every live request was for a call the recording does not list.
     assert len(fake_llm.requests) == texts.exclude(external_id__in=listed).count(), output

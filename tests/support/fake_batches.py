@@ -11,10 +11,15 @@ body), both in OpenAI's result format, and the batch ends `completed`. Tests may
 expire after answering some of their lines (the rest in the error file with code `batch_expired`),
 keep a batch in progress for some polls, and hold the reply to `POST /v1/batches` (the batch exists
 on the server, the client has not heard so) to kill the client in between.
+
+Standalone (bench/scale), answering every line validly with usage estimated at 4 characters a token:
+
+    python -m tests.support.fake_batches --port 8094 [--polls-in-progress 1]
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import threading
@@ -22,7 +27,7 @@ import time
 from collections import deque
 from typing import Any
 
-from tests.support.fake_openai import FakeOpenAI, Reply, error, multipart_fields
+from tests.support.fake_openai import FakeOpenAI, Reply, error, estimated_reply, multipart_fields
 
 _ids = itertools.count(1)
 
@@ -139,3 +144,24 @@ class FakeBatches(FakeOpenAI):
             batch["request_counts"] = {"total": len(outputs) + len(errors), "completed": len(outputs), "failed": len(errors)}
             batch["status"] = "expired" if answered is not None else "completed"
             return batch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="A local OpenAI Files and Batches server (tests/support/fake_batches.py).")
+    parser.add_argument("--port", type=int, default=8094)
+    parser.add_argument(
+        "--polls-in-progress", type=int, default=0, help="retrieves a batch answers in_progress before it is worked on"
+    )
+    args = parser.parse_args()
+    server = FakeBatches(default=estimated_reply, keep_requests=False)
+    server.polls_in_progress = args.polls_in_progress
+    server.start(port=args.port)
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

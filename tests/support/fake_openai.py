@@ -5,9 +5,9 @@ Tests script its replies (status codes, Retry-After headers, bodies,
 finish_reason "length", refusals) and read back the requests it received, so
 the real `openai` client is exercised end to end. With nothing scripted it
 answers every request validly from the request's own schema, quoting the
-transcript's first line; the benchmark uses that with a fixed latency:
+transcript's first line; the benchmarks use that with a latency, fixed or spread evenly by a jitter:
 
-    python -m tests.support.fake_openai --port 8090 --latency 0.3
+    python -m tests.support.fake_openai --port 8090 --latency 0.3 [--jitter 0.1]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import email.parser
 import email.policy
 import itertools
 import json
+import random
 import re
 import threading
 import time
@@ -187,10 +188,12 @@ class FakeOpenAI:
         self,
         *,
         latency: float = 0.0,
+        jitter: float = 0.0,
         default: Callable[[dict[str, Any]], Reply] = auto_reply,
         keep_requests: bool = True,
     ) -> None:
         self.latency = latency
+        self.jitter = jitter  # each reply waits latency ± up to jitter seconds, uniformly (bench/scale)
         self.default = default
         self.keep_requests = keep_requests
         self.requests: list[dict[str, Any]] = []
@@ -226,8 +229,8 @@ class FakeOpenAI:
                     elif name.strip().lower() == b"content-type":
                         content_type = value.strip().decode()
                 body = await reader.readexactly(length) if length else b""
-                if self.latency:
-                    await asyncio.sleep(self.latency)
+                if self.latency or self.jitter:
+                    await asyncio.sleep(max(self.latency + random.uniform(-self.jitter, self.jitter), 0.0))
                 method, path = head.split(b" ")[0].decode(), head.split(b" ")[1].decode()
                 reply = await asyncio.get_running_loop().run_in_executor(
                     None, self.respond, method, path, content_type, body
@@ -300,8 +303,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8090)
     parser.add_argument("--latency", type=float, default=0.3, help="seconds before each reply")
+    parser.add_argument("--jitter", type=float, default=0.0, help="± this many seconds, uniformly, on each reply")
     args = parser.parse_args()
-    server = FakeOpenAI(latency=args.latency, default=estimated_reply, keep_requests=False).start(port=args.port)
+    server = FakeOpenAI(latency=args.latency, jitter=args.jitter, default=estimated_reply, keep_requests=False)
+    server.start(port=args.port)
     print(server.base_url, flush=True)
     try:
         threading.Event().wait()

@@ -104,7 +104,9 @@ class Command(BaseCommand):
         write(f"Tokens: {prompt} prompt ({cached} cached) + {completion} completion")
         # Issue 45: the cost per call where the judge has prices (the environment's judge has none).
         costs = [cost for run in runs.select_related("judge") if (cost := run.cost) is not None]
-        if costs:
+        if costs and not any(costs):
+            write(f"Cost: 0 for {len(costs)} calls: the judge's prices are 0 (a model run locally has no price per token)")
+        elif costs:
             write(f"Cost: {sum(costs)} for {len(costs)} calls, {sum(costs) / len(costs):.6f} a call")
         for run in failed:
             write(self.style.ERROR(f"  failed {run.recording_id}: {run.error[:200]}"))
