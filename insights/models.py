@@ -1,6 +1,6 @@
 """The rollups the figures read, each kept in its own package; registered here as this app's models."""
 
-from insights.reports.models import CriterionPairWeek, CriterionWeek
-from insights.scorecards.models import ScorecardWeek
+from insights.reports.models import CriterionDay, CriterionPairDay, CriterionPairWeek, CriterionWeek
+from insights.scorecards.models import ScorecardDay, ScorecardWeek
 
-__all__ = ["CriterionPairWeek", "CriterionWeek", "ScorecardWeek"]
+__all__ = ["CriterionDay", "CriterionPairDay", "CriterionPairWeek", "CriterionWeek", "ScorecardDay", "ScorecardWeek"]
