@@ -24,7 +24,7 @@ APPS = [
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
-    "ApiKey", "CoachingSession",
+    "ScorecardDay", "ApiKey", "CoachingSession",
 }  # fmt: skip
 MARKERS = (
     "scope", "visible_to", "recordings_q", "workspaces_q", "rubrics_in", "recording_check_visible",

@@ -146,7 +146,8 @@ class Samples:
         cells = dict(self.cells)
         for cell, sample in other.cells.items():
             cells[cell] = cells[cell] + sample if cell in cells else sample
-        return Samples(cells, _greatest(self.agent_names, other.agent_names), _greatest(self.group_names, other.group_names))
+        names = _greatest(self.agent_names, other.agent_names)
+        return Samples(cells, names, _greatest(self.group_names, other.group_names))
 
 
 def _greatest(names: dict, more: dict) -> dict:

@@ -308,7 +308,9 @@ def _coaching(
             filters,
             Q(value__isnull=False),
             Q(run__recording__agent_id=agent_id),
-            *([~Q(run__recording__in=blind_recordings_for(viewer))] if viewer is not None else []),
+            # The agent's blind calls only (the same set here): the viewer's every blind call took a scan of
+            # every call (bench/scorecards/README.md).
+            *([~Q(run__recording__in=blind_recordings_for(viewer).filter(agent_id=agent_id))] if viewer else []),
         )
         .annotate(has_value=exists)
         .annotate(rank=rank)

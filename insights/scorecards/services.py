@@ -103,7 +103,8 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
         weekly: dict[tuple[tuple, str], CellSample] = {}
         for ((team, agent_id, day), column_key), sample in samples.cells.items():
             agent = (team, agent_id)
-            weekly[(agent, column_key)] = weekly[(agent, column_key)] + sample if (agent, column_key) in weekly else sample
+            cell = (agent, column_key)
+            weekly[cell] = weekly[cell] + sample if cell in weekly else sample
             if day is not None:
                 days[as_date(day)][(agent, column_key)] = sample
         for (team, agent_id, day), name in samples.group_names.items():
