@@ -28,7 +28,7 @@ class CriterionCounts(models.Model):
 
 class CriterionWeek(CriterionCounts):
     """The counts of one agent-week, so a page sums a few thousand of these rather than a million scores
-    (bench/dashboard/README.md). Kept equal to the calls by `insights.reports.rollup.criterion_weeks_replace`,
+    (bench/dashboard/README.md). Kept equal to the calls by `insights.reports.rollup.criterion_weeks_write`,
     as the sum of the week's `CriterionDay` rows, from the calls marked `Recording.rollup_stale`, with the
     scorecards' rollup and by the same refresh. Never edited by hand."""
 

@@ -1,6 +1,6 @@
 """The counts the dashboard and the reports add up per criterion, read two ways: from the calls
 (`call_tallies`), or from their rollups per agent-week and agent-day (`rollup_tallies`: `CriterionWeek`,
-`CriterionPairWeek`, `CriterionDay`, `CriterionPairDay`), which `criterion_weeks_replace` keeps from the calls
+`CriterionPairWeek`, `CriterionDay`, `CriterionPairDay`), which `criterion_weeks_write` keeps from the calls
 with `call_tallies`. A period sums the rollup's whole weeks and the days at either end
 (`reviews.periods.period_split`), as the scorecards do.
 
@@ -142,10 +142,20 @@ def _replace(counts: type, pairs: type, place: dict, found: dict[tuple[str, str]
     )
 
 
-def criterion_weeks_replace(*, rubric: Rubric, week: date | None, agents: set[str], calls: QuerySet[Recording]) -> None:
-    """Replace the rollup rows of `agents` in `week` and its days by the counts of `calls` (their judged calls
-    there): a week's rows are the sums of its days'. The caller holds the rubric's refresh lock
-    (insights.scorecards.services.scorecard_weeks_refresh)."""
+def criterion_weeks_delete(*, rubric: Rubric, week: date | None, agents: set[str]) -> None:
+    """Delete the rollup rows of `agents` in `week` and its days, before `criterion_weeks_write` writes them
+    again. The caller holds the rubric's refresh lock (insights.scorecards.services.scorecard_weeks_refresh)."""
+    CriterionWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+    CriterionPairWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+    if week is not None:
+        week_days = {"rubric": rubric, "day__gte": week, "day__lte": week + timedelta(days=6), "agent_id__in": agents}
+        CriterionDay.objects.filter(**week_days).delete()
+        CriterionPairDay.objects.filter(**week_days).delete()
+
+
+def criterion_weeks_write(*, rubric: Rubric, week: date | None, calls: QuerySet[Recording]) -> None:
+    """Write the rollup rows of `calls` (judged calls of `week`) for the week and its days: a week's rows are
+    the sums of its days'. After `criterion_weeks_delete`, under the rubric's refresh lock."""
     days: defaultdict[date, dict[tuple[str, str], Tallies]] = defaultdict(dict)
     weekly: defaultdict[tuple[str, str], Tallies] = defaultdict(tallies)
     for (team, agent_id, day), by_key in call_tallies(rubric, calls).items():
@@ -153,15 +163,9 @@ def criterion_weeks_replace(*, rubric: Rubric, week: date | None, agents: set[st
             weekly[(team, agent_id)][key].add(tally)
         if day is not None:
             days[as_date(day)][(team, agent_id)] = by_key
-    CriterionWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
-    CriterionPairWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
     _replace(CriterionWeek, CriterionPairWeek, {"rubric": rubric, "week": week}, weekly)
-    if week is not None:
-        week_days = {"rubric": rubric, "day__gte": week, "day__lte": week + timedelta(days=6), "agent_id__in": agents}
-        CriterionDay.objects.filter(**week_days).delete()
-        CriterionPairDay.objects.filter(**week_days).delete()
-        for day, found in days.items():
-            _replace(CriterionDay, CriterionPairDay, {"rubric": rubric, "day": day}, found)
+    for day, found in days.items():
+        _replace(CriterionDay, CriterionPairDay, {"rubric": rubric, "day": day}, found)
 
 
 def rollup_tallies(rubric: Rubric, *, split: PeriodSplit, where: Q) -> Tallies:

@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 from qa.models import Recording
 from insights.models import ScorecardDay, ScorecardWeek
 from reviews.figures.stats import CellSample, Stratum, StratumSample
-from insights.reports.rollup import as_date, criterion_weeks_replace
+from insights.reports.rollup import as_date, criterion_weeks_delete, criterion_weeks_write
 from reviews.periods import week_of
 from insights.scorecards.moments import Calls, by_agent_day, call_samples, judged_calls, sample_fields
 from rubrics.models import Rubric
@@ -93,9 +93,18 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     agents_by_week: defaultdict[date | None, set[str]] = defaultdict(set)
     for agent_id, occurred_at in stale:
         agents_by_week[week_of(occurred_at)].add(agent_id)
+    # Every delete first: a delete after this refresh's inserts would scan them, which no statistics count
+    # yet (the first build after the migration inserts every row of every week in this transaction).
+    for week, agents in agents_by_week.items():
+        ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+        if week is not None:
+            ScorecardDay.objects.filter(
+                rubric=rubric, day__gte=week, day__lte=week + timedelta(days=6), agent_id__in=agents
+            ).delete()
+        criterion_weeks_delete(rubric=rubric, week=week, agents=agents)
     for week, agents in agents_by_week.items():
         calls = _week_calls(rubric, week, agents)
-        criterion_weeks_replace(rubric=rubric, week=week, agents=agents, calls=Recording.objects.filter(calls("")))
+        criterion_weeks_write(rubric=rubric, week=week, calls=Recording.objects.filter(calls("")))
         samples = call_samples(rubric, calls, by_agent_day)
         # Per day, then the week's sums: a week's row is the sum of its days', as the calls' would be.
         days: defaultdict[date, dict] = defaultdict(dict)
@@ -111,17 +120,12 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
             if day is not None:
                 day_names[as_date(day)][(team, agent_id)] = name
         week_names = {(team, agent_id): samples.agent_names[agent_id] for (team, agent_id), _ in weekly}
-        ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
         ScorecardWeek.objects.bulk_create(_rows(ScorecardWeek, {"rubric": rubric, "week": week}, week_names, weekly))
-        if week is not None:
-            ScorecardDay.objects.filter(
-                rubric=rubric, day__gte=week, day__lte=week + timedelta(days=6), agent_id__in=agents
-            ).delete()
-            ScorecardDay.objects.bulk_create(
-                row
-                for day, cells in days.items()
-                for row in _rows(ScorecardDay, {"rubric": rubric, "day": day}, day_names[day], cells)
-            )
+        ScorecardDay.objects.bulk_create(
+            row
+            for day, cells in days.items()
+            for row in _rows(ScorecardDay, {"rubric": rubric, "day": day}, day_names[day], cells)
+        )
     return len(stale)
 
 
