@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
@@ -142,29 +142,27 @@ def _replace(counts: type, pairs: type, place: dict, found: dict[tuple[str, str]
     )
 
 
-def criterion_weeks_delete(*, rubric: Rubric, week: date | None, agents: set[str]) -> None:
-    """Delete the rollup rows of `agents` in `week` and its days, before `criterion_weeks_write` writes them
-    again. The caller holds the rubric's refresh lock (insights.scorecards.services.scorecard_weeks_refresh)."""
+def criterion_weeks_delete(*, rubric: Rubric, week: date | None, agents: set[str], days: set[date]) -> None:
+    """Delete the rollup rows of `agents` in `week` and in `days` (of that week), before `criterion_weeks_write`
+    writes them again. The caller holds the rubric's refresh lock (insights.scorecards.services)."""
     CriterionWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
     CriterionPairWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
-    if week is not None:
-        week_days = {"rubric": rubric, "day__gte": week, "day__lte": week + timedelta(days=6), "agent_id__in": agents}
-        CriterionDay.objects.filter(**week_days).delete()
-        CriterionPairDay.objects.filter(**week_days).delete()
+    CriterionDay.objects.filter(rubric=rubric, day__in=days, agent_id__in=agents).delete()
+    CriterionPairDay.objects.filter(rubric=rubric, day__in=days, agent_id__in=agents).delete()
 
 
-def criterion_weeks_write(*, rubric: Rubric, week: date | None, calls: QuerySet[Recording]) -> None:
-    """Write the rollup rows of `calls` (judged calls of `week`) for the week and its days: a week's rows are
-    the sums of its days'. After `criterion_weeks_delete`, under the rubric's refresh lock."""
-    days: defaultdict[date, dict[tuple[str, str], Tallies]] = defaultdict(dict)
+def criterion_weeks_write(*, rubric: Rubric, week: date | None, days: set[date], calls: QuerySet[Recording]) -> None:
+    """Write the rollup rows of `calls` (judged calls of `week`) for the week and for `days` of it: a week's
+    rows are the sums of its days'. After `criterion_weeks_delete`, under the rubric's refresh lock."""
+    found_days: defaultdict[date, dict[tuple[str, str], Tallies]] = defaultdict(dict)
     weekly: defaultdict[tuple[str, str], Tallies] = defaultdict(tallies)
     for (team, agent_id, day), by_key in call_tallies(rubric, calls).items():
         for key, tally in by_key.items():
             weekly[(team, agent_id)][key].add(tally)
-        if day is not None:
-            days[as_date(day)][(team, agent_id)] = by_key
+        if day is not None and as_date(day) in days:
+            found_days[as_date(day)][(team, agent_id)] = by_key
     _replace(CriterionWeek, CriterionPairWeek, {"rubric": rubric, "week": week}, weekly)
-    for day, found in days.items():
+    for day, found in found_days.items():
         _replace(CriterionDay, CriterionPairDay, {"rubric": rubric, "day": day}, found)
 
 

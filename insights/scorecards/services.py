@@ -91,20 +91,24 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     Rubric.objects.select_for_update().values_list("pk", flat=True).get(pk=rubric.pk)
     stale = _stale_take(rubric)
     agents_by_week: defaultdict[date | None, set[str]] = defaultdict(set)
+    days_by_week: defaultdict[date | None, set[date]] = defaultdict(set)  # the days with a marked call
     for agent_id, occurred_at in stale:
         agents_by_week[week_of(occurred_at)].add(agent_id)
+        if occurred_at is not None:
+            days_by_week[week_of(occurred_at)].add(timezone.localtime(occurred_at).date())
     # Every delete first: a delete after this refresh's inserts would scan them, which no statistics count
     # yet (the first build after the migration inserts every row of every week in this transaction).
+    # A week's rows are replaced for its agents with a marked call, and of its days' rows only those of the
+    # days with one: the others have not changed (a week's are seven times as many rows to write).
     for week, agents in agents_by_week.items():
         ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
-        if week is not None:
-            ScorecardDay.objects.filter(
-                rubric=rubric, day__gte=week, day__lte=week + timedelta(days=6), agent_id__in=agents
-            ).delete()
-        criterion_weeks_delete(rubric=rubric, week=week, agents=agents)
+        ScorecardDay.objects.filter(rubric=rubric, day__in=days_by_week[week], agent_id__in=agents).delete()
+        criterion_weeks_delete(rubric=rubric, week=week, agents=agents, days=days_by_week[week])
     for week, agents in agents_by_week.items():
         calls = _week_calls(rubric, week, agents)
-        criterion_weeks_write(rubric=rubric, week=week, calls=Recording.objects.filter(calls("")))
+        criterion_weeks_write(
+            rubric=rubric, week=week, days=days_by_week[week], calls=Recording.objects.filter(calls(""))
+        )
         samples = call_samples(rubric, calls, by_agent_day)
         # Per day, then the week's sums: a week's row is the sum of its days', as the calls' would be.
         days: defaultdict[date, dict] = defaultdict(dict)
@@ -114,7 +118,7 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
             agent = (team, agent_id)
             cell = (agent, column_key)
             weekly[cell] = weekly[cell] + sample if cell in weekly else sample
-            if day is not None:
+            if day is not None and as_date(day) in days_by_week[week]:
                 days[as_date(day)][(agent, column_key)] = sample
         for (team, agent_id, day), name in samples.group_names.items():
             if day is not None:
