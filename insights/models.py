@@ -1,8 +1,11 @@
 """The rollups the figures read, each kept in its own package, and the agents' self-reviews; registered here as
 this app's models."""
 
-from insights.reports.models import CriterionPairWeek, CriterionWeek
-from insights.scorecards.models import ScorecardWeek
+from insights.reports.models import CriterionDay, CriterionPairDay, CriterionPairWeek, CriterionWeek
+from insights.scorecards.models import ScorecardDay, ScorecardWeek
 from insights.selfreview.models import SelfReview, SelfReviewValue
 
-__all__ = ["CriterionPairWeek", "CriterionWeek", "ScorecardWeek", "SelfReview", "SelfReviewValue"]
+__all__ = [
+    "CriterionDay", "CriterionPairDay", "CriterionPairWeek", "CriterionWeek", "ScorecardDay", "ScorecardWeek",
+    "SelfReview", "SelfReviewValue",
+]  # fmt: skip

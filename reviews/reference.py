@@ -139,7 +139,10 @@ def human_references(*, recording_ids: Iterable[int]) -> dict[tuple[int, str], H
     has no reference and is absent, as are recordings without either.
     """
     recording_ids = list(recording_ids)
-    rows = review_values(reviews=latest_final_reviews(recording_ids))
+    # The recordings again on the runs, redundant (a review's run is of its recording), so that PostgreSQL
+    # reads these recordings' runs, not every score of every reviewed run (1 s on an agent's page at a
+    # million scores; bench/scorecards/README.md).
+    rows = review_values(reviews=latest_final_reviews(recording_ids)).filter(run__recording_id__in=recording_ids)
     references = {
         (row["recording_id"], row["key"]): HumanReference(
             value=None if row["not_applicable"] else row["human"],

@@ -24,7 +24,7 @@ APPS = [
 MODELS = {
     "Recording", "Transcription", "JudgeRun", "Score", "Review", "CriterionReview", "Rubric", "CalibrationSession",
     "CalibrationCall", "CalibrationEntry", "AgreedValue", "Experiment", "Arm", "Item", "ItemScore", "ScorecardWeek",
-    "ApiKey", "CoachingSession", "SelfReview",
+    "ScorecardDay", "ApiKey", "CoachingSession", "SelfReview",
 }  # fmt: skip
 MARKERS = (
     "scope", "visible_to", "recordings_q", "workspaces_q", "rubrics_in", "recording_check_visible",
@@ -58,7 +58,7 @@ SCOPED_BY_CALLER = {
     ("experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
     ("insights/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
-    ("insights/reports/selectors.py", "from_calls"): "_place_q(filters) applies filters.scope",
+    ("insights/reports/selectors.py", "period_tallies"): "place_q(filters) applies filters.scope",
     ("insights/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
     ("insights/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",
     ("insights/reports/selectors.py", "_scores_by_runs"): "report_run_q(filters) applies filters.scope",

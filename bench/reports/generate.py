@@ -119,6 +119,8 @@ STATEMENTS = [
     JOIN qa_judgerun AS run ON run.id = review.run_id AND run.rubric_id = %(rubric)s
     WHERE u < 0.30 OR u > 0.97
     """,
+    # Marked for the rollups, as the judging and the reviews mark a call: the first read (or the run) builds them.
+    "UPDATE qa_recording SET rollup_stale = true WHERE rubric_id = %(rubric)s AND current_run_id IS NOT NULL",
 ]
 
 COUNTS = {

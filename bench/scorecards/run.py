@@ -83,15 +83,16 @@ def measure(client, url: str, repeat: int, before: Callable[[], None] | None = N
 
 
 def rollup_build() -> tuple[int, float]:
-    """Build the rollup from every judged call, as after the migration; the calls read and the seconds."""
+    """Build the rollups from every judged call, as after the migration; the calls read and the seconds."""
     from bench.reports.generate import BENCH_SLUG
     from qa.models import Recording
-    from insights.models import ScorecardWeek
+    from insights.models import ScorecardDay, ScorecardWeek
     from insights.scorecards.services import scorecard_weeks_refresh
     from rubrics.models import Rubric
 
     rubric = Rubric.objects.get(slug=BENCH_SLUG)
     ScorecardWeek.objects.filter(rubric=rubric).delete()
+    ScorecardDay.objects.filter(rubric=rubric).delete()
     Recording.objects.filter(rubric=rubric, current_run__isnull=False).update(rollup_stale=True)
     started = time.perf_counter()
     calls = scorecard_weeks_refresh(rubric=rubric)

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from datetime import date
 
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
 from django.utils.translation import gettext as _
 
 from core.sql import queryset_sql
@@ -88,15 +90,24 @@ def criterion_ceiling(
     )
 
 
-Agent = tuple[str, str]  # a call's team and agent id: what the weekly rollup keeps apart
+AgentDay = tuple[str, str, date | None]  # a call's team, agent id and day (None: no time): what the rollups keep apart
 
 
-def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Agent, defaultdict[str, Counter]]:
-    """(reference source, judge value, reference value) counted per team and agent and criterion key: the
+def _days() -> tuple[str, list]:
+    """The SQL of a call's day in the current time zone, over the recordings' table by its name, and its
+    parameters: the ORM's TruncDate, so that a day here is a day everywhere."""
+    query = Recording.objects.all().query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = TruncDate("occurred_at").resolve_expression(query).as_sql(compiler, connection)
+    return sql, list(params)
+
+
+def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[AgentDay, defaultdict[str, Counter]]:
+    """(reference source, judge value, reference value) counted per team, agent, day and criterion key: the
     human references (`reviews.reference.human_reference_rows`, the SQL form of `human_references`) beside
     the judge's value on the run each reference was given on, counted in the database. Reading the
     references and the runs' scores into Python took 20 s over a million scores (bench/dashboard/README.md)."""
-    pairs: defaultdict[Agent, defaultdict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    pairs: defaultdict[AgentDay, defaultdict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     if not isinstance(recording_ids, QuerySet) and not recording_ids:
         return pairs  # no SQL for an empty list: the raw statement below cannot be written for none
     if isinstance(recording_ids, QuerySet):  # a subquery: first the calls with a reference, fewer
@@ -112,33 +123,44 @@ def judge_pairs_by_agent(recording_ids: QuerySet | list[int]) -> defaultdict[Age
     q = connection.ops.quote_name
     scores, criteria = q(Score._meta.db_table), q(Criterion._meta.db_table)
     recordings = q(Recording._meta.db_table)
+    day, day_params = _days()  # over the recordings' table, named as such below
     sql = (
-        f"SELECT r.team, r.agent_id, refs.criterion_key, refs.source, s.value, refs.human_value, COUNT(*)"
+        f"SELECT {recordings}.team, {recordings}.agent_id, {day}, refs.criterion_key, refs.source, s.value,"
+        f" refs.human_value, COUNT(*)"
         f" FROM ({references_sql}) refs"
-        f" JOIN {recordings} r ON r.id = refs.recording_id"
+        f" JOIN {recordings} ON {recordings}.id = refs.recording_id"
         f" JOIN {scores} s ON s.run_id = refs.reference_run_id"
         f" JOIN {criteria} c ON c.id = s.criterion_id AND c.{q('key')} = refs.criterion_key"
         f" WHERE s.value IS NOT NULL AND refs.human_value IS NOT NULL"
-        f" GROUP BY r.team, r.agent_id, refs.criterion_key, refs.source, s.value, refs.human_value"
+        f" GROUP BY 1, 2, 3, 4, 5, 6, 7"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        for team, agent_id, key, source, model, human, count in cursor.fetchall():
-            pairs[(team, agent_id)][key][(source, model, human)] += count
+        cursor.execute(sql, [*day_params, *params])
+        for team, agent_id, on, key, source, model, human, count in cursor.fetchall():
+            pairs[(team, agent_id, _date(on))][key][(source, model, human)] += count
     return pairs
 
 
-def human_pairs_by_agent(rubric: Rubric, recording_ids: QuerySet) -> defaultdict[Agent, dict[str, tuple[Counter, int]]]:
-    """Per team and agent and criterion key, the supervisors' pooled pairs (`pooled_pair_matrix`) and the
-    calls they come from. Pairs add up over calls, so a period's are the sum of its agents' weeks."""
+def _date(value: date | str | None) -> date | None:
+    """A day from a raw row: a date on PostgreSQL, its text on SQLite."""
+    return date.fromisoformat(value[:10]) if isinstance(value, str) else value
+
+
+def human_pairs_by_agent(
+    rubric: Rubric, recording_ids: QuerySet
+) -> defaultdict[AgentDay, dict[str, tuple[Counter, int]]]:
+    """Per team, agent, day and criterion key, the supervisors' pooled pairs (`pooled_pair_matrix`) and the
+    calls they come from. Pairs add up over calls, so a period's are the sum of its agents' days."""
     ratings: defaultdict[str, dict[tuple, dict]] = defaultdict(dict)  # criterion key -> unit -> rater -> value
     _add_calibration_ratings(ratings, rubric, recording_ids)
     _add_independent_review_ratings(ratings, recording_ids)
-    units: defaultdict[Agent, defaultdict[str, dict[tuple, dict]]] = defaultdict(lambda: defaultdict(dict))
+    units: defaultdict[AgentDay, defaultdict[str, dict[tuple, dict]]] = defaultdict(lambda: defaultdict(dict))
     wanted = {unit[-1] for by_unit in ratings.values() for unit, values in by_unit.items() if len(values) >= 2}
     agents = {
-        pk: (team, agent_id)
-        for pk, team, agent_id in Recording.objects.filter(pk__in=wanted).values_list("pk", "team", "agent_id")
+        pk: (team, agent_id, day)
+        for pk, team, agent_id, day in Recording.objects.filter(pk__in=wanted).values_list(
+            "pk", "team", "agent_id", TruncDate("occurred_at")
+        )
     }
     for key, by_unit in ratings.items():
         for unit, values in by_unit.items():

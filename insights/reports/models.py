@@ -1,4 +1,5 @@
-"""The reports' weekly rollup per criterion (app `reviews`; reviews/models.py imports it so Django registers it)."""
+"""The reports' rollups per criterion, per agent-week and per agent-day (app `insights`: insights/models.py
+imports them)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,11 @@ from django.db import models
 from rubrics.models import Rubric
 
 
-class CriterionWeek(models.Model):
-    """One agent's calls in one team and week, counted for one criterion of the rubric version (or, with an
-    empty `criterion_key`, the calls themselves): what the dashboard's and the reports' figures add up, so a
-    page sums a few thousand of these rather than a million scores (bench/dashboard/README.md). Kept equal
-    to the calls by `insights.reports.rollup.criterion_weeks_replace`, from the calls marked
-    `Recording.rollup_stale`, with the scorecards' rollup and by the same refresh. Never edited by hand."""
+class CriterionCounts(models.Model):
+    """One agent's calls in one team, counted for one criterion of the rubric version (or, with an empty
+    `criterion_key`, the calls themselves): what the dashboard's and the reports' figures add up."""
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="+")
-    week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time
     team = models.CharField(max_length=100)
     agent_id = models.CharField(max_length=100)
     criterion_key = models.CharField(max_length=64)  # "": the calls' own row
@@ -26,6 +23,18 @@ class CriterionWeek(models.Model):
     human_units = models.IntegerField(default=0)  # calls with values from two or more independent people
 
     class Meta:
+        abstract = True
+
+
+class CriterionWeek(CriterionCounts):
+    """The counts of one agent-week, so a page sums a few thousand of these rather than a million scores
+    (bench/dashboard/README.md). Kept equal to the calls by `insights.reports.rollup.criterion_weeks_write`,
+    as the sum of the week's `CriterionDay` rows, from the calls marked `Recording.rollup_stale`, with the
+    scorecards' rollup and by the same refresh. Never edited by hand."""
+
+    week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time
+
+    class Meta:
         db_table = "reviews_criterionweek"  # the table it had in reviews, kept: the move changed no row
         constraints = [
             models.UniqueConstraint(
@@ -34,13 +43,24 @@ class CriterionWeek(models.Model):
         ]
 
 
-class CriterionPairWeek(models.Model):
-    """Pairs of values counted for one agent-week and criterion, as `CriterionWeek`: the judge beside the
-    human reference (source `review` or `agreed`), or two supervisors who did not see each other's (source
-    `human`, each pair both ways round). The human ceiling is their QWK (insights.reports.ceiling)."""
+class CriterionDay(CriterionCounts):
+    """The counts of one agent-day: a period's days at either end of its whole weeks are read from these, not
+    from their calls. Calls with no time have no day."""
+
+    day = models.DateField()  # in the project's time zone
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "day", "agent_id", "team", "criterion_key"], name="criterion_day_once")
+        ]
+
+
+class CriterionPairs(models.Model):
+    """Pairs of values counted for one agent and criterion: the judge beside the human reference (source
+    `review` or `agreed`), or two supervisors who did not see each other's (source `human`, each pair both
+    ways round). The human ceiling is their QWK (insights.reports.ceiling)."""
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="+")
-    week = models.DateField(null=True)
     team = models.CharField(max_length=100)
     agent_id = models.CharField(max_length=100)
     criterion_key = models.CharField(max_length=64)
@@ -50,5 +70,23 @@ class CriterionPairWeek(models.Model):
     n = models.IntegerField()
 
     class Meta:
+        abstract = True
+
+
+class CriterionPairWeek(CriterionPairs):
+    """An agent-week's pairs, as `CriterionWeek`."""
+
+    week = models.DateField(null=True)
+
+    class Meta:
         db_table = "reviews_criterionpairweek"  # the table it had in reviews, kept: the move changed no row
         indexes = [models.Index(fields=["rubric", "week"], name="criterion_pair_week")]
+
+
+class CriterionPairDay(CriterionPairs):
+    """An agent-day's pairs, as `CriterionDay`."""
+
+    day = models.DateField()
+
+    class Meta:
+        indexes = [models.Index(fields=["rubric", "day"], name="criterion_pair_day")]

@@ -1,9 +1,10 @@
 """The counts the dashboard and the reports add up per criterion, read two ways: from the calls
-(`call_tallies`), or from their weekly rollup (`week_tallies`: `CriterionWeek`, `CriterionPairWeek`), which
-`criterion_weeks_replace` keeps from the calls with `call_tallies`. A period sums the rollup's whole weeks
-and the calls of the days at either end (`reviews.periods.period_split`), as the scorecards do.
+(`call_tallies`), or from their rollups per agent-week and agent-day (`rollup_tallies`: `CriterionWeek`,
+`CriterionPairWeek`, `CriterionDay`, `CriterionPairDay`), which `criterion_weeks_write` keeps from the calls
+with `call_tallies`. A period sums the rollup's whole weeks and the days at either end
+(`reviews.periods.period_split`), as the scorecards do.
 
-Every count adds up over calls, so any set of agent-weeks is the sum of its rows:
+Every count adds up over calls, so any set of agent-weeks or agent-days is the sum of its rows:
     the evidence tally: the judge's scores of every successful run, and the unverified among them;
     the auto-fail: the current runs' values that exist at or below a critical criterion's fail value, and
     the calls with one (of the judged calls);
@@ -18,10 +19,12 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
 
 from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Recording, Score
-from insights.models import CriterionPairWeek, CriterionWeek
-from insights.reports.ceiling import Agent, human_pairs_by_agent, judge_pairs_by_agent
+from insights.models import CriterionDay, CriterionPairDay, CriterionPairWeek, CriterionWeek
+from insights.reports.ceiling import AgentDay, human_pairs_by_agent, judge_pairs_by_agent
+from reviews.periods import PeriodSplit
 from rubrics.models import Rubric
 
 CALLS = ""  # the criterion key of the calls' own counts
@@ -59,10 +62,15 @@ def tallies() -> Tallies:
     return defaultdict(CriterionTally)
 
 
-def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[Agent, Tallies]:
-    """The counts of `calls` (the rubric's judged recordings) per team and agent: five GROUP BY queries
+def as_date(value: date | str) -> date:
+    """A day from a raw row: a date on PostgreSQL, its text on SQLite (no converter runs)."""
+    return date.fromisoformat(value[:10]) if isinstance(value, str) else value
+
+
+def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[AgentDay, Tallies]:
+    """The counts of `calls` (the rubric's judged recordings) per team, agent and day: five GROUP BY queries
     and the supervisors' ratings of the calls reviewed more than once."""
-    found: defaultdict[Agent, Tallies] = defaultdict(tallies)
+    found: defaultdict[AgentDay, Tallies] = defaultdict(tallies)
     calls = calls.order_by()
     # A week's or a day's calls as a list of ids: as a subquery, PostgreSQL expects one call and plans the
     # human references from every review of the rubric (0.3 s for a day's 381 calls, 3 ms as a list;
@@ -72,16 +80,21 @@ def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[Agen
         return found
     if len(ids) <= IDS_AS_LIST:
         calls = Recording.objects.filter(pk__in=ids).order_by()
-    for row in calls.values("team", "agent_id").annotate(n=Count("pk")):
-        found[(row["team"], row["agent_id"])][CALLS].calls = row["n"]
+    for row in calls.values("team", "agent_id", day=TruncDate("occurred_at")).annotate(n=Count("pk")):
+        found[(row["team"], row["agent_id"], row["day"])][CALLS].calls = row["n"]
+    agent = {
+        "team": F("run__recording__team"),
+        "agent_id": F("run__recording__agent_id"),
+        "day": TruncDate("run__recording__occurred_at"),
+    }
     evidence = (
         Score.objects.filter(run__recording__in=calls, run__rubric=rubric, run__status=JudgeRun.Status.SUCCEEDED)
-        .values(team=F("run__recording__team"), agent_id=F("run__recording__agent_id"), key=F("criterion__key"))
+        .values(**agent, key=F("criterion__key"))
         .annotate(n=Count("pk"), unverified=Count("pk", filter=Q(evidence_verified=False)))
         .order_by()
     )
     for row in evidence:
-        tally = found[(row["team"], row["agent_id"])][row["key"]]
+        tally = found[(row["team"], row["agent_id"], row["day"])][row["key"]]
         tally.scores, tally.unverified = row["n"], row["unverified"]
     failing = Score.objects.filter(
         JUDGE_VALUE_EXISTS,
@@ -89,11 +102,10 @@ def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[Agen
         criterion__critical=True,
         value__lte=F("criterion__fail_at"),
     ).order_by()
-    agent = {"team": F("run__recording__team"), "agent_id": F("run__recording__agent_id")}
     for row in failing.values(**agent, key=F("criterion__key")).annotate(n=Count("pk")):
-        found[(row["team"], row["agent_id"])][row["key"]].failed = row["n"]
+        found[(row["team"], row["agent_id"], row["day"])][row["key"]].failed = row["n"]
     for row in failing.values(**agent).annotate(n=Count("run_id", distinct=True)):
-        found[(row["team"], row["agent_id"])][CALLS].failed = row["n"]
+        found[(row["team"], row["agent_id"], row["day"])][CALLS].failed = row["n"]
     recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.values("pk")
     for place, by_key in judge_pairs_by_agent(recording_ids).items():
         for key, pairs in by_key.items():
@@ -105,15 +117,10 @@ def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[Agen
     return found
 
 
-def criterion_weeks_replace(*, rubric: Rubric, week: date | None, agents: set[str], calls: QuerySet[Recording]) -> None:
-    """Replace the rollup rows of `agents` in `week` by the counts of `calls` (their judged calls there).
-    The caller holds the rubric's refresh lock (insights.scorecards.services.scorecard_weeks_refresh)."""
-    found = call_tallies(rubric, calls)
-    CriterionWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
-    CriterionPairWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
-    place = {"rubric": rubric, "week": week}
-    CriterionWeek.objects.bulk_create(
-        CriterionWeek(
+def _replace(counts: type, pairs: type, place: dict, found: dict[tuple[str, str], Tallies]) -> None:
+    """Write `found` (Tallies per team and agent) as rows of `counts` and `pairs` at `place` (a week, a day)."""
+    counts.objects.bulk_create(
+        counts(
             **place,
             team=team,
             agent_id=agent_id,
@@ -127,28 +134,61 @@ def criterion_weeks_replace(*, rubric: Rubric, week: date | None, agents: set[st
         for (team, agent_id), by_key in found.items()
         for key, tally in by_key.items()
     )
-    CriterionPairWeek.objects.bulk_create(
-        CriterionPairWeek(
-            **place, team=team, agent_id=agent_id, criterion_key=key, source=source, first=first, second=second, n=n
-        )
+    pairs.objects.bulk_create(
+        pairs(**place, team=team, agent_id=agent_id, criterion_key=key, source=source, first=first, second=second, n=n)
         for (team, agent_id), by_key in found.items()
         for key, tally in by_key.items()
         for (source, first, second), n in tally.pairs.items()
     )
 
 
-def week_tallies(rubric: Rubric, *, first_week: date | None, last_week: date | None, where: Q) -> Tallies:
-    """The rollup's counts of the rubric's weeks from `first_week` to `last_week` (None: unbounded; either
-    bound leaves out the calls with no time), of the rows `where` selects (a team, an agent, a scope): two
-    queries."""
-    weeks = Q(rubric=rubric)
-    if first_week:
-        weeks &= Q(week__gte=first_week)
-    if last_week:
-        weeks &= Q(week__lte=last_week)
+def criterion_weeks_delete(*, rubric: Rubric, week: date | None, agents: set[str], days: set[date]) -> None:
+    """Delete the rollup rows of `agents` in `week` and in `days` (of that week), before `criterion_weeks_write`
+    writes them again. The caller holds the rubric's refresh lock (insights.scorecards.services)."""
+    CriterionWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+    CriterionPairWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+    CriterionDay.objects.filter(rubric=rubric, day__in=days, agent_id__in=agents).delete()
+    CriterionPairDay.objects.filter(rubric=rubric, day__in=days, agent_id__in=agents).delete()
+
+
+def criterion_weeks_write(*, rubric: Rubric, week: date | None, days: set[date], calls: QuerySet[Recording]) -> None:
+    """Write the rollup rows of `calls` (judged calls of `week`) for the week and for `days` of it: a week's
+    rows are the sums of its days'. After `criterion_weeks_delete`, under the rubric's refresh lock."""
+    found_days: defaultdict[date, dict[tuple[str, str], Tallies]] = defaultdict(dict)
+    weekly: defaultdict[tuple[str, str], Tallies] = defaultdict(tallies)
+    for (team, agent_id, day), by_key in call_tallies(rubric, calls).items():
+        for key, tally in by_key.items():
+            weekly[(team, agent_id)][key].add(tally)
+        if day is not None and as_date(day) in days:
+            found_days[as_date(day)][(team, agent_id)] = by_key
+    _replace(CriterionWeek, CriterionPairWeek, {"rubric": rubric, "week": week}, weekly)
+    for day, found in found_days.items():
+        _replace(CriterionDay, CriterionPairDay, {"rubric": rubric, "day": day}, found)
+
+
+def rollup_tallies(rubric: Rubric, *, split: PeriodSplit, where: Q) -> Tallies:
+    """The rollups' counts of the rubric's period `split`: its whole weeks' rows and its edges' days' rows,
+    of those `where` selects (a team, an agent, a scope). Two queries per kind of row."""
     found = tallies()
+    if split.whole_weeks:
+        weeks = Q(rubric=rubric)
+        if split.first_week:
+            weeks &= Q(week__gte=split.first_week)
+        if split.last_week:
+            weeks &= Q(week__lte=split.last_week)  # either bound leaves out the calls with no time
+        _add_rows(found, CriterionWeek, CriterionPairWeek, weeks & where)
+    if split.edges:
+        days = Q()
+        for first, last in split.edges:
+            days |= Q(day__gte=first, day__lte=last)
+        _add_rows(found, CriterionDay, CriterionPairDay, Q(rubric=rubric) & days & where)
+    return found
+
+
+def _add_rows(found: Tallies, counts_model: type, pairs_model: type, rows: Q) -> None:
+    """The counts and pairs of `rows` of a rollup's two tables, added to `found`: two queries."""
     counts = (
-        CriterionWeek.objects.filter(weeks, where)
+        counts_model.objects.filter(rows)
         .values("criterion_key")
         .annotate(
             calls=Sum("calls"),
@@ -162,13 +202,12 @@ def week_tallies(rubric: Rubric, *, first_week: date | None, last_week: date | N
     for row in counts:
         tally = found[row.pop("criterion_key")]
         for name, value in row.items():
-            setattr(tally, name, value or 0)
+            setattr(tally, name, getattr(tally, name) + (value or 0))
     pairs = (
-        CriterionPairWeek.objects.filter(weeks, where)
+        pairs_model.objects.filter(rows)
         .values("criterion_key", "source", "first", "second")
         .annotate(n=Sum("n"))
         .order_by()
     )
     for row in pairs:
         found[row["criterion_key"]].pairs[(row["source"], row["first"], row["second"])] += row["n"]
-    return found

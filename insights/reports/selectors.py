@@ -69,7 +69,7 @@ from qa.routing import ReviewGroup, in_review_group
 from disputes.models import Dispute, DisputedCriterion
 from reviews.models import CriterionReview, Review
 from insights.reports.ceiling import CriterionCeiling, criterion_ceiling
-from insights.reports.rollup import Tallies, call_tallies, tallies, week_tallies
+from insights.reports.rollup import Tallies, call_tallies, rollup_tallies, tallies
 from reviews.filters import GROUP_REASONS, Group, ReportFilters, days_q, place_q
 from reviews.periods import day_start, period_split
 from insights.scorecards.moments import judged_calls
@@ -323,26 +323,17 @@ def rollups_for(filters: ReportFilters) -> bool:
 
 
 def period_tallies(filters: ReportFilters) -> Tallies:
-    """The filters' counts per criterion key (`insights.reports.rollup`): the rollup's whole weeks, brought
-    up to date first, and the calls of the days at either end; the calls themselves while the rollup is
-    too far behind. Four queries and seven per partial week, whatever the number of calls."""
+    """The filters' counts per criterion key (`insights.reports.rollup`): the rollups' whole weeks and the
+    days at either end, brought up to date first; the calls themselves while the rollups are too far
+    behind. At most six queries, whatever the number of calls."""
     rubric = filters.rubric
-    total = tallies()
-
-    def from_calls(since: date | None, until: date | None) -> None:
-        calls = Recording.objects.filter(judged_calls(rubric, since, until)(""), place_q(filters)(""))
-        for found in call_tallies(rubric, calls).values():
-            _add(total, found)
-
-    if not rollups_for(filters):
-        from_calls(filters.date_from, filters.date_to)
-        return total
-    split = period_split(filters.date_from, filters.date_to)
-    if split.whole_weeks:
+    if rollups_for(filters):
         where = place_q(filters, workspace="rubric__workspace")("")
-        _add(total, week_tallies(rubric, first_week=split.first_week, last_week=split.last_week, where=where))
-    for first, last in split.edges:
-        from_calls(first, last)
+        return rollup_tallies(rubric, split=period_split(filters.date_from, filters.date_to), where=where)
+    total = tallies()
+    calls = Recording.objects.filter(judged_calls(rubric, filters.date_from, filters.date_to)(""), place_q(filters)(""))
+    for found in call_tallies(rubric, calls).values():
+        _add(total, found)
     return total
 
 

@@ -1,4 +1,4 @@
-"""The scorecards' weekly rollup (app `reviews`; reviews/models.py imports it so Django registers it)."""
+"""The scorecards' rollups, per agent-week and per agent-day (app `insights`: insights/models.py imports them)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,14 @@ from django.db import models
 from rubrics.models import Rubric
 
 
-class ScorecardWeek(models.Model):
-    """The scorecard estimator's sums (`reviews.figures.stats.StratumSample`) of one agent's calls in one team,
-    week and stratum (flagged or plain), for one column: a criterion's key, or "overall". A cache of the
-    calls, so that a scorecard sums about 70,000 of these rather than 100,000 calls (bench/scorecards/README.md);
-    kept up to date from the calls marked `Recording.rollup_stale` by
-    `insights.scorecards.services.scorecard_weeks_refresh`, which Celery beat and a scorecard read run
-    (`insights.scorecards.selectors.period_samples`). Never edited by hand: delete the rows and mark the calls
-    to rebuild."""
+class ScorecardSums(models.Model):
+    """The scorecard estimator's sums (`reviews.figures.stats.StratumSample`) of one agent's calls in one team
+    and stratum (flagged or plain), for one column: a criterion's key, or "overall"."""
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="+")
-    week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time
     team = models.CharField(max_length=100)
     agent_id = models.CharField(max_length=100)
-    agent_name = models.CharField(max_length=200)  # the greatest of the week's, as the scorecard shows one
+    agent_name = models.CharField(max_length=200)  # the greatest of the calls', as the scorecard shows one
     column_key = models.CharField(max_length=64)
     flagged = models.BooleanField(default=False)  # the stratum: routed for a doubt, or with an unverified score
     judged_n = models.IntegerField()
@@ -45,10 +39,38 @@ class ScorecardWeek(models.Model):
     audit_products = models.FloatField()
 
     class Meta:
+        abstract = True
+
+
+class ScorecardWeek(ScorecardSums):
+    """The sums of one agent-week. A cache of the calls, so that a scorecard sums about 70,000 of these rather
+    than 100,000 calls (bench/scorecards/README.md); kept up to date from the calls marked
+    `Recording.rollup_stale` by `insights.scorecards.services.scorecard_weeks_refresh`, which Celery beat and a
+    scorecard read run (`insights.scorecards.selectors.period_samples`), as the sum of the week's
+    `ScorecardDay` rows. Never edited by hand: delete the rows and mark the calls to rebuild."""
+
+    week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time
+
+    class Meta:
         db_table = "reviews_scorecardweek"  # the table it had in reviews, kept: the move changed no row
         constraints = [
             models.UniqueConstraint(
                 fields=["rubric", "week", "agent_id", "team", "column_key", "flagged"],
                 name="scorecard_week_once",
+            )
+        ]
+
+
+class ScorecardDay(ScorecardSums):
+    """The sums of one agent-day: what a period's days at either end of its whole weeks are read from, instead
+    of their calls (a second for five days at a million scores; bench/scorecards/README.md). Kept with
+    `ScorecardWeek`, by the same refresh. Calls with no time have no day: no period's edge counts them."""
+
+    day = models.DateField()  # in the project's time zone
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rubric", "day", "agent_id", "team", "column_key", "flagged"], name="scorecard_day_once"
             )
         ]

@@ -1,8 +1,8 @@
 """The scorecard estimator's sums (`reviews.figures.stats.CellSample`: per stratum, a `StratumSample`) per
-group of calls, read two ways: from the calls themselves (`call_samples`), or from their weekly rollup
-(`week_samples`, `reviews.models.ScorecardWeek`), which `insights.scorecards.services.scorecard_weeks_refresh`
-keeps from the calls with `call_samples`. A page sums the rollup's weeks that its period covers whole, and
-the calls of the days at either end (`period_split`).
+group of calls, read two ways: from the calls themselves (`call_samples`), or from their rollups per
+agent-week and agent-day (`rollup_samples`: `ScorecardWeek`, `ScorecardDay`), which
+`insights.scorecards.services.scorecard_weeks_refresh` keeps from the calls with `call_samples`. A page sums
+the rollup's weeks that its period covers whole, and the days at either end (`period_split`).
 
 From the calls: one GROUP BY query returns additive sums per group and stratum, per criterion and overall.
 It reads one row per call: the values stored with it (`Recording.current_values`, set by the judging), its
@@ -29,7 +29,7 @@ Overall (the quality score)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -51,13 +51,13 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import TruncWeek
+from django.db.models.functions import TruncDate, TruncWeek
 from django.db.models.lookups import Exact
 
 from core.sql import queryset_sql
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from qa.routing import ReviewGroup, in_review_group
-from insights.models import ScorecardWeek
+from insights.models import ScorecardDay, ScorecardWeek
 from reviews.figures.stats import CellSample, StratumSample
 from reviews.filters import days_q
 from reviews.periods import PeriodSplit
@@ -89,19 +89,22 @@ MOMENT_FIELDS = [column for part in fields(StratumSample) for column in _flat(pa
 
 @dataclass(frozen=True)
 class Place:
-    """Where a grouping finds a call's team, agent and week: on the call, or on a rollup row."""
+    """Where a grouping finds a call's team, agent, week and day: on the call, or on a rollup row."""
 
     team: Expression
     agent_id: Expression
     week: Expression
+    day: Expression | None = None  # None on a week's row
 
 
 def on_calls(prefix: str = "") -> Place:
     """The call reached through `prefix`."""
-    return Place(F(f"{prefix}team"), F(f"{prefix}agent_id"), TruncWeek(f"{prefix}occurred_at"))
+    occurred = f"{prefix}occurred_at"
+    return Place(F(f"{prefix}team"), F(f"{prefix}agent_id"), TruncWeek(occurred), TruncDate(occurred))
 
 
 ON_WEEKS = Place(F("team"), F("agent_id"), F("week"))
+ON_DAYS = Place(F("team"), F("agent_id"), TruncWeek("day"), F("day"))
 
 # A grouping: GROUP BY expressions, by name, over a place. Every cell of a page is a sum of its groups' samples.
 Grouping = Callable[[Place], dict[str, Expression]]
@@ -109,6 +112,11 @@ Grouping = Callable[[Place], dict[str, Expression]]
 
 def by_agent(place: Place) -> dict[str, Expression]:
     return {"team": place.team, "agent_id": place.agent_id}
+
+
+def by_agent_day(place: Place) -> dict[str, Expression]:
+    """Per team, agent and day: what the refresh writes the rollups' rows from."""
+    return {"team": place.team, "agent_id": place.agent_id, "day": place.day}
 
 
 def by_week_around(agent_id: str) -> Grouping:
@@ -132,15 +140,22 @@ def _grouped(rows: QuerySet, groups: dict[str, Expression], *names: str, **colum
 class Samples:
     cells: dict[tuple[tuple, str], CellSample]  # by group and column key
     agent_names: dict[str, str]  # by agent id, when the groups are agents: read in the same pass
+    group_names: dict[tuple, str] = field(default_factory=dict)  # by group, when the groups are agents
 
     def __add__(self, other: Samples) -> Samples:
         cells = dict(self.cells)
         for cell, sample in other.cells.items():
             cells[cell] = cells[cell] + sample if cell in cells else sample
-        names = dict(self.agent_names)
-        for agent_id, name in other.agent_names.items():
-            names[agent_id] = max(names.get(agent_id, name), name)  # the greatest, as MAX() keeps one
-        return Samples(cells, names)
+        names = _greatest(self.agent_names, other.agent_names)
+        return Samples(cells, names, _greatest(self.group_names, other.group_names))
+
+
+def _greatest(names: dict, more: dict) -> dict:
+    """Both name maps, the greatest name where both have the key, as MAX() keeps one."""
+    merged = dict(names)
+    for key, name in more.items():
+        merged[key] = max(merged.get(key, name), name)
+    return merged
 
 
 NO_SAMPLES = Samples({}, {})
@@ -182,23 +197,33 @@ def _stratum_of(row: dict[str, Any], prefix: str = "") -> StratumSample:
     return StratumSample(*parts)
 
 
-def week_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping, where: Q = Q()) -> Samples:
-    """Each group's sample per column key, summed from the rollup's weeks of `split` (its rows `where`
-    selects: a team, an agent, a scope): one query."""
-    if not split.whole_weeks:
-        return NO_SAMPLES
-    weeks = ScorecardWeek.objects.filter(where, rubric=rubric).order_by()
-    if split.first_week:
-        weeks = weeks.filter(week__gte=split.first_week)
-    if split.last_week:
-        weeks = weeks.filter(week__lte=split.last_week)  # either bound leaves out the calls with no time
-    groups = grouping(ON_WEEKS)
+def rollup_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping, where: Q = Q()) -> Samples:
+    """Each group's sample per column key, summed from the rollups' rows of `split` (those `where` selects: a
+    team, an agent, a scope): its whole weeks' rows, and its edges' days' rows. Two queries at most."""
+    samples = NO_SAMPLES
+    if split.whole_weeks:
+        weeks = ScorecardWeek.objects.filter(where, rubric=rubric).order_by()
+        if split.first_week:
+            weeks = weeks.filter(week__gte=split.first_week)
+        if split.last_week:
+            weeks = weeks.filter(week__lte=split.last_week)  # either bound leaves out the calls with no time
+        samples = _summed(weeks, grouping(ON_WEEKS))
+    if split.edges:
+        days = Q()
+        for first, last in split.edges:
+            days |= Q(day__gte=first, day__lte=last)
+        samples += _summed(ScorecardDay.objects.filter(days, where, rubric=rubric).order_by(), grouping(ON_DAYS))
+    return samples
+
+
+def _summed(rows: QuerySet, groups: dict[str, Expression]) -> Samples:
+    """Rollup rows summed per group, column and stratum: one query."""
     keys = list(groups)
     named = "agent_id" in keys
     sums = {name: Sum(name) for name in MOMENT_FIELDS} | ({"agent_name": Max("agent_name")} if named else {})
     cells: dict[tuple[tuple, str], CellSample] = {}
     agent_names = {}
-    for row in _grouped(weeks, groups, "column_key", "flagged").annotate(**sums):
+    for row in _grouped(rows, groups, "column_key", "flagged").annotate(**sums):
         cell = (tuple(row[key] for key in keys), row["column_key"])
         # One row per group, column and stratum: each stratum is set, not added.
         setattr(cells.setdefault(cell, CellSample()), "flagged" if row["flagged"] else "plain", _stratum_of(row))
@@ -452,7 +477,8 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
     rows = _rows(f"SELECT {grouped}, {selected} FROM {figures} calls GROUP BY {grouped}", params)
 
     samples: dict[tuple[tuple, str], CellSample] = {}
-    agent_names = {}
+    agent_names: dict[str, str] = {}
+    group_names: dict[tuple, str] = {}
     for row in rows:
         group = tuple(row[key] for key in keys)
         stratum = "flagged" if row["flagged"] else "plain"
@@ -461,4 +487,5 @@ def call_samples(rubric: Rubric, calls: Calls, grouping: Grouping) -> Samples:
             setattr(samples.setdefault(cell, CellSample()), stratum, _stratum_of(row, f"{name}__"))
         if named:
             agent_names[row["agent_id"]] = max(agent_names.get(row["agent_id"], row["agent_name"]), row["agent_name"])
-    return Samples(samples, agent_names)
+            group_names[group] = max(group_names.get(group, row["agent_name"]), row["agent_name"])
+    return Samples(samples, agent_names, group_names)

@@ -4,7 +4,7 @@ values corrected by the random audit, by stratum (`reviews.figures.stats.scoreca
 
 Constant cost in the number of agents, and nearly in the number of calls: the
 moments of a period's whole weeks come from the weekly rollup, those of the
-days at either end from the calls (`insights.scorecards.moments`, which also
+days at either end from the daily one (`insights.scorecards.moments`, which also
 says which calls count and what the overall is). Every read first brings the
 rollup up to date with the calls (`scorecard_weeks_refresh`), or reads the
 calls themselves while too many are marked (`REFRESH_IN_READ_MAX`), so no page
@@ -38,7 +38,7 @@ from insights.scorecards.moments import (
     by_week_around,
     call_samples,
     judged_calls,
-    week_samples,
+    rollup_samples,
 )
 from insights.scorecards.services import rollups_readable
 from reviews.reference import HumanReference, human_references
@@ -131,9 +131,9 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
 
 
 def period_samples(filters: ReportFilters, grouping: Grouping, *, narrowed: bool = False) -> Samples:
-    """Each group's sample per column key in the period: its whole weeks from the rollup, brought up to
-    date first, and the days at either end from the calls. Whatever the number of groups, three queries
-    and one per partial week, plus one per week the refresh reads again (bench/scorecards/README.md).
+    """Each group's sample per column key in the period: its whole weeks and the days at either end from the
+    rollups, brought up to date first. Whatever the number of groups, three queries, plus one per week the
+    refresh reads again (bench/scorecards/README.md).
     `narrowed`: only the calls of the filters' team and agent and in the reader's scope (the dashboard's
     trend); else every call of the rubric, which a scorecard needs for its corrections."""
     rubric = filters.rubric
@@ -148,10 +148,7 @@ def period_samples(filters: ReportFilters, grouping: Grouping, *, narrowed: bool
     split = period_split(filters.date_from, filters.date_to)
     # The rollup's rows carry their calls' team and agent; their workspace is their rubric's.
     rows = place_q(filters, workspace="rubric__workspace")("") if narrowed else Q()
-    samples = week_samples(rubric, split, grouping, rows)
-    for first, last in split.edges:
-        samples += call_samples(rubric, calls(first, last), grouping)
-    return samples
+    return rollup_samples(rubric, split, grouping, rows)
 
 
 def _sort_key(cell: Estimate) -> tuple:
@@ -311,7 +308,9 @@ def _coaching(
             filters,
             Q(value__isnull=False),
             Q(run__recording__agent_id=agent_id),
-            *([~Q(run__recording__in=blind_recordings_for(viewer))] if viewer is not None else []),
+            # The agent's blind calls only (the same set here): the viewer's every blind call took a scan of
+            # every call (bench/scorecards/README.md).
+            *([~Q(run__recording__in=blind_recordings_for(viewer).filter(agent_id=agent_id))] if viewer else []),
         )
         .annotate(has_value=exists)
         .annotate(rank=rank)

@@ -1,4 +1,4 @@
-"""Keeping the scorecards' weekly rollup (`reviews.models.ScorecardWeek`) equal to the calls."""
+"""Keeping the scorecards' rollups (`ScorecardWeek`, `ScorecardDay`) and the reports' equal to the calls."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from qa.models import Recording
-from insights.models import ScorecardWeek
+from insights.models import ScorecardDay, ScorecardWeek
 from reviews.figures.stats import CellSample, Stratum, StratumSample
-from insights.reports.rollup import criterion_weeks_replace
+from insights.reports.rollup import as_date, criterion_weeks_delete, criterion_weeks_write
 from reviews.periods import week_of
-from insights.scorecards.moments import Calls, by_agent, call_samples, judged_calls, sample_fields
+from insights.scorecards.moments import Calls, by_agent_day, call_samples, judged_calls, sample_fields
 from rubrics.models import Rubric
 
 
@@ -60,12 +60,29 @@ def _week_calls(rubric: Rubric, week: date | None, agents: set[str]) -> Calls:
     return calls
 
 
+def _rows(model: type, place: dict, group_names: dict, cells: dict) -> list:
+    """`model`'s rows (ScorecardWeek, ScorecardDay) at `place` for CellSamples by ((team, agent id), column)."""
+    return [
+        model(
+            **place,
+            team=team,
+            agent_id=agent_id,
+            agent_name=group_names[(team, agent_id)],
+            column_key=column_key,
+            flagged=stratum == Stratum.FLAGGED,
+            **sample_fields(sample.of(stratum)),
+        )
+        for ((team, agent_id), column_key), sample in cells.items()
+        for stratum in _strata(sample)
+    ]
+
+
 @transaction.atomic
 def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     """Read again the agent-weeks of the rubric's calls whose values changed since the last refresh (those
-    marked `Recording.rollup_stale`), and replace their rows in both weekly rollups: the scorecards'
-    (`ScorecardWeek`) and the reports' per criterion (`insights.reports.rollup`). Returns how many calls
-    were marked.
+    marked `Recording.rollup_stale`), and replace their rows in the rollups: the scorecards' per agent-day
+    (`ScorecardDay`) and per agent-week (`ScorecardWeek`, the sum of its days), and the reports' per
+    criterion (`insights.reports.rollup`). Returns how many calls were marked.
 
     One query per week touched, whatever the number of its agents: after a day of judging, the current
     week; after a review, the reviewed call's agent-week; after a migration or a bulk load, every week."""
@@ -74,26 +91,44 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     Rubric.objects.select_for_update().values_list("pk", flat=True).get(pk=rubric.pk)
     stale = _stale_take(rubric)
     agents_by_week: defaultdict[date | None, set[str]] = defaultdict(set)
+    days_by_week: defaultdict[date | None, set[date]] = defaultdict(set)  # the days with a marked call
     for agent_id, occurred_at in stale:
         agents_by_week[week_of(occurred_at)].add(agent_id)
+        if occurred_at is not None:
+            days_by_week[week_of(occurred_at)].add(timezone.localtime(occurred_at).date())
+    # Every delete first: a delete after this refresh's inserts would scan them, which no statistics count
+    # yet (the first build after the migration inserts every row of every week in this transaction).
+    # A week's rows are replaced for its agents with a marked call, and of its days' rows only those of the
+    # days with one: the others have not changed (a week's are seven times as many rows to write).
+    for week, agents in agents_by_week.items():
+        ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+        ScorecardDay.objects.filter(rubric=rubric, day__in=days_by_week[week], agent_id__in=agents).delete()
+        criterion_weeks_delete(rubric=rubric, week=week, agents=agents, days=days_by_week[week])
     for week, agents in agents_by_week.items():
         calls = _week_calls(rubric, week, agents)
-        criterion_weeks_replace(rubric=rubric, week=week, agents=agents, calls=Recording.objects.filter(calls("")))
-        samples = call_samples(rubric, calls, by_agent)
-        ScorecardWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
-        ScorecardWeek.objects.bulk_create(
-            ScorecardWeek(
-                rubric=rubric,
-                week=week,
-                team=team,
-                agent_id=agent_id,
-                agent_name=samples.agent_names[agent_id],
-                column_key=column_key,
-                flagged=stratum == Stratum.FLAGGED,
-                **sample_fields(sample.of(stratum)),
-            )
-            for ((team, agent_id), column_key), sample in samples.cells.items()
-            for stratum in _strata(sample)
+        criterion_weeks_write(
+            rubric=rubric, week=week, days=days_by_week[week], calls=Recording.objects.filter(calls(""))
+        )
+        samples = call_samples(rubric, calls, by_agent_day)
+        # Per day, then the week's sums: a week's row is the sum of its days', as the calls' would be.
+        days: defaultdict[date, dict] = defaultdict(dict)
+        day_names: defaultdict[date, dict] = defaultdict(dict)
+        weekly: dict[tuple[tuple, str], CellSample] = {}
+        for ((team, agent_id, day), column_key), sample in samples.cells.items():
+            agent = (team, agent_id)
+            cell = (agent, column_key)
+            weekly[cell] = weekly[cell] + sample if cell in weekly else sample
+            if day is not None and as_date(day) in days_by_week[week]:
+                days[as_date(day)][(agent, column_key)] = sample
+        for (team, agent_id, day), name in samples.group_names.items():
+            if day is not None:
+                day_names[as_date(day)][(team, agent_id)] = name
+        week_names = {(team, agent_id): samples.agent_names[agent_id] for (team, agent_id), _ in weekly}
+        ScorecardWeek.objects.bulk_create(_rows(ScorecardWeek, {"rubric": rubric, "week": week}, week_names, weekly))
+        ScorecardDay.objects.bulk_create(
+            row
+            for day, cells in days.items()
+            for row in _rows(ScorecardDay, {"rubric": rubric, "day": day}, day_names[day], cells)
         )
     return len(stale)
 

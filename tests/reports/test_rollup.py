@@ -8,6 +8,7 @@ import random
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from django.db.models import Q
 
 from access.models import Role, Workspace
 from access.scope import scope_for
@@ -15,12 +16,15 @@ from access.services import member_add
 from qa.models import Recording, Score
 from insights.dashboard.selectors import dashboard
 from reviews.filters import ReportFilters
-from insights.models import CriterionWeek
+from insights.models import CriterionDay, CriterionWeek
 from insights.reports import selectors
-from insights.reports.rollup import CALLS
+from insights.reports.rollup import CALLS, call_tallies, rollup_tallies, tallies
 from insights.reports.selectors import deviation_report, evidence_report, period_tallies
 from reviews.services import CriterionAdjustment, review_create
 from rubrics.models import Criterion
+from insights.scorecards.moments import judged_calls
+from insights.scorecards.services import scorecard_weeks_refresh
+from reviews.periods import PeriodSplit
 from tests.factories import JudgeRunFactory, ScoreFactory, UserFactory, judged_recording, published_rubric
 
 pytestmark = pytest.mark.django_db
@@ -128,3 +132,24 @@ def test_the_dashboard_and_the_reports_read_the_same_counts(month):
     calls = calls.filter(occurred_at__lt=datetime(2026, 3, 26, tzinfo=UTC))
     failing = [r for r in calls if r.current_run.scores.filter(criterion__key="c1", value__lte=2, evidence_verified=True)]
     assert (board.judged, board.auto_failed) == (calls.count(), len(failing))
+
+
+def test_each_days_rows_are_its_calls_counts_and_a_weeks_rows_the_sum_of_its_days(month):
+    """The day rollup, read alone: every day's rows count that day's calls, and every week's rows are the sum
+    of its seven days' rows."""
+    scorecard_weeks_refresh(rubric=month)
+    days = set(CriterionDay.objects.filter(rubric=month).values_list("day", flat=True))
+    assert len(days) > 10
+    for day in [date(2026, 3, 1) + timedelta(days=offset) for offset in range(30)]:
+        expected = tallies()
+        for found in call_tallies(month, Recording.objects.filter(judged_calls(month, day, day)(""))).values():
+            for key, tally in found.items():
+                expected[key].add(tally)
+        got = rollup_tallies(month, split=PeriodSplit(whole_weeks=False, edges=[(day, day)]), where=Q())
+        assert dict(got) == dict(expected), day
+        assert bool(expected) == (day in days)
+    for monday in (date(2026, 3, 2) + timedelta(weeks=weeks) for weeks in range(4)):
+        week = rollup_tallies(month, split=PeriodSplit(whole_weeks=True, first_week=monday, last_week=monday), where=Q())
+        its_days = PeriodSplit(whole_weeks=False, edges=[(monday, monday + timedelta(days=6))])
+        assert dict(week) == dict(rollup_tallies(month, split=its_days, where=Q()))
+        assert week[CALLS].calls > 0

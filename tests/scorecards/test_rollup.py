@@ -20,12 +20,20 @@ from django.test.utils import CaptureQueriesContext
 from qa.execution import judge_run_execute
 from qa.judging import judge_run_reverify, recording_enqueue_judging
 from qa.models import JudgeRun, Recording, values_by_key
-from insights.models import ScorecardWeek
+from insights.models import ScorecardDay, ScorecardWeek
 from reviews.models import Review
 from reviews.figures.stats import Stratum
 from reviews.filters import ReportFilters
-from reviews.periods import period_split
-from insights.scorecards.moments import PARTS, Samples, by_agent, by_week_around, call_samples, judged_calls
+from reviews.periods import PeriodSplit, period_split
+from insights.scorecards.moments import (
+    PARTS,
+    Samples,
+    by_agent,
+    by_week_around,
+    call_samples,
+    judged_calls,
+    rollup_samples,
+)
 from insights.scorecards.selectors import period_samples, scorecard
 from insights.scorecards import services
 from insights.scorecards.services import scorecard_weeks_refresh
@@ -171,6 +179,27 @@ def test_the_rollup_gives_the_calls_own_figures_for_any_period_and_after_any_cha
     check()  # brought up to date
     assert ScorecardWeek.objects.filter(rubric=rubric, week__isnull=True).exists()  # calls with no time have a row
     assert not Recording.objects.filter(rollup_stale=True).exists()
+
+
+def test_each_days_rows_are_its_calls_own_and_a_weeks_rows_the_sum_of_its_days(settings):
+    """The day rollup, read alone: every day's rows give that day's calls' figures (across the change to
+    summer time), and every week's rows are the sum of its seven days' rows."""
+    settings.TIME_ZONE = "Europe/Madrid"
+    rubric = published_rubric(criteria=3, not_applicable=("c3",))
+    random_calls(rubric, random.Random(20261204), 60)
+    assert scorecard_weeks_refresh(rubric=rubric) == 60
+    days = sorted(set(ScorecardDay.objects.filter(rubric=rubric).values_list("day", flat=True)))
+    assert len(days) > 20  # not trivially equal: most days of the six weeks have calls
+    for day in [date(2026, 3, 1) + timedelta(days=offset) for offset in range(46)]:  # with and without calls
+        one_day = PeriodSplit(whole_weeks=False, edges=[(day, day)])
+        from_calls = call_samples(rubric, judged_calls(rubric, day, day), by_agent)
+        assert_same_samples(rollup_samples(rubric, one_day, by_agent), from_calls)
+        assert bool(from_calls.cells) == (day in days)
+    for monday in sorted(set(ScorecardWeek.objects.filter(rubric=rubric, week__isnull=False).values_list("week", flat=True))):
+        week = PeriodSplit(whole_weeks=True, first_week=monday, last_week=monday)
+        its_days = PeriodSplit(whole_weeks=False, edges=[(monday, monday + timedelta(days=6))])
+        assert_same_samples(rollup_samples(rubric, week, by_agent), rollup_samples(rubric, its_days, by_agent))
+    assert not ScorecardDay.objects.filter(rubric=rubric, day__isnull=True).exists()  # calls with no time: weeks only
 
 
 def lowest_reply(request: dict) -> object:
