@@ -183,6 +183,7 @@ class ProductionRuns(JudgmentKind):
             JudgeRun.objects.select_related("recording", "recording__redaction", "judge")
             .only(
                 "recording_id", "rubric_id", "judge_id", "status", "attempts",
+                "created_at",  # the scores' partition key (Score.run_created_at): read here, not once more
                 "recording__transcript", "recording__speakers_known", "recording__source", "recording__external_id",
                 "recording__workspace_id",  # its events go to its workspace's webhook subscriptions
                 "recording__redaction__llm_spans",

@@ -140,8 +140,12 @@ def table_sizes() -> dict[str, int]:
 
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')"
+            # A partitioned table (scores, events: core.partitions) has no storage of its own: its size
+            # is its partitions', counted under its name.
+            "SELECT c.relname, CASE WHEN c.relkind = 'p' THEN (SELECT coalesce(sum(pg_total_relation_size(t.relid)), 0)"
+            " FROM pg_partition_tree(c.oid) t WHERE t.isleaf) ELSE pg_total_relation_size(c.oid) END"
+            " FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND NOT c.relispartition"
         )
         sizes = dict(cursor.fetchall())
         cursor.execute("SELECT pg_database_size(current_database())")
