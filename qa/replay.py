@@ -223,6 +223,7 @@ class ReplayServer(ThreadingHTTPServer):
         self.nearest_floor = nearest_floor
         self.stats: dict[str, list[Any]] = {"exact": [], "nearest": [], "refused": []}
         self._stats_lock = threading.Lock()
+        self._asking: dict[str, threading.Lock] = {}
 
     def count(self, how: str, what: Any) -> None:
         with self._stats_lock:
@@ -234,7 +235,19 @@ class ReplayServer(ThreadingHTTPServer):
         return f"http://{host}:{port}/v1"
 
     def forward(self, body: dict[str, Any], fingerprint: str) -> dict[str, Any] | None:
-        """Ask the upstream server, record its answer, and return the record (None if it failed)."""
+        """Ask the upstream server, record its answer, and return the record (None if it failed).
+
+        One question per fingerprint at a time: a client that gives up on a slow local model and asks again
+        waits for the first answer instead of making the model judge the call twice and the file hold two
+        answers to one request."""
+        with self._stats_lock:
+            asking = self._asking.setdefault(fingerprint, threading.Lock())
+        with asking:
+            if (known := self.recorded.answers.get(fingerprint)) is not None:
+                return known
+            return self._ask(body, fingerprint)
+
+    def _ask(self, body: dict[str, Any], fingerprint: str) -> dict[str, Any] | None:
         sent = {**body, "model": self.upstream_model or body.get("model")}
         request = urllib.request.Request(f"{self.upstream}/chat/completions", data=json.dumps(sent).encode("utf-8"),
                                          headers={"Content-Type": "application/json"})  # fmt: skip
