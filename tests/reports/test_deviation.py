@@ -196,8 +196,10 @@ def test_the_groups_of_a_calls_reasons_are_those_the_sql_condition_gives():
     sets = [[], *([reason] for reason in Reason.values), *(list(pair) for pair in combinations(Reason.values, 2))]
     recordings = [RecordingFactory(review_reasons=reasons) for reasons in sets]
     for group in ReviewGroup:
-        in_sql = set(Recording.objects.filter(in_review_group(group), pk__in=[r.pk for r in recordings]).values_list("pk", flat=True))
-        in_python = {r.pk for r, reasons in zip(recordings, sets, strict=True) if Group(group) in _groups_of_reasons(reasons)}
+        found = Recording.objects.filter(in_review_group(group), pk__in=[r.pk for r in recordings])
+        in_sql = set(found.values_list("pk", flat=True))
+        pairs = zip(recordings, sets, strict=True)
+        in_python = {r.pk for r, reasons in pairs if Group(group) in _groups_of_reasons(reasons)}
         assert in_python == in_sql, group
     assert all(_groups_of_reasons(reasons)[0] == Group.ALL for reasons in sets)
 
