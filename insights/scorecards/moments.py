@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
-from datetime import date
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
 
@@ -216,20 +216,65 @@ def rollup_samples(rubric: Rubric, split: PeriodSplit, grouping: Grouping, where
     return samples
 
 
+DATED_KEYS = ("week", "day")  # the group keys that are days: a date whichever way a backend returns them
+
+
+def _dated(value: Any) -> Any:
+    """A day as a date: a raw row gives PostgreSQL's date_trunc of a date as a datetime, and SQLite's text."""
+    if isinstance(value, datetime):
+        return value.date()
+    return date.fromisoformat(value[:10]) if isinstance(value, str) else value
+
+
 def _summed(rows: QuerySet, groups: dict[str, Expression]) -> Samples:
-    """Rollup rows summed per group, column and stratum: one query."""
+    """Rollup rows summed per group, column and stratum: one query.
+
+    Read as the cursor's tuples, not through the ORM's rows: a page reads up to ten thousand of these rows of
+    thirty columns, and the ORM's per-value converters and dicts cost more than the query did
+    (bench/scorecards/README.md). The sums arrive as numbers (NULL as None), which `_stratum_at` reads."""
     keys = list(groups)
     named = "agent_id" in keys
     sums = {name: Sum(name) for name in MOMENT_FIELDS} | ({"agent_name": Max("agent_name")} if named else {})
+    query = _grouped(rows, groups, "column_key", "flagged").annotate(**sums)
+    sql, params = queryset_sql(query)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        names = [column[0] for column in cursor.description]
+        found = cursor.fetchall()
+    place = {name: index for index, name in enumerate(names)}
+    key_at = [(place[key], key in DATED_KEYS) for key in keys]
+    column_at, flagged_at = place["column_key"], place["flagged"]
+    parts_at = _stratum_positions(tuple(names))
+    name_at = place.get("agent_name")
+    agent_at = place.get("agent_id")
     cells: dict[tuple[tuple, str], CellSample] = {}
-    agent_names = {}
-    for row in _grouped(rows, groups, "column_key", "flagged").annotate(**sums):
-        cell = (tuple(row[key] for key in keys), row["column_key"])
+    agent_names: dict[str, str] = {}
+    for row in found:
+        cell = (tuple(_dated(row[at]) if dated else row[at] for at, dated in key_at), row[column_at])
         # One row per group, column and stratum: each stratum is set, not added.
-        setattr(cells.setdefault(cell, CellSample()), "flagged" if row["flagged"] else "plain", _stratum_of(row))
+        setattr(cells.setdefault(cell, CellSample()), "flagged" if row[flagged_at] else "plain", _stratum_at(row, parts_at))
         if named:
-            agent_names[row["agent_id"]] = max(agent_names.get(row["agent_id"], row["agent_name"]), row["agent_name"])
+            agent, name = row[agent_at], row[name_at]
+            agent_names[agent] = max(agent_names.get(agent, name), name)
     return Samples(cells, agent_names)
+
+
+@lru_cache(maxsize=64)
+def _stratum_positions(names: tuple[str, ...]) -> list[tuple[type | None, int, list[int]]]:
+    """_STRATUM_LAYOUT's columns as positions in a row with the columns `names`: once per query shape."""
+    place = {name: index for index, name in enumerate(names)}
+    return [(kind, place[columns[0]], [place[name] for name in columns[1:]]) for kind, columns in _STRATUM_LAYOUT]
+
+
+def _stratum_at(row: tuple, positions: list[tuple[type | None, int, list[int]]]) -> StratumSample:
+    """A stratum's sums from a raw row's numbers at `positions` (NULL sums as zeros), as `_stratum_of`."""
+    parts = []
+    for kind, count, sums in positions:
+        if kind is None:
+            parts.append(int(row[count] or 0))
+        else:
+            parts.append(kind(int(row[count] or 0), *[float(row[at] or 0) for at in sums]))
+    return StratumSample(*parts)
 
 
 # From the calls ------------------------------------------------------------------------------------------
@@ -298,7 +343,12 @@ def _rows(sql: str, params: Iterable[Any]) -> list[dict[str, Any]]:
             cursor.execute("SET LOCAL work_mem = '64MB'")
         cursor.execute(sql, list(params))
         names = [column[0] for column in cursor.description]  # DB-API: the name first, on every backend
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        if connection.vendor == "postgresql":
+            # Inside a caller's transaction the savepoint does not end the settings: set them back, or every
+            # later query of that transaction would plan with them.
+            cursor.execute("SET LOCAL jit TO DEFAULT; SET LOCAL work_mem TO DEFAULT")
+        return rows
 
 
 def _fenced(sql: str) -> str:

@@ -24,6 +24,7 @@ from django.db.models import BooleanField, Case, Count, F, Max, Q, QuerySet, Val
 from django.db.models.functions import RowNumber
 from django.utils.translation import gettext_lazy as _
 
+from core.memory import collector_paused
 from qa.models import JUDGE_VALUE_EXISTS, Recording, Score
 from reviews.filters import ReportFilters, place_q
 from insights.reports.selectors import report_scores_q, rollups_for
@@ -130,6 +131,7 @@ def _current_scores(filters: ReportFilters, *conditions: Q) -> QuerySet[Score]:
     return Score.objects.filter(report_scores_q(filters), *conditions, run__in=current)
 
 
+@collector_paused()  # thousands of small sums: core.memory
 def period_samples(filters: ReportFilters, grouping: Grouping, *, narrowed: bool = False) -> Samples:
     """Each group's sample per column key in the period: its whole weeks and the days at either end from the
     rollups, brought up to date first. Whatever the number of groups, three queries, plus one per week the
@@ -156,6 +158,7 @@ def _sort_key(cell: Estimate) -> tuple:
     return (cell.lower is None, -(cell.lower if cell.lower is not None else cell.estimate or 0.0))
 
 
+@collector_paused()  # thousands of small sums: core.memory
 def scorecard(filters: ReportFilters, *, sort: str = OVERALL) -> Scorecard:
     """Every team, then its agents, each ordered by the lower bound of the `sort` column."""
     columns = columns_of(filters.rubric)
@@ -224,6 +227,7 @@ def _day(week: date | datetime | str) -> date:
     return week if isinstance(week, date) else date.fromisoformat(week[:10])
 
 
+@collector_paused()  # thousands of small sums: core.memory
 def agent_card(filters: ReportFilters, agent_id: str, *, viewer: AbstractBaseUser | None = None) -> AgentCard | None:
     """The agent's estimates against their team's, week by week, and what to coach; None without calls.
 

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from access import Capability, may_coach, page_requires
 from access.scope import scope_for
+from core.memory import collector_paused
 from reviews.figures.charts import Series, line_chart
 from reviews.figures.export import csv_download
 from reviews.filters import ReportFilters
@@ -65,6 +66,7 @@ def _form(request: HttpRequest, form_class: type[ScorecardFilterForm]) -> Scorec
 
 
 @reader
+@collector_paused()  # thousands of cells rendered as small objects: core.memory
 def scorecard_page(request: HttpRequest) -> HttpResponse:
     form = _form(request, ScorecardForm)
     if not form.is_valid():
@@ -163,6 +165,7 @@ def _trend(criterion: AgentCriterion, agent_label: str, team_label: str) -> str:
 
 
 @reader
+@collector_paused()  # thousands of cells rendered as small objects: core.memory
 def agent_page(request: HttpRequest) -> HttpResponse:
     form = _form(request, AgentForm)
     if not form.is_valid():

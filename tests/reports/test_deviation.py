@@ -7,12 +7,14 @@ from __future__ import annotations
 from datetime import date
 from fractions import Fraction
 
+import pytest
+
 from reviews.models import CriterionReview
 from reviews.filters import Group, ReportFilters
 from insights.reports.selectors import deviation_recordings, deviation_report, deviation_scores
 from reviews.figures.stats import Agreement
 from rubrics.services import rubric_new_version, rubric_publish
-from tests.factories import judged_recording
+from tests.factories import RecordingFactory, judged_recording
 from tests.reports.conftest import APPROVE, AUDIT, add_review, at
 
 
@@ -24,8 +26,8 @@ def figures(filters: ReportFilters) -> dict[tuple[Group, str], Agreement]:
 def test_every_figure_per_group_and_criterion(care_rubric, deviation_data, django_assert_max_num_queries):
     figures(ReportFilters(rubric=care_rubric))  # the first read after the calls changed refreshes the rollup
     # The groups; the human ceiling from the weekly rollup (whether it is current, its counts, its pairs);
-    # the disputes.
-    with django_assert_max_num_queries(3 + 3 + 1):
+    # the disputes; the cube's planner settings, set and set back (insights.reports.selectors._hashed).
+    with django_assert_max_num_queries(3 + 3 + 1 + 2):
         got = figures(ReportFilters(rubric=care_rubric))
     expected = {
         # c1 audit: r1 (4,4) r2 (3,2) r3 (5,3,R) r9 (3,3). QWK: observed Σ(i-j)² = 0+1+4+0 = 5;
@@ -179,3 +181,40 @@ def test_a_reject_rejects_only_the_criteria_it_says_the_judge_got_wrong(care_rub
     # c1 was given another value: rejected. c2 the supervisor left as the judge said: not rejected, not 100%.
     assert (got[(Group.ALL, "c1")].rejected, got[(Group.ALL, "c1")].rejection_rate) == (1, 1.0)
     assert (got[(Group.ALL, "c2")].rejected, got[(Group.ALL, "c2")].rejection_rate) == (0, 0.0)
+
+
+@pytest.mark.django_db
+def test_the_groups_of_a_calls_reasons_are_those_the_sql_condition_gives():
+    """The cube groups by the call's reasons and works out their groups in Python: the same groups as
+    `in_review_group`, for every reason alone and for every pair."""
+    from itertools import combinations
+
+    from qa.models import Recording
+    from qa.routing import Reason, ReviewGroup, in_review_group
+    from insights.reports.selectors import _groups_of_reasons
+
+    sets = [[], *([reason] for reason in Reason.values), *(list(pair) for pair in combinations(Reason.values, 2))]
+    recordings = [RecordingFactory(review_reasons=reasons) for reasons in sets]
+    for group in ReviewGroup:
+        found = Recording.objects.filter(in_review_group(group), pk__in=[r.pk for r in recordings])
+        in_sql = set(found.values_list("pk", flat=True))
+        pairs = zip(recordings, sets, strict=True)
+        in_python = {r.pk for r, reasons in pairs if Group(group) in _groups_of_reasons(reasons)}
+        assert in_python == in_sql, group
+    assert all(_groups_of_reasons(reasons)[0] == Group.ALL for reasons in sets)
+
+
+def test_the_cubes_planner_settings_do_not_outlast_it(care_rubric, deviation_data):
+    """The cube is grouped with sorting off and more work memory (`_hashed`), and the first read refreshes the
+    rollups from the calls with more work memory too (`insights.scorecards.moments._rows`); the caller's
+    transaction, the test's here, goes on with the settings it had."""
+    from django.db import connection
+
+    def settings() -> tuple[str, str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('enable_sort'), current_setting('work_mem')")
+            return cursor.fetchone()
+
+    before = settings()
+    deviation_report(ReportFilters(rubric=care_rubric))
+    assert settings() == before == ("on", before[1])

@@ -386,3 +386,24 @@ def test_a_reverified_score_that_no_longer_verifies_leaves_the_scorecard_at_the_
     assert judge_run_reverify(run=JudgeRun.objects.select_related("recording").get(pk=recording.current_run_id)) == 1
     assert Recording.objects.get(pk=recording.pk).rollup_stale
     assert (cell().judged_n, cell().judge_mean, cell().unverified_n, cell().waiting_n) == (0, None, 1, 1)
+
+
+def test_a_weeks_rows_and_its_days_rows_add_into_the_same_cells():
+    """The rollups' rows are read as the cursor gives them (insights.scorecards.moments._summed): a week from
+    the weekly rows is a date column, from the daily rows PostgreSQL's date_trunc of a date (a datetime). Both
+    must come out as the same date, or a period's whole weeks and its edge days would be two cells apart."""
+    rubric = published_rubric(criteria=3, not_applicable=("c3",))
+    random_calls(rubric, random.Random(45), 30)
+    assert scorecard_weeks_refresh(rubric=rubric) == 30
+    monday = ScorecardWeek.objects.filter(rubric=rubric, week__isnull=False).order_by("week").values_list("week", flat=True)[0]
+    agent_id = Recording.objects.filter(rubric=rubric).order_by("pk").values_list("agent_id", flat=True)[0]
+    grouping = by_week_around(agent_id)
+    whole = rollup_samples(rubric, PeriodSplit(whole_weeks=True, first_week=monday, last_week=monday), grouping)
+    days = rollup_samples(rubric, PeriodSplit(whole_weeks=False, edges=[(monday, monday + timedelta(days=6))]), grouping)
+    assert whole.cells and whole.cells.keys() == days.cells.keys()
+    for samples in (whole, days):
+        assert {type(week) for ((week, _, _), _) in samples.cells} == {date}
+    both = whole + days  # as a period adds its weeks and its edges: one cell each, twice the sums
+    assert both.cells.keys() == whole.cells.keys()
+    for cell, sample in whole.cells.items():
+        assert both.cells[cell].whole.judged.n == 2 * sample.whole.judged.n
