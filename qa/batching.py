@@ -2,9 +2,9 @@
 provider's Batch API (OpenAI's, and the servers that copy it), at the batch discount, answered within
 the completion window instead of at once.
 
-- Collect (`batches_collect`, beat): the judge's pending runs, redacted first, are claimed together into
-  a `JudgeBatch` of at most QA_BATCH_MAX_REQUESTS lines: each run running, one attempt more, leased for
-  the completion window, and pointing at the batch.
+- Collect (`batches_collect`, beat): the judge's pending runs, once their own tasks redacted them, are
+  claimed together into a `JudgeBatch` of at most QA_BATCH_MAX_REQUESTS lines: each run running, one
+  attempt more, leased for the completion window, and pointing at the batch.
 - The batch is a job of core.jobs (`BATCHES`): claimed under a lease renewed while it works, and each
   claim does one step. Submit: one `/v1/chat/completions` body per line (the synchronous path's
   messages and schema, `qa.judging.judgment_request`), uploaded with `files.create`, then
@@ -61,7 +61,6 @@ from qa.judging import Asking, asking_prepare, judgment_of, judgment_request
 from qa.llm import TRANSIENT_STATUSES, Backend, Completion, backend_get, cached_tokens_of, llm_error, request_constraint
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeBatch, JudgeRun, Recording
-from qa.redaction.services import redaction_before_judging
 
 logger = logging.getLogger(__name__)
 
@@ -126,13 +125,11 @@ def batches_collect() -> list[int]:
         if reason := judge.unavailable_reason:
             logger.warning("Judge %s takes batches but cannot be used: %s", judge.name, reason)
             continue
-        # Each run's own task redacts it (qa.execution); the few whose task never ran (a broker that was
-        # down) are redacted here, one call at a time (a run that cannot be redacted fails unjudged).
-        unredacted = JudgeRun.objects.filter(
-            judge=judge, status=JudgeRun.Status.PENDING, recording__redaction__isnull=True
-        ).values_list("pk", flat=True)
-        for run_id in list(unredacted):
-            redaction_before_judging(run_id=run_id)
+        # Only redacted runs are collected. Each run's own task redacts it (qa.execution), so the workers
+        # share that CPU, and one whose task was lost gets it again from the executor's sweep
+        # (ProductionRuns.sweep_scope). Redacting here, one call after another in this one task, fell
+        # behind at 12 calls a second whenever the workers' queue was behind, and the collector beat
+        # started the next minute redacted the same calls again (bench/scale).
         while batch_id := _batch_create(judge=judge):
             created.append(batch_id)
     return created

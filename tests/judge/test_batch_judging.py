@@ -18,9 +18,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from core.jobs import Outcome
+from core.jobs import Outcome, jobs_due
 from qa.batching import batches_collect, batches_sweep, judge_batch_execute
-from qa.execution import judge_run_execute
+from qa.execution import RUNS, judge_run_execute
 from qa.judging import asking_prepare, judge_run_create, judgment_request
 from qa.models import Judge, JudgeBatch, JudgeRun, Recording, RecordingRedaction, Score
 from tests.factories import RecordingFactory
@@ -55,9 +55,18 @@ def runs_for(rubric, count: int) -> list[JudgeRun]:
     ]
 
 
+def tasks_run() -> None:
+    """What the workers do with each run's own message (published on commit, which these tests'
+    transactions never reach): a batch judge's run has its call redacted and is left to the collector."""
+    for pk in JudgeRun.objects.filter(status="pending", recording__redaction__isnull=True).values_list("pk", flat=True):
+        assert judge_run_execute(run_id=pk).outcome is Outcome.SKIPPED
+
+
 def drive(rounds: int = 10) -> None:
-    """What beat and the workers do, in this process: collect, then step every pending batch, until done."""
+    """What beat and the workers do, in this process: each run's task, collect, then step every pending
+    batch, until done."""
     for _ in range(rounds):
+        tasks_run()
         batches_collect()
         pending = list(JudgeBatch.objects.filter(status="pending").values_list("pk", flat=True))
         if not pending and not JudgeRun.objects.filter(status__in=["pending", "running"]).exists():
@@ -163,8 +172,33 @@ def test_a_batch_runs_own_task_redacts_it_and_leaves_it_to_the_collector(batch_s
     assert run.batch_id == batch_id and run.status == "running"
 
 
+def test_the_collector_leaves_a_calls_redaction_to_its_runs_task(batch_server, batch_judge, rubric):
+    """The collector only batches: a run whose task has not redacted its call yet waits for it. The
+    collector redacting calls one after another in one task fell behind at 12 calls a second whenever
+    the workers' queue was behind, and the next minute's collector redacted the same calls again."""
+    [run] = runs_for(rubric, 1)
+    assert batches_collect() == []
+    run.refresh_from_db()
+    assert run.status == "pending" and run.batch_id is None
+    assert not RecordingRedaction.objects.filter(recording_id=run.recording_id).exists()
+
+
+def test_a_run_whose_task_was_lost_before_redacting_is_handed_out_again_by_the_sweep(
+    batch_server, batch_judge, rubric, settings
+):
+    """A batch judge's runs are left to the collector, but one still unredacted once its message should
+    have arrived (a broker that was down) gets its task again, so a worker redacts it."""
+    lost, fresh, waiting = runs_for(rubric, 3)
+    JudgeRun.objects.filter(pk__in=[lost.pk, waiting.pk]).update(
+        created_at=timezone.now() - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL + 1)
+    )
+    assert judge_run_execute(run_id=waiting.pk).outcome is Outcome.SKIPPED  # redacted: the collector's now
+    assert list(jobs_due(kind=RUNS).values_list("pk", flat=True)) == [lost.pk]
+
+
 def test_a_run_in_a_batch_is_never_given_to_the_synchronous_path(batch_server, batch_judge, rubric):
     [run] = runs_for(rubric, 1)
+    tasks_run()
     batches_collect()
     run.refresh_from_db()
     assert run.status == "running" and run.batch_id
@@ -179,6 +213,7 @@ def test_a_worker_killed_after_creating_the_batch_loses_nothing_and_doubles_noth
     batch_server, batch_judge, rubric, settings
 ):
     runs = runs_for(rubric, 3)
+    tasks_run()
     [batch_id] = batches_collect()
     batch_server.hold_create = hold = __import__("threading").Event()
     worker = subprocess.Popen(
