@@ -36,7 +36,7 @@ from typing import Any
 import openai
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -106,6 +106,15 @@ class Batches(JobKind):
     @property
     def time_limit(self) -> float:
         return settings.QA_BATCH_LEASE
+
+    def lost(self, *, now: datetime, settled: datetime) -> Q:
+        # A batch waiting for its next poll has had its attempt given back (core.jobs.job_wait), so it looks
+        # never claimed, but its message is due QA_BATCH_POLL_INTERVAL after that claim: it is lost only
+        # once that is past. Otherwise every collector's sweep polled every waiting batch each minute,
+        # whatever the poll interval an operator set.
+        waiting = Q(attempts=0, started_at__isnull=False)
+        overdue = settled - timedelta(seconds=settings.QA_BATCH_POLL_INTERVAL + self.time_limit)
+        return (super().lost(now=now, settled=settled) & ~waiting) | (waiting & Q(started_at__lt=overdue))
 
     def failed(self, job: BatchJob, error: str, now: datetime) -> None:
         # The batch is over: whatever it did not answer goes back to be batched again.

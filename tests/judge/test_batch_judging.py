@@ -19,7 +19,7 @@ import pytest
 from django.utils import timezone
 
 from core.jobs import Outcome, jobs_due
-from qa.batching import batches_collect, batches_sweep, judge_batch_execute
+from qa.batching import BATCHES, batches_collect, batches_sweep, judge_batch_execute
 from qa.execution import RUNS, judge_run_execute
 from qa.judging import asking_prepare, judge_run_create, judgment_request
 from qa.models import Judge, JudgeBatch, JudgeRun, Recording, RecordingRedaction, Score
@@ -157,6 +157,27 @@ def test_polling_while_the_provider_works_spends_no_attempt(batch_server, batch_
     assert_judged_once(runs, criteria=2)
     [batch] = JudgeBatch.objects.all()
     assert batch.status == "succeeded" and batch.attempts == 1
+
+
+def test_a_batch_waiting_for_its_poll_is_not_polled_early_by_the_sweep(batch_server, batch_judge, rubric, settings):
+    """The poll interval holds: the collector's sweep publishes a waiting batch again only once its
+    poll's message is overdue (a worker that lost it), not every minute."""
+    settings.QA_BATCH_POLL_INTERVAL = 600
+    runs_for(rubric, 1)
+    tasks_run()
+    [batch_id] = batches_collect()
+    assert judge_batch_execute(batch_id=batch_id).outcome is Outcome.RETRY  # submitted; polled in 600 s
+    batch = JudgeBatch.objects.get(pk=batch_id)
+    assert (batch.status, batch.attempts, batch.provider_status) == ("pending", 0, "validating")
+    minutes_ago = timezone.now() - timedelta(seconds=2 * settings.QA_JUDGE_SWEEP_INTERVAL)
+    JudgeBatch.objects.filter(pk=batch_id).update(created_at=minutes_ago, started_at=minutes_ago)
+    assert not jobs_due(kind=BATCHES).filter(pk=batch_id).exists()
+    # Its poll's message is overdue: lost, handed out again.
+    overdue = timezone.now() - timedelta(
+        seconds=settings.QA_BATCH_POLL_INTERVAL + settings.QA_BATCH_LEASE + settings.QA_JUDGE_SWEEP_INTERVAL + 1
+    )
+    JudgeBatch.objects.filter(pk=batch_id).update(started_at=overdue)
+    assert jobs_due(kind=BATCHES).filter(pk=batch_id).exists()
 
 
 def test_a_batch_runs_own_task_redacts_it_and_leaves_it_to_the_collector(batch_server, batch_judge, rubric):
