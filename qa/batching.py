@@ -139,15 +139,22 @@ def batches_collect() -> list[int]:
         # (ProductionRuns.sweep_scope). Redacting here, one call after another in this one task, fell
         # behind at 12 calls a second whenever the workers' queue was behind, and the collector beat
         # started the next minute redacted the same calls again (bench/scale).
-        while batch_id := _batch_create(judge=judge):
+        # Another batch only while the last one was full: the runs the workers redact meanwhile wait for the
+        # next collection, in one batch, rather than each few of them making a batch of their own (at 12
+        # calls a second a collection went on making batches of 1 to 9 lines for as long as calls came).
+        while (claimed := _batch_create(judge=judge)) is not None:
+            batch_id, lines = claimed
             created.append(batch_id)
+            if lines < settings.QA_BATCH_MAX_REQUESTS:
+                break
     return created
 
 
 @transaction.atomic
-def _batch_create(*, judge: Judge) -> int | None:
+def _batch_create(*, judge: Judge) -> tuple[int, int] | None:
     """Claim up to QA_BATCH_MAX_REQUESTS of `judge`'s pending runs into a new batch (published once
-    committed); None when there are none. Runs another collector holds are skipped, not waited for."""
+    committed): its id and how many runs it took; None when there are none. Runs another collector
+    holds are skipped, not waited for."""
     ids = list(
         JudgeRun.objects.select_for_update(skip_locked=True, of=("self",))
         .filter(judge=judge, status=JudgeRun.Status.PENDING, recording__redaction__isnull=False)
@@ -166,7 +173,7 @@ def _batch_create(*, judge: Judge) -> int | None:
     )  # fmt: skip
     Recording.objects.filter(runs__pk__in=ids).update(status=Recording.Status.JUDGING, updated_at=now)
     transaction.on_commit(lambda: batch_publish(batch_id=batch.pk))
-    return batch.pk
+    return batch.pk, len(ids)
 
 
 def batch_publish(*, batch_id: int, countdown: float = 0.0) -> bool:

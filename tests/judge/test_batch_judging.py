@@ -217,6 +217,40 @@ def test_a_run_whose_task_was_lost_before_redacting_is_handed_out_again_by_the_s
     assert list(jobs_due(kind=RUNS).values_list("pk", flat=True)) == [lost.pk]
 
 
+def test_runs_redacted_while_the_collector_works_wait_for_the_next_collection(
+    batch_server, batch_judge, rubric, settings, monkeypatch
+):
+    """The collector makes another batch only while the last was full (QA_BATCH_MAX_REQUESTS): a run a
+    worker redacts while it works waits for the next collection instead of making a batch of its own."""
+    import qa.batching
+
+    first, late = runs_for(rubric, 2)
+    judge_run_execute(run_id=first.pk)
+    batch_create = qa.batching._batch_create
+
+    def a_worker_redacts_meanwhile(*, judge):
+        claimed = batch_create(judge=judge)
+        if not RecordingRedaction.objects.filter(recording_id=late.recording_id).exists():
+            judge_run_execute(run_id=late.pk)  # a worker, at the same time
+        return claimed
+
+    monkeypatch.setattr(qa.batching, "_batch_create", a_worker_redacts_meanwhile)
+    [batch_id] = batches_collect()
+    assert list(JudgeRun.objects.filter(batch=batch_id).values_list("pk", flat=True)) == [first.pk]
+    late.refresh_from_db()
+    assert late.status == "pending" and late.batch_id is None
+    [later] = batches_collect()
+    assert list(JudgeRun.objects.filter(batch=later).values_list("pk", flat=True)) == [late.pk]
+
+    # A full batch is followed by another at once: the runs beyond the limit need not wait a minute.
+    settings.QA_BATCH_MAX_REQUESTS = 2
+    monkeypatch.setattr(qa.batching, "_batch_create", batch_create)
+    runs = runs_for(rubric, 3)
+    tasks_run()
+    assert [JudgeRun.objects.filter(batch=pk).count() for pk in batches_collect()] == [2, 1]
+    assert all(run.batch_id for run in JudgeRun.objects.filter(pk__in=[run.pk for run in runs]))
+
+
 def test_a_run_in_a_batch_is_never_given_to_the_synchronous_path(batch_server, batch_judge, rubric):
     [run] = runs_for(rubric, 1)
     tasks_run()
