@@ -2,9 +2,9 @@
 provider's Batch API (OpenAI's, and the servers that copy it), at the batch discount, answered within
 the completion window instead of at once.
 
-- Collect (`batches_collect`, beat): the judge's pending runs, redacted first, are claimed together into
-  a `JudgeBatch` of at most QA_BATCH_MAX_REQUESTS lines: each run running, one attempt more, leased for
-  the completion window, and pointing at the batch.
+- Collect (`batches_collect`, beat): the judge's pending runs, once their own tasks redacted them, are
+  claimed together into a `JudgeBatch` of at most QA_BATCH_MAX_REQUESTS lines: each run running, one
+  attempt more, leased for the completion window, and pointing at the batch.
 - The batch is a job of core.jobs (`BATCHES`): claimed under a lease renewed while it works, and each
   claim does one step. Submit: one `/v1/chat/completions` body per line (the synchronous path's
   messages and schema, `qa.judging.judgment_request`), uploaded with `files.create`, then
@@ -36,7 +36,7 @@ from typing import Any
 import openai
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -61,7 +61,6 @@ from qa.judging import Asking, asking_prepare, judgment_of, judgment_request
 from qa.llm import TRANSIENT_STATUSES, Backend, Completion, backend_get, cached_tokens_of, llm_error, request_constraint
 from qa.llm_errors import LLMError
 from qa.models import Judge, JudgeBatch, JudgeRun, Recording
-from qa.redaction.services import redaction_before_judging
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +107,15 @@ class Batches(JobKind):
     def time_limit(self) -> float:
         return settings.QA_BATCH_LEASE
 
+    def lost(self, *, now: datetime, settled: datetime) -> Q:
+        # A batch waiting for its next poll has had its attempt given back (core.jobs.job_wait), so it looks
+        # never claimed, but its message is due QA_BATCH_POLL_INTERVAL after that claim: it is lost only
+        # once that is past. Otherwise every collector's sweep polled every waiting batch each minute,
+        # whatever the poll interval an operator set.
+        waiting = Q(attempts=0, started_at__isnull=False)
+        overdue = settled - timedelta(seconds=settings.QA_BATCH_POLL_INTERVAL + self.time_limit)
+        return (super().lost(now=now, settled=settled) & ~waiting) | (waiting & Q(started_at__lt=overdue))
+
     def failed(self, job: BatchJob, error: str, now: datetime) -> None:
         # The batch is over: whatever it did not answer goes back to be batched again.
         _runs_give_back(job.row, f"The batch failed: {error}")
@@ -126,22 +134,27 @@ def batches_collect() -> list[int]:
         if reason := judge.unavailable_reason:
             logger.warning("Judge %s takes batches but cannot be used: %s", judge.name, reason)
             continue
-        # Each run's own task redacts it (qa.execution); the few whose task never ran (a broker that was
-        # down) are redacted here, one call at a time (a run that cannot be redacted fails unjudged).
-        unredacted = JudgeRun.objects.filter(
-            judge=judge, status=JudgeRun.Status.PENDING, recording__redaction__isnull=True
-        ).values_list("pk", flat=True)
-        for run_id in list(unredacted):
-            redaction_before_judging(run_id=run_id)
-        while batch_id := _batch_create(judge=judge):
+        # Only redacted runs are collected. Each run's own task redacts it (qa.execution), so the workers
+        # share that CPU, and one whose task was lost gets it again from the executor's sweep
+        # (ProductionRuns.sweep_scope). Redacting here, one call after another in this one task, fell
+        # behind at 12 calls a second whenever the workers' queue was behind, and the collector beat
+        # started the next minute redacted the same calls again (bench/scale).
+        # Another batch only while the last one was full: the runs the workers redact meanwhile wait for the
+        # next collection, in one batch, rather than each few of them making a batch of their own (at 12
+        # calls a second a collection went on making batches of 1 to 9 lines for as long as calls came).
+        while (claimed := _batch_create(judge=judge)) is not None:
+            batch_id, lines = claimed
             created.append(batch_id)
+            if lines < settings.QA_BATCH_MAX_REQUESTS:
+                break
     return created
 
 
 @transaction.atomic
-def _batch_create(*, judge: Judge) -> int | None:
+def _batch_create(*, judge: Judge) -> tuple[int, int] | None:
     """Claim up to QA_BATCH_MAX_REQUESTS of `judge`'s pending runs into a new batch (published once
-    committed); None when there are none. Runs another collector holds are skipped, not waited for."""
+    committed): its id and how many runs it took; None when there are none. Runs another collector
+    holds are skipped, not waited for."""
     ids = list(
         JudgeRun.objects.select_for_update(skip_locked=True, of=("self",))
         .filter(judge=judge, status=JudgeRun.Status.PENDING, recording__redaction__isnull=False)
@@ -160,7 +173,7 @@ def _batch_create(*, judge: Judge) -> int | None:
     )  # fmt: skip
     Recording.objects.filter(runs__pk__in=ids).update(status=Recording.Status.JUDGING, updated_at=now)
     transaction.on_commit(lambda: batch_publish(batch_id=batch.pk))
-    return batch.pk
+    return batch.pk, len(ids)
 
 
 def batch_publish(*, batch_id: int, countdown: float = 0.0) -> bool:

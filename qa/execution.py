@@ -212,8 +212,10 @@ class ProductionRuns(JudgmentKind):
         )
 
     def sweep_scope(self) -> Q:
-        # A batch-mode judge's pending runs wait for the batches' collector (qa.batching), not a task each.
-        return ~Q(judge__mode="batch")
+        # A batch-mode judge's pending runs wait for the batches' collector (qa.batching), not a task each,
+        # once redacted: one whose task was lost before it redacted the call gets its task again, so the
+        # workers redact it (the collector does not: one task redacting calls in turn fell behind).
+        return ~Q(judge__mode="batch") | Q(recording__redaction__isnull=True)
 
     def claimed(self, job: Job, now: datetime) -> None:
         Recording.objects.filter(pk=job.row.recording_id).update(status=Recording.Status.JUDGING, updated_at=now)

@@ -26,8 +26,9 @@ SECONDS_A_MONTH = 30 * 24 * 3600
 # gunicorn worker and a PostgreSQL backend are each one process, bound to one core by Python's lock or
 # by design): the rest is headroom for bursts, the pages, autovacuum and a process restarting.
 HEADROOM = 0.6
-# Tables whose rows grow with agents, teams and weeks, not with calls: the scorecards' weekly rollups.
-ROLLUPS = ("reviews_scorecardweek", "reviews_criterionweek")
+# Tables whose rows grow with agents, teams and weeks or days, not with calls: the scorecards' weekly
+# rollups and the reports' day rollups (insights, for a period's partial weeks).
+ROLLUPS = ("reviews_scorecardweek", "reviews_criterionweek", "insights_scorecardday", "insights_criterionday")
 
 
 @dataclass
@@ -87,8 +88,8 @@ def sizing(figures: dict, average: float, peak: float, calls_per_month: int) -> 
     month = per_call * calls_per_month
     lines.append("")
     lines.append(
-        f"Database: {whole:,} bytes a call measured, of which {rollups:,} the weekly rollups (they grow with agents "
-        f"and weeks, not calls): **{per_call:,} bytes a call, {month / 1e9:,.0f} GB a month** at "
+        f"Database: {whole:,} bytes a call measured, of which {rollups:,} the rollups (they grow with agents, "
+        f"weeks and days, not calls): **{per_call:,} bytes a call, {month / 1e9:,.0f} GB a month** at "
         f"{calls_per_month:,} calls; kept 3 months {3 * month / 1e9:,.0f} GB, 13 months {13 * month / 1e12:,.1f} TB "
         "(WAL, backups and the rollups not counted)."
     )

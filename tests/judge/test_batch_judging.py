@@ -18,9 +18,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from core.jobs import Outcome
-from qa.batching import batches_collect, batches_sweep, judge_batch_execute
-from qa.execution import judge_run_execute
+from core.jobs import Outcome, jobs_due
+from qa.batching import BATCHES, batches_collect, batches_sweep, judge_batch_execute
+from qa.execution import RUNS, judge_run_execute
 from qa.judging import asking_prepare, judge_run_create, judgment_request
 from qa.models import Judge, JudgeBatch, JudgeRun, Recording, RecordingRedaction, Score
 from tests.factories import RecordingFactory
@@ -55,9 +55,18 @@ def runs_for(rubric, count: int) -> list[JudgeRun]:
     ]
 
 
+def tasks_run() -> None:
+    """What the workers do with each run's own message (published on commit, which these tests'
+    transactions never reach): a batch judge's run has its call redacted and is left to the collector."""
+    for pk in JudgeRun.objects.filter(status="pending", recording__redaction__isnull=True).values_list("pk", flat=True):
+        assert judge_run_execute(run_id=pk).outcome is Outcome.SKIPPED
+
+
 def drive(rounds: int = 10) -> None:
-    """What beat and the workers do, in this process: collect, then step every pending batch, until done."""
+    """What beat and the workers do, in this process: each run's task, collect, then step every pending
+    batch, until done."""
     for _ in range(rounds):
+        tasks_run()
         batches_collect()
         pending = list(JudgeBatch.objects.filter(status="pending").values_list("pk", flat=True))
         if not pending and not JudgeRun.objects.filter(status__in=["pending", "running"]).exists():
@@ -150,6 +159,27 @@ def test_polling_while_the_provider_works_spends_no_attempt(batch_server, batch_
     assert batch.status == "succeeded" and batch.attempts == 1
 
 
+def test_a_batch_waiting_for_its_poll_is_not_polled_early_by_the_sweep(batch_server, batch_judge, rubric, settings):
+    """The poll interval holds: the collector's sweep publishes a waiting batch again only once its
+    poll's message is overdue (a worker that lost it), not every minute."""
+    settings.QA_BATCH_POLL_INTERVAL = 600
+    runs_for(rubric, 1)
+    tasks_run()
+    [batch_id] = batches_collect()
+    assert judge_batch_execute(batch_id=batch_id).outcome is Outcome.RETRY  # submitted; polled in 600 s
+    batch = JudgeBatch.objects.get(pk=batch_id)
+    assert (batch.status, batch.attempts, batch.provider_status) == ("pending", 0, "validating")
+    minutes_ago = timezone.now() - timedelta(seconds=2 * settings.QA_JUDGE_SWEEP_INTERVAL)
+    JudgeBatch.objects.filter(pk=batch_id).update(created_at=minutes_ago, started_at=minutes_ago)
+    assert not jobs_due(kind=BATCHES).filter(pk=batch_id).exists()
+    # Its poll's message is overdue: lost, handed out again.
+    overdue = timezone.now() - timedelta(
+        seconds=settings.QA_BATCH_POLL_INTERVAL + settings.QA_BATCH_LEASE + settings.QA_JUDGE_SWEEP_INTERVAL + 1
+    )
+    JudgeBatch.objects.filter(pk=batch_id).update(started_at=overdue)
+    assert jobs_due(kind=BATCHES).filter(pk=batch_id).exists()
+
+
 def test_a_batch_runs_own_task_redacts_it_and_leaves_it_to_the_collector(batch_server, batch_judge, rubric):
     """The run's task (published for every run) does the redaction, so the workers share it; the
     collector then only batches."""
@@ -163,8 +193,67 @@ def test_a_batch_runs_own_task_redacts_it_and_leaves_it_to_the_collector(batch_s
     assert run.batch_id == batch_id and run.status == "running"
 
 
+def test_the_collector_leaves_a_calls_redaction_to_its_runs_task(batch_server, batch_judge, rubric):
+    """The collector only batches: a run whose task has not redacted its call yet waits for it. The
+    collector redacting calls one after another in one task fell behind at 12 calls a second whenever
+    the workers' queue was behind, and the next minute's collector redacted the same calls again."""
+    [run] = runs_for(rubric, 1)
+    assert batches_collect() == []
+    run.refresh_from_db()
+    assert run.status == "pending" and run.batch_id is None
+    assert not RecordingRedaction.objects.filter(recording_id=run.recording_id).exists()
+
+
+def test_a_run_whose_task_was_lost_before_redacting_is_handed_out_again_by_the_sweep(
+    batch_server, batch_judge, rubric, settings
+):
+    """A batch judge's runs are left to the collector, but one still unredacted once its message should
+    have arrived (a broker that was down) gets its task again, so a worker redacts it."""
+    lost, fresh, waiting = runs_for(rubric, 3)
+    JudgeRun.objects.filter(pk__in=[lost.pk, waiting.pk]).update(
+        created_at=timezone.now() - timedelta(seconds=settings.QA_JUDGE_SWEEP_INTERVAL + 1)
+    )
+    assert judge_run_execute(run_id=waiting.pk).outcome is Outcome.SKIPPED  # redacted: the collector's now
+    assert list(jobs_due(kind=RUNS).values_list("pk", flat=True)) == [lost.pk]
+
+
+def test_runs_redacted_while_the_collector_works_wait_for_the_next_collection(
+    batch_server, batch_judge, rubric, settings, monkeypatch
+):
+    """The collector makes another batch only while the last was full (QA_BATCH_MAX_REQUESTS): a run a
+    worker redacts while it works waits for the next collection instead of making a batch of its own."""
+    import qa.batching
+
+    first, late = runs_for(rubric, 2)
+    judge_run_execute(run_id=first.pk)
+    batch_create = qa.batching._batch_create
+
+    def a_worker_redacts_meanwhile(*, judge):
+        claimed = batch_create(judge=judge)
+        if not RecordingRedaction.objects.filter(recording_id=late.recording_id).exists():
+            judge_run_execute(run_id=late.pk)  # a worker, at the same time
+        return claimed
+
+    monkeypatch.setattr(qa.batching, "_batch_create", a_worker_redacts_meanwhile)
+    [batch_id] = batches_collect()
+    assert list(JudgeRun.objects.filter(batch=batch_id).values_list("pk", flat=True)) == [first.pk]
+    late.refresh_from_db()
+    assert late.status == "pending" and late.batch_id is None
+    [later] = batches_collect()
+    assert list(JudgeRun.objects.filter(batch=later).values_list("pk", flat=True)) == [late.pk]
+
+    # A full batch is followed by another at once: the runs beyond the limit need not wait a minute.
+    settings.QA_BATCH_MAX_REQUESTS = 2
+    monkeypatch.setattr(qa.batching, "_batch_create", batch_create)
+    runs = runs_for(rubric, 3)
+    tasks_run()
+    assert [JudgeRun.objects.filter(batch=pk).count() for pk in batches_collect()] == [2, 1]
+    assert all(run.batch_id for run in JudgeRun.objects.filter(pk__in=[run.pk for run in runs]))
+
+
 def test_a_run_in_a_batch_is_never_given_to_the_synchronous_path(batch_server, batch_judge, rubric):
     [run] = runs_for(rubric, 1)
+    tasks_run()
     batches_collect()
     run.refresh_from_db()
     assert run.status == "running" and run.batch_id
@@ -179,6 +268,7 @@ def test_a_worker_killed_after_creating_the_batch_loses_nothing_and_doubles_noth
     batch_server, batch_judge, rubric, settings
 ):
     runs = runs_for(rubric, 3)
+    tasks_run()
     [batch_id] = batches_collect()
     batch_server.hold_create = hold = __import__("threading").Event()
     worker = subprocess.Popen(
