@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from qa.models import UNVERIFIED_MARK, Score
+from qa.recorded import model_label
 from reviews.models import Review
 from reviews.figures.charts import Series, bar_chart, line_chart
 from reviews.figures.export import csv_download
@@ -318,7 +319,7 @@ class EvidenceView(ReportView):
             return [rates.get(week) for week in weeks]
 
         series = [Series(_("All"), aligned(report.weeks))]
-        series += [Series(f"{row.model} · {row.prompt_version}", aligned(row.weeks)) for row in report.models]
+        series += [Series(f"{model_label(row.model)} · {row.prompt_version}", aligned(row.weeks)) for row in report.models]
         return line_chart([week.isoformat() for week in weeks], series, title=_("Unverified rate per week"), fmt=percent)
 
     def csv(self, form: ReportFilterForm) -> HttpResponse:

@@ -227,8 +227,13 @@ def test_the_unverified_tile_says_why_above_half_and_the_page_names_the_default_
     assert 'id="evidence-why"' not in page("en")
     recordings[1].current_run.scores.filter(criterion__key="c1").update(evidence_verified=False, confidence=0)
     Recording.objects.filter(rubric=rubric).update(rollup_stale=True)
+    # The recorded judge's name in the page's language, words and date (issue 41: English on Spanish pages).
+    named = {
+        "en": "Judge: Qwen2.5-Coder-1.5B-Instruct, recorded on Dec. 3, 2026",
+        "es": "Juez: Qwen2.5-Coder-1.5B-Instruct, respuestas grabadas el 3 de diciembre de 2026",
+    }
     for language, line in why.items():
         text = page(language)
         assert 'id="evidence-why"' in text and line in text
-        assert "Qwen2.5-Coder-1.5B-Instruct, recorded on 2026-12-03" in text
-    assert "Juez: Qwen2.5" in page("es")
+        assert named[language] in text
+    assert "recorded on" not in page("es")
