@@ -77,7 +77,7 @@ def test_the_recording_api_gives_the_quality_score_of_the_judgment_and_of_the_la
     client.force_login(UserFactory(groups=["Supervisors"]))
     data = client.get(f"/api/recordings/{recording.pk}/").json()
     # The judge: c1 3 → 50, c2 5 → 100: 75. The review: c1 2 fails the call, and the rubric zeroes it.
-    assert data["judgment"] == {"quality_score": 75.0, "auto_failed": False, "auto_fail_criteria": []}
+    assert data["judgment"] == {"quality_score": 75.0, "auto_failed": False, "auto_fail_criteria": [], "missing": []}
     review = data["latest_final_review"]
     assert (review["quality_score"], review["auto_failed"], review["auto_fail_criteria"]) == (0.0, True, ["c1"])
     assert review["decision"] == "approve"
@@ -148,7 +148,8 @@ def test_calls_judged_before_the_quality_score_get_the_routings_score():
         scores = list(recording.current_run.scores.select_related("criterion"))
         fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
         assert (recording.quality_score, recording.auto_failed) == (fields["quality_score"], fields["auto_failed"])
-    assert [r.quality_score for r in made] == [0.0, 50.0, None]  # (75 + 25) / 2; the unverified c2 has no value
+    # (75 + 25) / 2; the unverified c2 has no value, so the third is c1's 75 alone, and says it leaves one out
+    assert [(r.quality_score, r.quality_missing) for r in made] == [(0.0, 0), (50.0, 0), (75.0, 1)]
 
 
 def test_the_quality_trend_is_of_the_calls_the_filters_and_the_reader_select(teams_data):
