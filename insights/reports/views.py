@@ -14,10 +14,12 @@ from django import forms
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from access import Capability, page_requires
 from qa.models import UNVERIFIED_MARK, Score
 from qa.recorded import model_label
 from reviews.models import Review
@@ -549,3 +551,10 @@ class VersionsView(ReportView):
             if cell is not None
         )
         return csv_download(self.request, f"versions-{report.slug}.csv", header, rows)
+
+
+@page_requires(Capability.READ_REPORTS)
+def reports_index(request: HttpRequest) -> HttpResponse:
+    """/reports/: what each report answers, linked (issue 41: the address answered 404 while the top bar's
+    Reports opened one of them)."""
+    return render(request, "reports/index.html")
