@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -556,5 +556,7 @@ class VersionsView(ReportView):
 @page_requires(Capability.READ_REPORTS)
 def reports_index(request: HttpRequest) -> HttpResponse:
     """/reports/: what each report answers, linked (issue 41: the address answered 404 while the top bar's
-    Reports opened one of them)."""
+    Reports opened one of them). Read only: another method is not allowed."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
     return render(request, "reports/index.html")
