@@ -238,3 +238,16 @@ def test_the_unverified_tile_says_why_above_half_and_the_page_names_the_default_
         assert 'id="evidence-why"' in text and line in text
         assert named[language] in text
     assert "recorded on" not in page("es")
+
+
+def test_a_quality_chart_with_nothing_to_draw_says_why(client):
+    """Issue 41's second walk: on the demo's calls (each with an unverified quote) the chart drew its axes alone."""
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    recording = judged_recording(rubric=rubric, values={"c1": 4, "c2": 4}, occurred_at=at(2))
+    recording.current_run.scores.filter(criterion__key="c2").update(evidence_verified=False, confidence=0)
+    Recording.objects.filter(rubric=rubric).update(rollup_stale=True)  # the figures read the rollups
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    for language, words in (("en", "Nothing to draw yet"), ("es", "Aún no hay nada que dibujar")):
+        page = client.get("/dashboard/?rubric=collect&date_from=2026-03-02&date_to=2026-03-08", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        tile = page.split('id="tile-quality"', 1)[1].split("</section>", 1)[0]
+        assert 'id="trend-empty"' in tile and words in tile and "<svg" not in tile
