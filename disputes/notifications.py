@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from access import Capability
 from access.models import Role
+from access.scope import scope_for
 from disputes.selectors import waiting_for
 from disputes.models import Dispute
 
@@ -25,11 +26,14 @@ logger = logging.getLogger(__name__)
 
 
 def top_bar(request: HttpRequest) -> dict:
-    """The context processor: `waiting` (count and url_name), read only where the page shows it."""
+    """The context processor: `waiting` (count and url_name), read only where the page shows it, and
+    `is_agent`, whether the reader is an agent somewhere: a superuser holds the agents' capability too, and
+    their "My calls / My scorecard / My coaching" opened empty pages (issue 41), so the top bar shows those to
+    agents only. Both are callables, read only by a page that asks."""
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {}
-    return {"waiting": SimpleLazyObject(lambda: waiting_for(user))}
+    return {"waiting": SimpleLazyObject(lambda: waiting_for(user)), "is_agent": lambda: bool(scope_for(user).as_agent().grants)}
 
 
 def email_configured() -> bool:

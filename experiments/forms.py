@@ -35,18 +35,29 @@ class ExperimentForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Rubrics by name (their latest version's), never by slug.
         names: dict[str, str] = {}
-        versions: dict[int, list[tuple[str, str]]] = {}
+        self.versions: dict[str, list[tuple[int, str]]] = {}  # per rubric slug, its versions and their states
         for slug, name, version, status in rubrics_in(scope).order_by("slug", "-version").values_list(
             "slug", "name", "version", "status"
         ):
             names.setdefault(slug, name)
-            versions.setdefault(version, []).append((slug, str(Rubric.Status(status).label)))
+            self.versions.setdefault(slug, []).append((version, str(Rubric.Status(status).label)))
         self.fields["rubric"].choices = sorted(names.items(), key=lambda item: item[1])
+        # One group per rubric, named as the rubric list names it: a version is a version of one rubric
+        # (issue 41: "v1 · Customer care (Published), Atención (Published)" offered every rubric's v1 at once).
+        # static/experiments.js offers the chosen rubric's group only; `clean` refuses a version it lacks.
         self.fields["candidate_version"].choices = [
-            (version, f"v{version} · " + ", ".join(f"{names[slug]} ({state})" for slug, state in versions[version]))
-            for version in sorted(versions)
+            (names[slug], [(version, f"v{version} ({state})") for version, state in reversed(self.versions[slug])])
+            for slug, _name in self.fields["rubric"].choices
         ]
+        self.fields["candidate_version"].widget.attrs["data-follows"] = "id_rubric"
         self.fields["group"].choices = [
             *((group.value, label) for group, label in GROUP_LABELS.items()),
             (DISPUTED, _("Upheld disputes")),
         ]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        slug, version = data.get("rubric"), data.get("candidate_version")
+        if slug and version is not None and version not in {number for number, _state in self.versions.get(slug, [])}:
+            self.add_error("candidate_version", _("This rubric has no version %(version)s.") % {"version": version})
+        return data

@@ -147,9 +147,11 @@ class Recording(models.Model):
     # fast with tens of thousands of calls queued (bench/review/README.md).
     lowest_confidence = models.FloatField(_("lowest confidence"), null=True, blank=True)
     review_reasons = models.JSONField(_("review reasons"), default=list, blank=True)
-    # current_run's quality score by the judge's values that exist (rubrics.quality), set with the routing:
-    # the queue sorts by it. Null: no score (a value that does not exist, and no auto-fail zeroes the call).
+    # current_run's quality score over the judge's values that exist (rubrics.quality, partial), set with the
+    # routing: the queue sorts by it. Null: no value exists at all (and no auto-fail zeroes the call).
     quality_score = models.FloatField(_("quality score"), null=True, blank=True)
+    # How many criteria the score does not cover (their value does not exist): the pages say so beside it.
+    quality_missing = models.PositiveSmallIntegerField(_("criteria without a value"), default=0, db_default=0)
     auto_failed = models.BooleanField(_("auto-failed"), default=False, db_default=False)
     # current_run's value per criterion key (null: the judge's N/A), set with it: the scorecards sum
     # these 100,000 rows rather than group 1.2 million scores (bench/scorecards/README.md).

@@ -29,5 +29,6 @@ def judge_values(scores: Iterable[Score]) -> dict[str, Value]:
 
 
 def judge_quality(*, rubric: Rubric, scores: Iterable[Score]) -> Quality:
-    """The call's quality score by the judge's values that exist."""
-    return quality_score(rubric_quality_policy(rubric), judge_values(scores))
+    """The call's quality score over the judge's values that exist (partial: `missing` names the criteria
+    whose value does not exist, which the pages show beside the score)."""
+    return quality_score(rubric_quality_policy(rubric), judge_values(scores), partial=True)

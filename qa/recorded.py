@@ -9,15 +9,38 @@ answer for a live one.
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Iterable
 
 from django.db import transaction
+from django.utils.formats import date_format
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
 from qa.models import Judge, JudgeRun
 from qa.replay import NOT_RECORDED, Recorded
 
 RECORDED_PREFIX = "recorded-"
+
+
+# How a recording names its model (the recording's header "display", stored as the judge's and each
+# run's `model`): the stored text stays English, because reports group and filter runs by it.
+RECORDED_ON = re.compile(r"^(?P<model>.+), recorded on (?P<day>\d{4}-\d{2}-\d{2})$")
+
+
+def model_label(model: str) -> str:
+    """A run's or judge's model as a page in the reader's language names it: a recorded judge's
+    "…, recorded on 2026-12-03" gets its words and its date in that language ("…, grabado el 3 de
+    diciembre de 2026"); any other model is shown as it is."""
+    match = RECORDED_ON.match(model or "")
+    if not match:
+        return model
+    try:
+        day = datetime.date.fromisoformat(match["day"])
+    except ValueError:
+        return model
+    return gettext("%(model)s, recorded on %(date)s") % {"model": match["model"], "date": date_format(day, "DATE_FORMAT")}
 
 
 def recorded_judge_name(recorded: Recorded) -> str:

@@ -223,6 +223,7 @@ def routing_fields(
     quality = judge_quality(rubric=rubric, scores=scores)
     return {
         "quality_score": quality.score,
+        "quality_missing": len(quality.missing),
         "auto_failed": quality.auto_failed,
         "needs_review": bool(reasons),
         "review_reasons": reasons,

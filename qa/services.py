@@ -648,9 +648,10 @@ def recordings_current_values_store(*, recordings: QuerySet[Recording], batch_si
     return stored
 
 
-def recordings_quality_store(*, recordings: QuerySet[Recording], batch_size: int = 2000) -> int:
-    """Set `quality_score` and `auto_failed` from each judged recording's current run, as the routing sets them
-    (`qa.quality`), for recordings judged before the fields existed (their migration). Returns how many."""
+def recordings_quality_store(*, recordings: QuerySet[Recording], batch_size: int = 2000, coverage: bool = True) -> int:
+    """Set `quality_score`, `auto_failed` and `quality_missing` from each judged recording's current run, as the
+    routing sets them (`qa.quality`), for recordings judged before the fields existed or the rule changed (their
+    migrations; `coverage=False` for one that runs before `quality_missing` exists). Returns how many."""
     rows = list(recordings.filter(current_run__isnull=False).values_list("pk", "current_run_id", "current_run__rubric_id"))
     policies: dict[int, QualityPolicy] = {}
     for start in range(0, len(rows), batch_size):
@@ -665,7 +666,9 @@ def recordings_quality_store(*, recordings: QuerySet[Recording], batch_size: int
         for pk, run_id, rubric_id in batch:
             if rubric_id not in policies:
                 policies[rubric_id] = rubric_quality_policy(Rubric.objects.get(pk=rubric_id))
-            quality = quality_score(policies[rubric_id], values[run_id])
-            updates.append(Recording(pk=pk, quality_score=quality.score, auto_failed=quality.auto_failed))
-        Recording.objects.bulk_update(updates, ["quality_score", "auto_failed"], batch_size=UPDATE_BATCH)
+            quality = quality_score(policies[rubric_id], values[run_id], partial=True)  # as `judge_quality`
+            updates.append(Recording(pk=pk, quality_score=quality.score, auto_failed=quality.auto_failed,
+                                     quality_missing=len(quality.missing)))  # fmt: skip
+        fields = ["quality_score", "auto_failed", *(["quality_missing"] if coverage else [])]
+        Recording.objects.bulk_update(updates, fields, batch_size=UPDATE_BATCH)
     return len(rows)

@@ -14,9 +14,12 @@ The arithmetic, on a rubric's policy (`QualityPolicy`) and one value per criteri
   left. A rubric without sections is one section: the weighted mean of its criteria.
 - A critical criterion whose value is at or below its `fail_at` fails the call (`auto_fail_criteria`). Under
   `auto_fail: zero` the call's score is 0; under `flag` it keeps the computed score, marked `auto_failed`.
-- A criterion with no value (the judge's value that does not exist, i.e. whose quote did not verify, or one
-  nobody gave) leaves the call without a score: a mean over the rest would be another rubric's. Only an
-  auto-fail under `zero` still scores it, 0, since no other value could change that.
+- A criterion with no value: a person's review must value every criterion, so a review's score waits for
+  them all (`partial=False`, the review page's "every criterion needs a value"). The judge's score is over
+  the values that exist (`partial=True`): a value whose quote did not verify does not exist, so it is left
+  out like an excluded N/A, and `Quality.missing` says which criteria the score does not cover, which the
+  pages show beside it (issue 41: with a weak judge every call had one, and every call showed "—"). An
+  auto-fail under `zero` scores the call 0 either way.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ class Quality:
     score: float | None  # 0–100; None when a value is missing (and no auto-fail zeroes the call)
     auto_failed: bool
     auto_fail_criteria: tuple[str, ...]  # the critical criteria at or below their fail value, in rubric order
-    missing: tuple[str, ...] = ()  # the criteria without a value
+    missing: tuple[str, ...] = ()  # the criteria without a value (a partial score does not cover them)
 
 
 def quality_policy(rubric) -> QualityPolicy:  # noqa: ANN001 (a rubrics.models.Rubric; no import, no cycle)
@@ -108,9 +111,10 @@ def share(criterion: CriterionPolicy, value: float) -> float:
     return 100.0 * (value - criterion.scale_min) / (criterion.scale_max - criterion.scale_min)
 
 
-def quality_score(policy: QualityPolicy, values: Mapping[str, Value]) -> Quality:
+def quality_score(policy: QualityPolicy, values: Mapping[str, Value], *, partial: bool = False) -> Quality:
     """The call's quality score from one value per criterion key (a number, or NOT_APPLICABLE); a key
-    absent is a criterion without a value."""
+    absent is a criterion without a value, which leaves no score unless `partial` (then the score is over
+    the values given, and `missing` names the rest)."""
     totals: dict[str, list[float]] = {section.key: [0.0, 0.0] for section in policy.sections}
     failed, missing = [], []
     for criterion in policy.criteria:
@@ -132,7 +136,7 @@ def quality_score(policy: QualityPolicy, values: Mapping[str, Value]) -> Quality
     auto_failed = bool(failed)
     if auto_failed and policy.auto_fail == "zero":
         score: float | None = 0.0
-    elif missing:
+    elif missing and not partial:
         score = None
     else:
         score = _computed(policy, totals)

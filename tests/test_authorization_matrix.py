@@ -99,6 +99,7 @@ MATRIX: dict[str, str] = {
     "review-audio GET": "-302 A404 L404 O403 S404 G403 X404 K302 B302 Y302",
     "review-upload GET": "-302 A200 L200 O403 S200 G403 X200 K302 B302 Y302",
     "review-upload POST": "-302 A400 L400 O403 S400 G403 X400 K302 B302 Y302",
+    "reports:index GET": "-302 A200 L200 O200 S200 G403 X200 K302 B302 Y302",
     "reports:deviation GET": "-302 A200 L200 O200 S200 G403 X400 K302 B302 Y302",
     "reports:deviation-scores GET": "-302 A200 L200 O200 S200 G403 X400 K302 B302 Y302",
     "reports:deviation-recordings GET": "-302 A200 L200 O200 S200 G403 X400 K302 B302 Y302",

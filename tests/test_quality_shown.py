@@ -40,3 +40,25 @@ def test_the_agent_sees_the_quality_score_in_their_list_and_on_the_call(ana, sup
     self_review_skip(recording=call, user=ana)  # the call's page shows its values (not the blind self-review first)
     page = client_for(ana, "es").get(f"/me/calls/{call.pk}/").content.decode()
     assert 'id="quality-score"' in page and "62,5" in page.split('id="quality-score"', 1)[1].split("</p>", 1)[0]
+
+
+def test_a_value_that_does_not_exist_leaves_the_score_over_the_rest_and_the_page_says_so(sup):
+    """Issue 41's walk: the demo's calls each had an unverified quote, and the rule "no score while a criterion
+    has no value" left every one of them "—". The judge's score is over the values that exist; the pages say
+    how many criteria it leaves out."""
+    from qa.quality import judge_quality
+    from qa.services import recordings_quality_store
+
+    rubric = published_rubric(slug="care")
+    call = reviewed_call(rubric, "agent-ana", sup, external_id="call-u", values={"c1": 4, "c2": 1, "c3": 4})
+    call.current_run.scores.filter(criterion__key="c2").update(evidence_verified=False, confidence=0)
+    quality = judge_quality(rubric=rubric, scores=call.current_run.scores.select_related("criterion"))
+    assert quality.missing == ("c2",) and quality.score == pytest.approx(75.0)  # c1 and c3 at 4 of 1–5; c2's 1 is not counted
+    recordings_quality_store(recordings=Recording.objects.filter(pk=call.pk))
+    assert Recording.objects.values_list("quality_score", "quality_missing").get(pk=call.pk) == (75.0, 1)
+    lead = UserFactory(username="qlead", groups=["QA leads"])
+    for language, shown, note in (("en", "75.0", "without 1 criterion"), ("es", "75,0", "sin 1 criterio")):
+        page = client_for(lead, language).get("/calls/").content.decode()
+        row = page.split(f'data-recording="{call.pk}"', 1)[1].split("</tr>", 1)[0]
+        cell = row.split('<td class="num quality">', 1)[1].split("</td>", 1)[0]
+        assert cell.startswith(shown) and note in cell

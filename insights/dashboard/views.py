@@ -10,6 +10,8 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.utils.html import format_html
 
 from access import Capability, may
 
@@ -47,7 +49,20 @@ class DashboardView(ReportView):
         query = filter_query(filters)
         weeks = [week.week.isoformat() if week.week else _("no date") for week in board.weeks]
         trend = ""
-        if board.weeks:
+        # A chart with no point drew its axes alone (issue 41, the demo's calls): say why instead.
+        drawable = any(
+            value is not None for week in board.weeks for value in (week.judge.mean, week.human.mean, week.estimate.estimate)
+        )
+        if board.weeks and not drawable:
+            trend = format_html(
+                '<p class="muted" id="trend-empty">{}</p>',
+                ngettext(
+                    "Nothing to draw yet: no call of the period has a quality score of verified values, and %(n)s call waits for a supervisor's review because a quote of it did not verify.",
+                    "Nothing to draw yet: no call of the period has a quality score of verified values, and %(n)s calls wait for a supervisor's review because a quote of theirs did not verify.",
+                    board.quality.waiting_n,
+                ) % {"n": board.quality.waiting_n},
+            )
+        elif board.weeks:
             trend = interval_chart(
                 weeks,
                 [

@@ -5,6 +5,7 @@ from insights.reports import views
 app_name = "reports"
 
 urlpatterns = [
+    path("", views.reports_index, name="index"),
     path("deviation/", views.DeviationView.as_view(), name="deviation"),
     path("deviation/scores/", views.DeviationScoresView.as_view(), name="deviation-scores"),
     path("deviation/recordings/", views.DeviationRecordingsView.as_view(), name="deviation-recordings"),

@@ -13,12 +13,15 @@ from urllib.parse import urlencode
 from django import forms
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from access import Capability, page_requires
 from qa.models import UNVERIFIED_MARK, Score
+from qa.recorded import model_label
 from reviews.models import Review
 from reviews.figures.charts import Series, bar_chart, line_chart
 from reviews.figures.export import csv_download
@@ -318,7 +321,7 @@ class EvidenceView(ReportView):
             return [rates.get(week) for week in weeks]
 
         series = [Series(_("All"), aligned(report.weeks))]
-        series += [Series(f"{row.model} · {row.prompt_version}", aligned(row.weeks)) for row in report.models]
+        series += [Series(f"{model_label(row.model)} · {row.prompt_version}", aligned(row.weeks)) for row in report.models]
         return line_chart([week.isoformat() for week in weeks], series, title=_("Unverified rate per week"), fmt=percent)
 
     def csv(self, form: ReportFilterForm) -> HttpResponse:
@@ -548,3 +551,12 @@ class VersionsView(ReportView):
             if cell is not None
         )
         return csv_download(self.request, f"versions-{report.slug}.csv", header, rows)
+
+
+@page_requires(Capability.READ_REPORTS)
+def reports_index(request: HttpRequest) -> HttpResponse:
+    """/reports/: what each report answers, linked (issue 41: the address answered 404 while the top bar's
+    Reports opened one of them). Read only: another method is not allowed."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponseNotAllowed(["GET", "HEAD"])
+    return render(request, "reports/index.html")

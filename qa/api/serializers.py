@@ -357,7 +357,11 @@ class QualitySerializer(serializers.Serializer):
     quality_score = serializers.FloatField(
         source="score",
         allow_null=True,
-        help_text=_("0–100; null when a criterion has no value (an unverified quote) and no auto-fail zeroes the call."),
+        help_text=_("0–100, over the criteria whose value exists (see missing); null when none exists and no auto-fail zeroes the call."),
+    )
+    missing = serializers.ListField(
+        child=serializers.CharField(),
+        help_text=_("The keys of the criteria the score does not cover: their value does not exist (an unverified quote)."),
     )
     auto_failed = serializers.BooleanField(help_text=_("A critical criterion is at or below its fail value."))
     auto_fail_criteria = serializers.ListField(

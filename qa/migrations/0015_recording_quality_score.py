@@ -9,7 +9,7 @@ def quality_fill(apps, schema_editor):
     from qa.models import Recording
     from qa.services import recordings_quality_store
 
-    recordings_quality_store(recordings=Recording.objects.all())
+    recordings_quality_store(recordings=Recording.objects.all(), coverage=False)  # quality_missing comes in 0027
 
 
 class Migration(migrations.Migration):

@@ -8,6 +8,7 @@ from django import template
 from django.utils.translation import gettext_lazy as _
 
 from qa.models import Recording
+from qa.recorded import model_label
 from reviews.claims import claim_is_active
 from reviews.figures.formatting import number
 from reviews.models import ReviewClaim
@@ -47,6 +48,12 @@ def figure(value: float | None, places: int = 1) -> str:
     mark, so a tile and its chart never show one figure two ways (floatformat rounds 81.25 up, the charts
     to even)."""
     return number(value, int(places))
+
+
+@register.filter
+def model_name(model: str | None) -> str:
+    """A run's model in the page's language (a recorded judge's words and date: `qa.recorded.model_label`)."""
+    return model_label(model or "")
 
 
 @register.filter

@@ -77,7 +77,7 @@ def test_the_recording_api_gives_the_quality_score_of_the_judgment_and_of_the_la
     client.force_login(UserFactory(groups=["Supervisors"]))
     data = client.get(f"/api/recordings/{recording.pk}/").json()
     # The judge: c1 3 → 50, c2 5 → 100: 75. The review: c1 2 fails the call, and the rubric zeroes it.
-    assert data["judgment"] == {"quality_score": 75.0, "auto_failed": False, "auto_fail_criteria": []}
+    assert data["judgment"] == {"quality_score": 75.0, "auto_failed": False, "auto_fail_criteria": [], "missing": []}
     review = data["latest_final_review"]
     assert (review["quality_score"], review["auto_failed"], review["auto_fail_criteria"]) == (0.0, True, ["c1"])
     assert review["decision"] == "approve"
@@ -148,7 +148,8 @@ def test_calls_judged_before_the_quality_score_get_the_routings_score():
         scores = list(recording.current_run.scores.select_related("criterion"))
         fields = routing_fields(recording=recording, rubric=rubric, scores=scores)
         assert (recording.quality_score, recording.auto_failed) == (fields["quality_score"], fields["auto_failed"])
-    assert [r.quality_score for r in made] == [0.0, 50.0, None]  # (75 + 25) / 2; the unverified c2 has no value
+    # (75 + 25) / 2; the unverified c2 has no value, so the third is c1's 75 alone, and says it leaves one out
+    assert [(r.quality_score, r.quality_missing) for r in made] == [(0.0, 0), (50.0, 0), (75.0, 1)]
 
 
 def test_the_quality_trend_is_of_the_calls_the_filters_and_the_reader_select(teams_data):
@@ -227,8 +228,26 @@ def test_the_unverified_tile_says_why_above_half_and_the_page_names_the_default_
     assert 'id="evidence-why"' not in page("en")
     recordings[1].current_run.scores.filter(criterion__key="c1").update(evidence_verified=False, confidence=0)
     Recording.objects.filter(rubric=rubric).update(rollup_stale=True)
+    # The recorded judge's name in the page's language, words and date (issue 41: English on Spanish pages).
+    named = {
+        "en": "Judge: Qwen2.5-Coder-1.5B-Instruct, recorded on Dec. 3, 2026",
+        "es": "Juez: Qwen2.5-Coder-1.5B-Instruct, respuestas grabadas el 3 de diciembre de 2026",
+    }
     for language, line in why.items():
         text = page(language)
         assert 'id="evidence-why"' in text and line in text
-        assert "Qwen2.5-Coder-1.5B-Instruct, recorded on 2026-12-03" in text
-    assert "Juez: Qwen2.5" in page("es")
+        assert named[language] in text
+    assert "recorded on" not in page("es")
+
+
+def test_a_quality_chart_with_nothing_to_draw_says_why(client):
+    """Issue 41's second walk: on the demo's calls (each with an unverified quote) the chart drew its axes alone."""
+    rubric = published_rubric(criteria=2, slug="collect", name="Collect")
+    recording = judged_recording(rubric=rubric, values={"c1": 4, "c2": 4}, occurred_at=at(2))
+    recording.current_run.scores.filter(criterion__key="c2").update(evidence_verified=False, confidence=0)
+    Recording.objects.filter(rubric=rubric).update(rollup_stale=True)  # the figures read the rollups
+    client.force_login(UserFactory(groups=["Supervisors"]))
+    for language, words in (("en", "Nothing to draw yet"), ("es", "Aún no hay nada que dibujar")):
+        page = client.get("/dashboard/?rubric=collect&date_from=2026-03-02&date_to=2026-03-08", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        tile = page.split('id="tile-quality"', 1)[1].split("</section>", 1)[0]
+        assert 'id="trend-empty"' in tile and words in tile and "<svg" not in tile
