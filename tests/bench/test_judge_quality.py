@@ -313,3 +313,31 @@ def test_one_call_reports_combined_give_the_figures_of_one_run_over_the_same_cal
     assert [row["external_id"] for row in combined["calls"]] == ["jq-es-001", "jq-es-002", "jq-es-003"]
     assert without_time(combined) == without_time(whole)
     assert combined["criteria"] == whole["criteria"]
+
+
+def test_the_readme_judge_table_reads_the_committed_results_and_they_combine_from_their_parts():
+    """Every row of the README's judges table that links a results file says what that file says, and the
+    file's figures are what combine.py gives from the parts it names (recorded model answers are data: the
+    figures a person reads must come from them)."""
+    import re
+
+    from bench.judge_quality.combine import combine
+
+    folder = Path(runner.__file__).parent / "results"
+    readme = (Path(runner.__file__).parent / "README.md").read_text()
+    rows = re.findall(r"^\| (.+?)\(\[JSON\]\(results/([\w.\-]+\.json)\)\)[^|]*\| (\w+) \| (\d+)[^|]*\| \**([\d.]+)\**"
+                      r" \|[^|]*\|[^|]*\|[^|]*\| \**([\d.]+)\** \|", readme, re.M)  # fmt: skip
+    assert len(rows) >= 4, rows
+
+    def shown(figure):
+        return f"{figure:.2f}"
+
+    for _, name, evidence, calls, coverage, verified in rows:
+        report = json.loads((folder / name).read_text())
+        overall = report["overall"]
+        assert (overall["evidence"], overall["calls"]) == (evidence, int(calls)), name
+        assert (shown(overall["coverage"]), shown(overall["verified"])) == (coverage, verified), name
+        parts = [json.loads((folder / "parts" / part).read_text()) for part in report["provenance"]["parts"]]
+        again = combine(parts, provenance=report["provenance"])
+        assert again["overall"] == overall, name
+        assert again["criteria"] == report["criteria"], name
