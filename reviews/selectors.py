@@ -206,6 +206,17 @@ def queue_reason_counts(*, filters: QueueFilters, scope: Scope) -> dict[str, int
     )
 
 
+# A call on its way to a judgment: the queue counts these, so that an empty queue says whether more is coming
+# (the first run's --live demo judges its calls while the app serves). A call merely received waits for
+# nothing here: the samples the demo did not judge stay received until someone asks for them.
+BEING_JUDGED = (Recording.Status.TRANSCRIBING, Recording.Status.QUEUED, Recording.Status.JUDGING)
+
+
+def queue_being_judged_count(*, scope: Scope) -> int:
+    """How many calls `scope` sees are being transcribed, waiting for the judge or being judged."""
+    return Recording.objects.visible_to(scope).filter(status__in=BEING_JUDGED).count()
+
+
 def queue_assigned(*, filters: QueueFilters, user: AbstractBaseUser) -> QuerySet[Recording]:
     """The calls of the queue (with its filters) that a lead assigned to `user` and that are still theirs
     to review (calls), in the order they were assigned: the queue shows them first, and

@@ -21,6 +21,7 @@ from reviews.selectors import (
     QueuePosition,
     ReviewPage,
     queue_assigned,
+    queue_being_judged_count,
     queue_next,
     queue_page,
     queue_reason_counts,
@@ -78,7 +79,8 @@ def queue(request: HttpRequest) -> HttpResponse:
     # The calls a lead assigned to this supervisor come first: above the queue's first page.
     first_page = page.previous is None
     assigned = list(queue_assigned(filters=filters, user=request.user)) if first_page else []
-    context = {"form": form, "page": page, "reasons": reasons, "assigned": assigned}
+    context = {"form": form, "page": page, "reasons": reasons, "assigned": assigned,
+               "being_judged": queue_being_judged_count(scope=scope)}  # fmt: skip
     if may(request.user, Capability.ASSIGN):
         # Bulk actions on the calls ticked (calls.views.queue_bulk): whom they can go to, and whether to a session.
         context["assignees"] = reviewers(scope.where(Capability.ASSIGN))

@@ -151,3 +151,33 @@ def test_a_bad_date_filter_says_so_and_filters_nothing(sup_client, query, messag
     assert response.status_code == 200
     assert message in response.content.decode()
     assert len(listed(response)) == 1
+
+
+def test_the_queue_says_how_many_calls_of_the_readers_teams_are_still_being_judged():
+    """An empty queue while calls are judged in the background (the demo's --live) says more is coming, and
+    counts only calls the reader may see; received calls that nobody asked to judge are not counted."""
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from access.models import Role
+    from access.services import member_add, workspace_create
+    from tests.factories import RecordingFactory
+
+    workspace = workspace_create(slug="acme", name="Acme")
+    rubric = published_rubric(slug="care", criteria=1, workspace=workspace)
+    for status, team in [(Recording.Status.QUEUED, "north"), (Recording.Status.JUDGING, "north"),
+                         (Recording.Status.TRANSCRIBING, "north"), (Recording.Status.QUEUED, "south"),
+                         (Recording.Status.RECEIVED, "north")]:  # fmt: skip
+        RecordingFactory(rubric=rubric, team=team, status=status)
+    user = User.objects.create_user("ana", password="pass-word-123", is_staff=True)
+    member_add(user=user, workspace=workspace, role=Role.SUPERVISOR, teams=["north"])
+    english, spanish = Client(HTTP_ACCEPT_LANGUAGE="en"), Client(HTTP_ACCEPT_LANGUAGE="es")
+    for client in (english, spanish):
+        client.force_login(User.objects.get(pk=user.pk))
+
+    assert "3 calls are still being judged: each joins this queue" in english.get("/review/").content.decode()
+    assert "3 llamadas se están evaluando todavía" in spanish.get("/review/").content.decode()
+
+    Recording.objects.filter(status__in=[Recording.Status.QUEUED, Recording.Status.JUDGING,
+                                         Recording.Status.TRANSCRIBING]).update(status=Recording.Status.JUDGED)  # fmt: skip
+    assert 'id="being-judged"' not in english.get("/review/").content.decode()
