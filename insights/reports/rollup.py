@@ -12,24 +12,29 @@ Every count adds up over calls, so any set of agent-weeks or agent-days is the s
     the auto-fail: the current runs' values that exist at or below a critical criterion's fail value, and
     the calls with one (of the judged calls);
     the human ceiling: pairs (judge value, human reference) by the reference's source, and the supervisors'
-    pooled pairs with the number of calls they come from (`insights.reports.ceiling`).
+    pooled pairs with the number of calls they come from (`insights.reports.ceiling`);
+    the deviation cube: the reviewed scores of the calls whose latest review is final, per cell (a call's
+    cells are the same wherever it is summed: its reasons are a key, its groups follow from them).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 
+from django.db import connection
 from django.db.models import Count, Expression, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
+from core.sql import queryset_sql
 from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Recording, Score
 from insights.models import (
     CriterionDay, CriterionPairDay, CriterionPairWeek, CriterionWeek, DeviationDay, DeviationWeek,
 )  # fmt: skip
 from insights.reports.ceiling import AgentDay, human_pairs_by_agent, judge_pairs_by_agent
-from reviews.periods import PeriodSplit
+from qa.filters import occurred_q
+from reviews.periods import PeriodSplit, day_start
 from reviews.reference import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews, with_review_entry
 from rubrics.models import Criterion, Rubric
 
@@ -186,49 +191,42 @@ def deviation_cube(scores: QuerySet[Score], **also: Expression) -> QuerySet:
     )
 
 
-# A cube cell: criterion key, judge value, quote verified, human value, rejected, entry's N/A, the call's reasons.
-CubeKey = tuple[str, int | None, bool, int | None, bool, bool, tuple[str, ...]]
 CUBE_FIELDS = ("criterion_key", "value", "evidence_verified", "human", "rejected", "human_not_applicable", "reasons")
 
 
-def call_deviation(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[AgentDay, Counter[CubeKey]]:
-    """The deviation cube of `calls` (the rubric's judged recordings) per team, agent and day: one query."""
-    found: defaultdict[AgentDay, Counter[CubeKey]] = defaultdict(Counter)
-    ids = _ids(calls)
-    if not ids:
-        return found
-    recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.order_by().values("pk")
-    keys = dict(Criterion.objects.filter(rubric=rubric).values_list("pk", "key"))
-    scores = reviewed_scores(
-        Q(run__recording__in=recording_ids, run__rubric=rubric), reviews=Q(recording__in=recording_ids)
+def deviation_write(*, rubric: Rubric, calls: list[int] | QuerySet, week: date | None, days: set[date]) -> None:
+    """Write the deviation cube of `calls` (ids of the rubric's judged calls of `week`) as its `DeviationWeek`
+    rows and the `DeviationDay` rows of `days`. Two INSERT … SELECT over `deviation_cube`, so no row passes
+    through Python: through the ORM, the ten thousand rows of a day's changed calls cost the refresh about
+    a CPU-second more (bench/reports/README.md)."""
+    scores = reviewed_scores(Q(run__recording__in=calls, run__rubric=rubric), reviews=Q(recording__in=calls))
+    agent = {"team": F("run__recording__team"), "agent_id": F("run__recording__agent_id")}
+    _cube_insert(DeviationWeek, deviation_cube(scores, **agent), rubric=rubric, place=("%s", [week]))
+    if days:
+        in_days = Q()
+        for day in days:
+            in_days |= occurred_q(day_start(day), day_start(day + timedelta(days=1)), prefix="run__recording__")
+        by_day = deviation_cube(scores.filter(in_days), **agent, day=TruncDate("run__recording__occurred_at"))
+        _cube_insert(DeviationDay, by_day, rubric=rubric, place=(f"cube.{connection.ops.quote_name('day')}", []))
+
+
+def _cube_insert(model: type, cube: QuerySet, *, rubric: Rubric, place: tuple[str, list]) -> None:
+    """Insert the rows of `cube` (a `deviation_cube` by team and agent) as rows of `model`, with `place`
+    (SQL and its parameters) as their week or day."""
+    q = connection.ops.quote_name
+    cube_sql, cube_params = queryset_sql(cube)
+    columns = ", ".join(q(name) for name in ("rubric_id", "team", "agent_id", *CUBE_FIELDS, "n"))
+    place_column = q("week" if model is DeviationWeek else "day")
+    sql = (
+        f"INSERT INTO {q(model._meta.db_table)} ({columns}, {place_column})"
+        f" SELECT %s, cube.{q('team')}, cube.{q('agent_id')}, c.{q('key')}, cube.{q('value')},"
+        f" cube.{q('evidence_verified')}, cube.{q('human')}, cube.{q('rejected')},"
+        # "Does not apply" is NULL without an entry for the criterion: false, as the report reads it.
+        f" COALESCE(cube.{q('human_not_applicable')}, %s), cube.{q('reasons')}, cube.{q('count')}, {place[0]}"
+        f" FROM ({cube_sql}) cube JOIN {q(Criterion._meta.db_table)} c ON c.{q('id')} = cube.{q('criterion_id')}"
     )
-    agent = {
-        "team": F("run__recording__team"),
-        "agent_id": F("run__recording__agent_id"),
-        "day": TruncDate("run__recording__occurred_at"),
-    }
-    for row in deviation_cube(scores, **agent):
-        key = (
-            keys[row["criterion_id"]],
-            row["value"],
-            row["evidence_verified"],
-            row["human"],
-            bool(row["rejected"]),
-            bool(row["human_not_applicable"]),  # NULL without a criterion entry: as the report reads it
-            tuple(row["reasons"] or ()),
-        )
-        found[(row["team"], row["agent_id"], row["day"])][key] += row["count"]
-    return found
-
-
-def _replace_deviation(model: type, place: dict, found: dict[tuple[str, str], Counter[CubeKey]]) -> None:
-    """Write `found` (cube cells per team and agent) as rows of `model` at `place` (a week, a day)."""
-    model.objects.bulk_create(
-        model(**place, team=team, agent_id=agent_id, **dict(zip(CUBE_FIELDS[:-1], key[:-1], strict=True)),
-              reasons=list(key[-1]), n=n)
-        for (team, agent_id), cells in found.items()
-        for key, n in cells.items()
-    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [rubric.pk, False, *place[1], *cube_params])
 
 
 def criterion_weeks_delete(*, rubric: Rubric, week: date | None, agents: set[str], days: set[date]) -> None:
@@ -255,15 +253,10 @@ def criterion_weeks_write(*, rubric: Rubric, week: date | None, days: set[date],
     _replace(CriterionWeek, CriterionPairWeek, {"rubric": rubric, "week": week}, weekly)
     for day, found in found_days.items():
         _replace(CriterionDay, CriterionPairDay, {"rubric": rubric, "day": day}, found)
-    cube_days: defaultdict[date, dict[tuple[str, str], Counter[CubeKey]]] = defaultdict(dict)
-    cube_week: defaultdict[tuple[str, str], Counter[CubeKey]] = defaultdict(Counter)
-    for (team, agent_id, day), cells in call_deviation(rubric, calls).items():
-        cube_week[(team, agent_id)].update(cells)
-        if day is not None and as_date(day) in days:
-            cube_days[as_date(day)][(team, agent_id)] = cells
-    _replace_deviation(DeviationWeek, {"rubric": rubric, "week": week}, cube_week)
-    for day, found in cube_days.items():
-        _replace_deviation(DeviationDay, {"rubric": rubric, "day": day}, found)
+    ids = _ids(calls)
+    recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.order_by().values("pk")
+    if ids:
+        deviation_write(rubric=rubric, calls=recording_ids, week=week, days=days)
 
 
 def period_q(rubric: Rubric, split: PeriodSplit) -> tuple[Q | None, Q | None]:
