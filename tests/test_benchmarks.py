@@ -105,6 +105,9 @@ def test_reports(bench_env):
     for mode in ("wall", "cpu"):
         for report in ("deviation all calls", "evidence all calls", "deviation team-3", "evidence team-3"):
             assert any(line.startswith(mode) and report in " ".join(line.split()) for line in output.splitlines())
+    # The refresh after a day changed, on the rollups `run` built.
+    refreshed = run(bench_env, "-m", "bench.reports.refresh", "--repeat", "1")
+    assert re.search(r"^(\d+) calls marked, \1 read again: [\d.]+ s wall, [\d.]+ CPU-s, \d+ statements$", refreshed, re.M)
 
 
 def test_api(bench_env):

@@ -57,7 +57,6 @@ SCOPED_BY_CALLER = {
     ("experiments/selectors.py", "_usage"): "of an experiment in scope",
     ("experiments/selectors.py", "experiment_criterion_rows"): "of an experiment in scope",
     # Reports: ReportFilters carries the reader's scope, which report_run_q applies to every read.
-    ("insights/reports/selectors.py", "_reviewed_scores"): "report_run_q(filters) applies filters.scope",
     ("insights/reports/selectors.py", "period_tallies"): "place_q(filters) applies filters.scope",
     ("insights/reports/selectors.py", "_score_rows"): "entries of scores read in scope",
     ("insights/reports/selectors.py", "_judged_scores"): "report_run_q(filters) applies filters.scope",

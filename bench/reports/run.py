@@ -101,7 +101,10 @@ def main() -> None:
     refreshed = scorecard_weeks_refresh(rubric=rubric)
     with connection.cursor() as cursor:
         # What autovacuum does within a minute of a bulk change: statistics of the rollups' new rows.
-        cursor.execute("ANALYZE reviews_criterionweek, reviews_criterionpairweek, insights_criterionday, insights_criterionpairday")
+        cursor.execute(
+            "ANALYZE reviews_criterionweek, reviews_criterionpairweek, insights_criterionday,"
+            " insights_criterionpairday, insights_deviationweek, insights_deviationday"
+        )
     print(f"rollups brought up to date from {refreshed:,} calls in {time.perf_counter() - started:.1f} s")
 
     reports = {

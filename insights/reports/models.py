@@ -90,3 +90,44 @@ class CriterionPairDay(CriterionPairs):
 
     class Meta:
         indexes = [models.Index(fields=["rubric", "day"], name="criterion_pair_day")]
+
+
+class DeviationCounts(models.Model):
+    """One agent's reviewed scores of one criterion, counted by what the deviation report's cube groups them
+    by (`insights.reports.rollup.deviation_cube`): the scores of the run each call's latest review judged,
+    when that review is final. The cube over all calls read every reviewed score, a join over a million
+    scores (bench/reports/README.md); its rollup is a sum of these rows."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="+")
+    team = models.CharField(max_length=100)
+    agent_id = models.CharField(max_length=100)
+    criterion_key = models.CharField(max_length=64)
+    value = models.IntegerField(null=True)  # the judge's
+    evidence_verified = models.BooleanField()  # the judge's quote
+    human = models.IntegerField(null=True)  # reviews.reference.HUMAN_VALUE
+    rejected = models.BooleanField()  # reviews.reference.IS_REJECTED
+    human_not_applicable = models.BooleanField()  # the review's entry says "does not apply"
+    reasons = models.JSONField(default=list)  # the call's review reasons as stored: its groups follow from them
+    n = models.IntegerField()
+
+    class Meta:
+        abstract = True
+
+
+class DeviationWeek(DeviationCounts):
+    """An agent-week's reviewed scores, the sum of its `DeviationDay` rows; kept with `CriterionWeek`, from the
+    same marked calls by the same refresh. Never edited by hand."""
+
+    week = models.DateField(null=True)  # its Monday in the project's time zone; null: calls with no time
+
+    class Meta:
+        indexes = [models.Index(fields=["rubric", "week"], name="deviation_week")]
+
+
+class DeviationDay(DeviationCounts):
+    """An agent-day's reviewed scores: a period's days at either end of its whole weeks are read from these."""
+
+    day = models.DateField()
+
+    class Meta:
+        indexes = [models.Index(fields=["rubric", "day"], name="deviation_day")]

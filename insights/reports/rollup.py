@@ -2,30 +2,41 @@
 (`call_tallies`), or from their rollups per agent-week and agent-day (`rollup_tallies`: `CriterionWeek`,
 `CriterionPairWeek`, `CriterionDay`, `CriterionPairDay`), which `criterion_weeks_write` keeps from the calls
 with `call_tallies`. A period sums the rollup's whole weeks and the days at either end
-(`reviews.periods.period_split`), as the scorecards do.
+(`reviews.periods.period_split`, read as `period_q`), as the scorecards do.
+
+The deviation report's cube (`deviation_cube`) is rolled up the same way, by the same refresh
+(`DeviationWeek`, `DeviationDay`; read by `rollup_deviation`).
 
 Every count adds up over calls, so any set of agent-weeks or agent-days is the sum of its rows:
     the evidence tally: the judge's scores of every successful run, and the unverified among them;
     the auto-fail: the current runs' values that exist at or below a critical criterion's fail value, and
     the calls with one (of the judged calls);
     the human ceiling: pairs (judge value, human reference) by the reference's source, and the supervisors'
-    pooled pairs with the number of calls they come from (`insights.reports.ceiling`).
+    pooled pairs with the number of calls they come from (`insights.reports.ceiling`);
+    the deviation cube: the reviewed scores of the calls whose latest review is final, per cell (a call's
+    cells are the same wherever it is summed: its reasons are a key, its groups follow from them).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db import connection
+from django.db.models import Count, Expression, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 
+from core.sql import queryset_sql
 from qa.models import JUDGE_VALUE_EXISTS, JudgeRun, Recording, Score
-from insights.models import CriterionDay, CriterionPairDay, CriterionPairWeek, CriterionWeek
+from insights.models import (
+    CriterionDay, CriterionPairDay, CriterionPairWeek, CriterionWeek, DeviationDay, DeviationWeek,
+)  # fmt: skip
 from insights.reports.ceiling import AgentDay, human_pairs_by_agent, judge_pairs_by_agent
-from reviews.periods import PeriodSplit
-from rubrics.models import Rubric
+from qa.filters import occurred_q
+from reviews.periods import PeriodSplit, day_start
+from reviews.reference import FINAL_DECISIONS, HUMAN_VALUE, IS_REJECTED, latest_reviews, with_review_entry
+from rubrics.models import Criterion, Rubric
 
 CALLS = ""  # the criterion key of the calls' own counts
 IDS_AS_LIST = 20_000  # PostgreSQL takes at most 65,535 parameters a statement
@@ -67,15 +78,18 @@ def as_date(value: date | str) -> date:
     return date.fromisoformat(value[:10]) if isinstance(value, str) else value
 
 
+def _ids(calls: QuerySet[Recording]) -> list[int]:
+    """The calls' ids, up to one past IDS_AS_LIST. A week's or a day's calls as a list of ids: as a subquery,
+    PostgreSQL expects one call and plans the human references from every review of the rubric (0.3 s for a
+    day's 381 calls, 3 ms as a list; bench/dashboard/README.md). Past a statement's parameters, the subquery."""
+    return list(calls.order_by().values_list("pk", flat=True)[: IDS_AS_LIST + 1])
+
+
 def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[AgentDay, Tallies]:
     """The counts of `calls` (the rubric's judged recordings) per team, agent and day: five GROUP BY queries
     and the supervisors' ratings of the calls reviewed more than once."""
     found: defaultdict[AgentDay, Tallies] = defaultdict(tallies)
-    calls = calls.order_by()
-    # A week's or a day's calls as a list of ids: as a subquery, PostgreSQL expects one call and plans the
-    # human references from every review of the rubric (0.3 s for a day's 381 calls, 3 ms as a list;
-    # bench/dashboard/README.md). Past a statement's parameters, the subquery.
-    ids = list(calls.values_list("pk", flat=True)[: IDS_AS_LIST + 1])
+    ids = _ids(calls)
     if not ids:
         return found
     if len(ids) <= IDS_AS_LIST:
@@ -106,7 +120,7 @@ def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[Agen
         found[(row["team"], row["agent_id"], row["day"])][row["key"]].failed = row["n"]
     for row in failing.values(**agent).annotate(n=Count("run_id", distinct=True)):
         found[(row["team"], row["agent_id"], row["day"])][CALLS].failed = row["n"]
-    recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.values("pk")
+    recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.order_by().values("pk")
     for place, by_key in judge_pairs_by_agent(recording_ids).items():
         for key, pairs in by_key.items():
             found[place][key].pairs.update(pairs)
@@ -142,6 +156,79 @@ def _replace(counts: type, pairs: type, place: dict, found: dict[tuple[str, str]
     )
 
 
+def reviewed_scores(where: Q, *, reviews: Q | None = None) -> QuerySet[Score]:
+    """The scores `where` selects of the runs judged by each recording's latest review, when that review is
+    final (`reviews`: a condition that narrows the reviews to look among, to the same recordings).
+
+    One filter() call, so the join to the review is made once and reused by `with_review_entry`'s."""
+    final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
+    if reviews is not None:
+        final_reviews = final_reviews.filter(reviews)
+    return Score.objects.filter(where, run__reviews__in=final_reviews)
+
+
+def deviation_cube(scores: QuerySet[Score], **also: Expression) -> QuerySet:
+    """The deviation report's cube: `scores` (of `reviewed_scores`) counted by criterion, the judge's value
+    and whether its quote verified, the human value, whether it is rejected, whether the review's entry says
+    "does not apply" (NULL without an entry), the call's review reasons, and `also` (the rollup's team, agent
+    and day). Rows of those and `count`."""
+    return (
+        with_review_entry(scores)
+        .values(
+            "criterion_id",
+            "value",
+            "evidence_verified",
+            human=HUMAN_VALUE,
+            rejected=IS_REJECTED,
+            human_not_applicable=F("cr_not_applicable"),
+            # The call's reasons as they are, a few dozen distinct lists, rather than its groups: testing each
+            # group's reasons on every score cost more than grouping by one more column.
+            reasons=F("run__recording__review_reasons"),
+            **also,
+        )
+        .annotate(count=Count("pk"))
+        .order_by()
+    )
+
+
+CUBE_FIELDS = ("criterion_key", "value", "evidence_verified", "human", "rejected", "human_not_applicable", "reasons")
+
+
+def deviation_write(*, rubric: Rubric, calls: list[int] | QuerySet, week: date | None, days: set[date]) -> None:
+    """Write the deviation cube of `calls` (ids of the rubric's judged calls of `week`) as its `DeviationWeek`
+    rows and the `DeviationDay` rows of `days`. Two INSERT … SELECT over `deviation_cube`, so no row passes
+    through Python: through the ORM, the ten thousand rows of a day's changed calls cost the refresh about
+    a CPU-second more (bench/reports/README.md)."""
+    scores = reviewed_scores(Q(run__recording__in=calls, run__rubric=rubric), reviews=Q(recording__in=calls))
+    agent = {"team": F("run__recording__team"), "agent_id": F("run__recording__agent_id")}
+    _cube_insert(DeviationWeek, deviation_cube(scores, **agent), rubric=rubric, place=("%s", [week]))
+    if days:
+        in_days = Q()
+        for day in days:
+            in_days |= occurred_q(day_start(day), day_start(day + timedelta(days=1)), prefix="run__recording__")
+        by_day = deviation_cube(scores.filter(in_days), **agent, day=TruncDate("run__recording__occurred_at"))
+        _cube_insert(DeviationDay, by_day, rubric=rubric, place=(f"cube.{connection.ops.quote_name('day')}", []))
+
+
+def _cube_insert(model: type, cube: QuerySet, *, rubric: Rubric, place: tuple[str, list]) -> None:
+    """Insert the rows of `cube` (a `deviation_cube` by team and agent) as rows of `model`, with `place`
+    (SQL and its parameters) as their week or day."""
+    q = connection.ops.quote_name
+    cube_sql, cube_params = queryset_sql(cube)
+    columns = ", ".join(q(name) for name in ("rubric_id", "team", "agent_id", *CUBE_FIELDS, "n"))
+    place_column = q("week" if model is DeviationWeek else "day")
+    sql = (
+        f"INSERT INTO {q(model._meta.db_table)} ({columns}, {place_column})"
+        f" SELECT %s, cube.{q('team')}, cube.{q('agent_id')}, c.{q('key')}, cube.{q('value')},"
+        f" cube.{q('evidence_verified')}, cube.{q('human')}, cube.{q('rejected')},"
+        # "Does not apply" is NULL without an entry for the criterion: false, as the report reads it.
+        f" COALESCE(cube.{q('human_not_applicable')}, %s), cube.{q('reasons')}, cube.{q('count')}, {place[0]}"
+        f" FROM ({cube_sql}) cube JOIN {q(Criterion._meta.db_table)} c ON c.{q('id')} = cube.{q('criterion_id')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [rubric.pk, False, *place[1], *cube_params])
+
+
 def criterion_weeks_delete(*, rubric: Rubric, week: date | None, agents: set[str], days: set[date]) -> None:
     """Delete the rollup rows of `agents` in `week` and in `days` (of that week), before `criterion_weeks_write`
     writes them again. The caller holds the rubric's refresh lock (insights.scorecards.services)."""
@@ -149,6 +236,8 @@ def criterion_weeks_delete(*, rubric: Rubric, week: date | None, agents: set[str
     CriterionPairWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
     CriterionDay.objects.filter(rubric=rubric, day__in=days, agent_id__in=agents).delete()
     CriterionPairDay.objects.filter(rubric=rubric, day__in=days, agent_id__in=agents).delete()
+    DeviationWeek.objects.filter(rubric=rubric, week=week, agent_id__in=agents).delete()
+    DeviationDay.objects.filter(rubric=rubric, day__in=days, agent_id__in=agents).delete()
 
 
 def criterion_weeks_write(*, rubric: Rubric, week: date | None, days: set[date], calls: QuerySet[Recording]) -> None:
@@ -164,25 +253,51 @@ def criterion_weeks_write(*, rubric: Rubric, week: date | None, days: set[date],
     _replace(CriterionWeek, CriterionPairWeek, {"rubric": rubric, "week": week}, weekly)
     for day, found in found_days.items():
         _replace(CriterionDay, CriterionPairDay, {"rubric": rubric, "day": day}, found)
+    ids = _ids(calls)
+    recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.order_by().values("pk")
+    if ids:
+        deviation_write(rubric=rubric, calls=recording_ids, week=week, days=days)
 
 
-def rollup_tallies(rubric: Rubric, *, split: PeriodSplit, where: Q) -> Tallies:
-    """The rollups' counts of the rubric's period `split`: its whole weeks' rows and its edges' days' rows,
-    of those `where` selects (a team, an agent, a scope). Two queries per kind of row."""
-    found = tallies()
+def period_q(rubric: Rubric, split: PeriodSplit) -> tuple[Q | None, Q | None]:
+    """The rubric's period `split` as conditions on a weekly rollup's rows (its whole weeks) and on a daily
+    rollup's (its edges' days); None where the period has none."""
+    weeks = days = None
     if split.whole_weeks:
         weeks = Q(rubric=rubric)
         if split.first_week:
             weeks &= Q(week__gte=split.first_week)
         if split.last_week:
             weeks &= Q(week__lte=split.last_week)  # either bound leaves out the calls with no time
-        _add_rows(found, CriterionWeek, CriterionPairWeek, weeks & where)
     if split.edges:
         days = Q()
         for first, last in split.edges:
             days |= Q(day__gte=first, day__lte=last)
-        _add_rows(found, CriterionDay, CriterionPairDay, Q(rubric=rubric) & days & where)
+        days &= Q(rubric=rubric)
+    return weeks, days
+
+
+def rollup_tallies(rubric: Rubric, *, split: PeriodSplit, where: Q) -> Tallies:
+    """The rollups' counts of the rubric's period `split`: its whole weeks' rows and its edges' days' rows,
+    of those `where` selects (a team, an agent, a scope). Two queries per kind of row."""
+    found = tallies()
+    weeks, days = period_q(rubric, split)
+    if weeks is not None:
+        _add_rows(found, CriterionWeek, CriterionPairWeek, weeks & where)
+    if days is not None:
+        _add_rows(found, CriterionDay, CriterionPairDay, days & where)
     return found
+
+
+def rollup_deviation(rubric: Rubric, *, split: PeriodSplit, where: Q) -> list[dict]:
+    """The deviation cube of the rubric's period `split` from its rollup, rows as `deviation_cube`'s but keyed
+    by `criterion_key`: its whole weeks' rows and its edges' days' rows, of those `where` selects. One query
+    per kind of row; a cell may come once from each."""
+    rows: list[dict] = []
+    for model, chosen in zip((DeviationWeek, DeviationDay), period_q(rubric, split), strict=True):
+        if chosen is not None:
+            rows += model.objects.filter(chosen & where).values(*CUBE_FIELDS).annotate(count=Sum("n")).order_by()
+    return rows
 
 
 def _add_rows(found: Tallies, counts_model: type, pairs_model: type, rows: Q) -> None:

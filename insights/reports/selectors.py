@@ -6,6 +6,12 @@ those counts in `stats` and here. Works on PostgreSQL and SQLite; the one
 PostgreSQL-only operator (jsonb containment, in `qa.routing.in_review_group`)
 is used only where the database says it supports it.
 
+The deviation report's cube (every reviewed score, counted by criterion, values
+and reasons) and its human ceiling are read from their rollups per agent-week
+and the days at either end (`insights.reports.rollup`) while the rollups are
+current (`rollups_for`), and from the scores while they are not: the same
+figures either way (tests/reports/test_deviation_rollup.py).
+
 Which scores count
     Deviation: the scores of the run that each recording's latest review
     judged (`Review.run`), when that review is final (approve or reject). A
@@ -72,7 +78,9 @@ from qa.routing import ReviewGroup, in_review_group
 from disputes.models import Dispute, DisputedCriterion
 from reviews.models import CriterionReview, Review
 from insights.reports.ceiling import CriterionCeiling, criterion_ceiling
-from insights.reports.rollup import Tallies, call_tallies, rollup_tallies, tallies
+from insights.reports.rollup import (
+    Tallies, call_tallies, deviation_cube, reviewed_scores, rollup_deviation, rollup_tallies, tallies,
+)  # fmt: skip
 from reviews.filters import GROUP_REASONS, Group, ReportFilters, days_q, place_q
 from reviews.periods import day_start, period_split
 from insights.scorecards.moments import judged_calls
@@ -255,34 +263,27 @@ def _hashed(queryset: QuerySet) -> list[dict]:
 
 
 def _reviewed_scores(filters: ReportFilters) -> QuerySet[Score]:
-    """Scores of the runs judged by each recording's latest final review.
+    """Scores of the runs judged by each recording's latest final review."""
+    return reviewed_scores(report_scores_q(filters))
 
-    One filter() call, so the join to the review is made once and reused.
-    """
-    final_reviews = latest_reviews().filter(decision__in=FINAL_DECISIONS)
-    return Score.objects.filter(report_scores_q(filters), run__reviews__in=final_reviews)
+
+def _cube(filters: ReportFilters, criteria: list[Criterion], *, readable: bool) -> list[dict]:
+    """The deviation cube's rows (`insights.reports.rollup.deviation_cube`): from its rollup's whole weeks and
+    edge days when the rollups may be read (`rollups_for`), as the ceiling's counts are; else from the scores."""
+    if not readable:
+        return _hashed(deviation_cube(_reviewed_scores(filters)))
+    where = place_q(filters, workspace="rubric__workspace")("")
+    rows = rollup_deviation(filters.rubric, split=period_split(filters.date_from, filters.date_to), where=where)
+    ids = {criterion.key: criterion.pk for criterion in criteria}
+    return [{**row, "criterion_id": ids.get(row["criterion_key"])} for row in rows]
 
 
 def deviation_report(filters: ReportFilters) -> DeviationReport:
-    cube = (
-        with_review_entry(_reviewed_scores(filters))
-        .values(
-            "criterion_id",
-            "value",
-            "evidence_verified",
-            human=HUMAN_VALUE,
-            rejected=IS_REJECTED,
-            human_not_applicable=F("cr_not_applicable"),
-            # The call's reasons as they are, a few dozen distinct lists, rather than its groups: testing each
-            # group's reasons on every score cost more than grouping by one more column.
-            reasons=F("run__recording__review_reasons"),
-        )
-        .annotate(count=Count("pk"))
-        .order_by()
-    )
+    criteria = list(filters.rubric.criteria.all())
+    readable = rollups_for(filters)
     pairs: defaultdict[tuple[Group, int], list[PairCount]] = defaultdict(list)
     split: defaultdict[tuple[Group, int, bool], list[PairCount]] = defaultdict(list)
-    for row in _hashed(cube):
+    for row in _cube(filters, criteria, readable=readable):
         pair = PairCount(
             model=row["value"],
             human=row["human"],
@@ -317,10 +318,9 @@ def deviation_report(filters: ReportFilters) -> DeviationReport:
             if row["rejects"]:
                 reasons[group][row["reject_reason"]] += row["rejects"]
 
-    criteria = list(filters.rubric.criteria.all())
     return DeviationReport(
         rubric=filters.rubric,
-        ceiling=report_ceiling(filters, criteria),
+        ceiling=report_ceiling(filters, criteria, readable=readable),
         groups={
             group: DeviationGroup(
                 recordings=final[group],
@@ -353,12 +353,13 @@ def rollups_for(filters: ReportFilters) -> bool:
     return rollups_readable(rubric=filters.rubric) and not (filters.scope is not None and filters.scope.by_source)
 
 
-def period_tallies(filters: ReportFilters) -> Tallies:
+def period_tallies(filters: ReportFilters, *, readable: bool | None = None) -> Tallies:
     """The filters' counts per criterion key (`insights.reports.rollup`): the rollups' whole weeks and the
     days at either end, brought up to date first; the calls themselves while the rollups are too far
-    behind. At most six queries, whatever the number of calls."""
+    behind. At most six queries, whatever the number of calls. `readable`: what `rollups_for` said, if the
+    caller asked it already (a second asking would be a query more)."""
     rubric = filters.rubric
-    if rollups_for(filters):
+    if rollups_for(filters) if readable is None else readable:
         where = place_q(filters, workspace="rubric__workspace")("")
         return rollup_tallies(rubric, split=period_split(filters.date_from, filters.date_to), where=where)
     total = tallies()
@@ -381,11 +382,13 @@ def ceiling_of(criteria: list[Criterion], counts: Tallies) -> list[CriterionCeil
     ]
 
 
-def report_ceiling(filters: ReportFilters, criteria: list[Criterion] | None = None) -> list[CriterionCeiling]:
+def report_ceiling(
+    filters: ReportFilters, criteria: list[Criterion] | None = None, *, readable: bool | None = None
+) -> list[CriterionCeiling]:
     """Per criterion, the judge against the supervisors beside the supervisors against each other: the
     deviation report's ceiling, and the dashboard's criteria furthest from the supervisors."""
     criteria = criteria if criteria is not None else list(filters.rubric.criteria.all())
-    return ceiling_of(criteria, period_tallies(filters))
+    return ceiling_of(criteria, period_tallies(filters, readable=readable))
 
 
 def previous_reviewed_version(rubric: Rubric) -> Rubric | None:
