@@ -137,3 +137,19 @@ def test_an_agents_own_pages_fit_a_phone(live_server, browser, role_groups, mont
         assert _table_overflow(page, boxes_may_scroll=url != "/me/") == [], url
     # A date box's mm/dd/yyyy is the browser's own language (docs/user/scorecards.md); the page says it is Spanish.
     assert page.evaluate("() => document.documentElement.lang") == "es"
+
+
+def test_the_walk_script_walks_a_slice(live_server, month, role_groups, capsys):
+    """scripts/walk.py (issue 41's walk: every role, language and width, 2 minutes on the demo) on a slice: a QA
+    lead in Spanish at 390 px opens every page the top bar links and approves the waiting call by keyboard."""
+    from django.core.management import call_command
+
+    from scripts.walk import main
+
+    call_command("create_agent_user", "agent-2", "ana", "--password", "pass-word-123")
+    users = ["marta:pass-word-123", "ana:pass-word-123"]
+    status = main([live_server.url, *users, "--langs", "es", "--widths", "390"])
+    seen = capsys.readouterr().out
+    assert status == 0, seen
+    assert "marta es 390 /dashboard/: 200, 390 px" in seen and "ana es 390 /me/: 200, 390 px" in seen
+    assert "approved in 1 keys (promise ≤ 1)" in seen and "undone with u" in seen
