@@ -128,7 +128,10 @@ class Walk:
             ".map(r => r.dataset.recording)"
         )
         if not free:
-            self.note(where, "no call free in the queue", bad=True)
+            # Claims at work, not a defect: each review the walk opens (and the next call after it) is held for
+            # its reviewer, and the demo has four calls; an empty queue is a defect.
+            held = page.locator("tr[data-recording]").count()
+            self.note(where, f"all {held} waiting calls are held by other reviewers" if held else "the queue is empty", bad=not held)
             return
         page.locator(f"tr[data-recording='{free[0]}'] a").focus()  # Tab reaches it too; the walk counts the review's keys
         with page.expect_navigation():
@@ -166,12 +169,15 @@ class Walk:
             bad=keys > promised,
         )
         undo = page.locator("#undo-toast button")
-        if undo.count() and undo.is_visible():
-            page.keyboard.press("u")
-            page.wait_for_load_state()
-            self.note(where, f"undone with u ({page.url.removeprefix(self.base)})")
-        else:
+        if not (undo.count() and undo.is_visible()):
             self.note(where, "no undo toast after the approve", bad=True)
+            return
+        # Undo answers with the call again (reviews.views.undo), or the queue with why not. Waited for: a page
+        # closed before its POST lands leaves the approve standing, and the next role's walk an emptier queue.
+        with page.expect_navigation():
+            page.keyboard.press("u")
+        back = page.url.removeprefix(self.base).split("?")[0]
+        self.note(where, f"undone with u, back on {back}", bad=back != call.split("?")[0])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -152,4 +152,4 @@ def test_the_walk_script_walks_a_slice(live_server, month, role_groups, capsys):
     seen = capsys.readouterr().out
     assert status == 0, seen
     assert "marta es 390 /dashboard/: 200, 390 px" in seen and "ana es 390 /me/: 200, 390 px" in seen
-    assert "approved in 1 keys (promise ≤ 1)" in seen and "undone with u" in seen
+    assert "approved in 1 keys (promise ≤ 1)" in seen and "undone with u, back on /review/" in seen
