@@ -28,6 +28,8 @@ NOT_USED = {
     r"cuadros? de mando": "panel (dashboard), ficha de puntuación (scorecard)",
     r"disputas?": "reclamación",
     r"evaluador(a|es|as)?": "juez",
+    # The judge judges, but a judged call is evaluada: the third walk met «llamadas juzgadas» beside «evaluadas».
+    r"(?:juzgad[oa]s?|juzgar)": "evaluada, evaluar (a call the judge scored)",
     r"tableros?": "panel",
     r"N/A": "«No aplica» (issue 41: the review page said «No aplica», the reports N/A)",
 }

@@ -236,6 +236,8 @@ def test_the_unverified_tile_says_why_above_half_and_the_page_names_the_default_
     for language, line in why.items():
         text = page(language)
         assert 'id="evidence-why"' in text and line in text
+        # The settings' names are code, not words (the second walk met OPENAI_BASE_URL as prose on a Spanish page).
+        assert "<code>OPENAI_BASE_URL</code>" in text and "<code>QA_JUDGE_MODEL</code>" in text
         assert named[language] in text
     assert "recorded on" not in page("es")
 

@@ -44,5 +44,5 @@ def test_the_share_of_calls_that_went_to_no_one_and_the_guarantee():
     spanish = Client(HTTP_ACCEPT_LANGUAGE="es")
     spanish.force_login(UserFactory(groups=["Supervisors"]))
     text = " ".join(spanish.get("/dashboard/?rubric=care").content.decode().split())
-    assert "Sin revisión" in text and "15 de 50 llamadas juzgadas no fueron a nadie" in text
+    assert "Sin revisión" in text and "15 de 50 llamadas evaluadas no fueron a nadie" in text
     assert "Criterios certificados: 1 de 2." in text
