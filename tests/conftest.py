@@ -76,6 +76,27 @@ def rubric_owner(db):
 from tests.judge.conftest import eager_celery, fake_llm  # noqa: E402,F401
 
 
+@pytest.fixture(autouse=True)
+def broker_queues_empty(request):
+    """A test that starts a real Celery worker starts with its broker's queues empty. The earlier tests of
+    this xdist worker (its Redis database, tests/support/parallel.py) publish tasks on commit that no worker
+    took, about rows their teardown deleted; the worker would run those first, on its deadline. Emptied
+    before the test, so what the test itself publishes, before or after its worker starts, stays."""
+    from django.conf import settings
+
+    if request.node.get_closest_marker("celery_worker") is not None and settings.CELERY_BROKER_URL:
+        import redis
+
+        queues = {"celery", *(route["queue"] for route in settings.CELERY_TASK_ROUTES.values())}
+        try:
+            client = redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=2, socket_connect_timeout=2)
+            # kombu's Redis transport keeps a queue as a list, and its priority levels as lists suffixed so.
+            client.delete(*queues, *(f"{queue}\x06\x16{level}" for queue in queues for level in range(10)))
+        except redis.RedisError:
+            pass  # no broker: the test skips or fails on its own
+    yield
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_newgateway(gateway) -> None:
     """Each xdist worker gets a Redis database of its own (tests/support/parallel.py)."""

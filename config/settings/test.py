@@ -34,3 +34,9 @@ QA_API_THROTTLE_PREFIX = f"veredicto:test-{uuid.uuid4().hex}:api-throttle"
 # Every emit reads the subscriptions: a list kept for a second would carry one test's subscriptions
 # into the next (tests/webhooks/test_delivery.py tests the keeping with it on).
 QA_WEBHOOK_SUBSCRIPTIONS_TTL = 0.0
+
+# One llama.cpp thread for the bundled model: the suite's xdist workers, PostgreSQL and the Celery workers
+# its tests start share two cores, and llama.cpp's threads wait for each other at every layer by spinning,
+# so one of them descheduled stalls the rest (bench/local_judge/README.md). Measured on two loaded cores:
+# the grammar test's 109-token answer in 2.6 s on one thread, 41 s on two. The environment still decides.
+QA_LOCAL_MODEL_THREADS = env.int("QA_LOCAL_MODEL_THREADS", default=1)
