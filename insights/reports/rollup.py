@@ -78,22 +78,26 @@ def as_date(value: date | str) -> date:
     return date.fromisoformat(value[:10]) if isinstance(value, str) else value
 
 
-def _ids(calls: QuerySet[Recording]) -> list[int]:
-    """The calls' ids, up to one past IDS_AS_LIST. A week's or a day's calls as a list of ids: as a subquery,
+def call_ids(calls: QuerySet[Recording]) -> list[int] | QuerySet:
+    """The calls' ids as a list, or as a subquery past a statement's parameters (IDS_AS_LIST). As a subquery,
     PostgreSQL expects one call and plans the human references from every review of the rubric (0.3 s for a
-    day's 381 calls, 3 ms as a list; bench/dashboard/README.md). Past a statement's parameters, the subquery."""
-    return list(calls.order_by().values_list("pk", flat=True)[: IDS_AS_LIST + 1])
+    day's 381 calls, 3 ms as a list; bench/dashboard/README.md)."""
+    ids = list(calls.order_by().values_list("pk", flat=True)[: IDS_AS_LIST + 1])
+    return ids if len(ids) <= IDS_AS_LIST else calls.order_by().values("pk")
 
 
 def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[AgentDay, Tallies]:
     """The counts of `calls` (the rubric's judged recordings) per team, agent and day: five GROUP BY queries
     and the supervisors' ratings of the calls reviewed more than once."""
+    return ids_tallies(rubric, call_ids(calls))
+
+
+def ids_tallies(rubric: Rubric, recording_ids: list[int] | QuerySet) -> defaultdict[AgentDay, Tallies]:
+    """`call_tallies` of the calls `call_ids` gave."""
     found: defaultdict[AgentDay, Tallies] = defaultdict(tallies)
-    ids = _ids(calls)
-    if not ids:
+    if isinstance(recording_ids, list) and not recording_ids:
         return found
-    if len(ids) <= IDS_AS_LIST:
-        calls = Recording.objects.filter(pk__in=ids).order_by()
+    calls = Recording.objects.filter(pk__in=recording_ids).order_by()
     for row in calls.values("team", "agent_id", day=TruncDate("occurred_at")).annotate(n=Count("pk")):
         found[(row["team"], row["agent_id"], row["day"])][CALLS].calls = row["n"]
     agent = {
@@ -120,7 +124,6 @@ def call_tallies(rubric: Rubric, calls: QuerySet[Recording]) -> defaultdict[Agen
         found[(row["team"], row["agent_id"], row["day"])][row["key"]].failed = row["n"]
     for row in failing.values(**agent).annotate(n=Count("run_id", distinct=True)):
         found[(row["team"], row["agent_id"], row["day"])][CALLS].failed = row["n"]
-    recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.order_by().values("pk")
     for place, by_key in judge_pairs_by_agent(recording_ids).items():
         for key, pairs in by_key.items():
             found[place][key].pairs.update(pairs)
@@ -245,7 +248,10 @@ def criterion_weeks_write(*, rubric: Rubric, week: date | None, days: set[date],
     rows are the sums of its days'. After `criterion_weeks_delete`, under the rubric's refresh lock."""
     found_days: defaultdict[date, dict[tuple[str, str], Tallies]] = defaultdict(dict)
     weekly: defaultdict[tuple[str, str], Tallies] = defaultdict(tallies)
-    for (team, agent_id, day), by_key in call_tallies(rubric, calls).items():
+    recording_ids = call_ids(calls)
+    if isinstance(recording_ids, list) and not recording_ids:
+        return
+    for (team, agent_id, day), by_key in ids_tallies(rubric, recording_ids).items():
         for key, tally in by_key.items():
             weekly[(team, agent_id)][key].add(tally)
         if day is not None and as_date(day) in days:
@@ -253,10 +259,7 @@ def criterion_weeks_write(*, rubric: Rubric, week: date | None, days: set[date],
     _replace(CriterionWeek, CriterionPairWeek, {"rubric": rubric, "week": week}, weekly)
     for day, found in found_days.items():
         _replace(CriterionDay, CriterionPairDay, {"rubric": rubric, "day": day}, found)
-    ids = _ids(calls)
-    recording_ids = ids if len(ids) <= IDS_AS_LIST else calls.order_by().values("pk")
-    if ids:
-        deviation_write(rubric=rubric, calls=recording_ids, week=week, days=days)
+    deviation_write(rubric=rubric, calls=recording_ids, week=week, days=days)
 
 
 def period_q(rubric: Rubric, split: PeriodSplit) -> tuple[Q | None, Q | None]:
