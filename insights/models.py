@@ -4,11 +4,11 @@ this app's models."""
 from insights.reports.models import (
     CriterionDay, CriterionPairDay, CriterionPairWeek, CriterionWeek, DeviationDay, DeviationWeek,
 )  # fmt: skip
-from insights.scorecards.models import ScorecardDay, ScorecardWeek
+from insights.scorecards.models import RollupClock, ScorecardDay, ScorecardWeek
 from insights.selfreview.models import SelfReview, SelfReviewValue
 
 __all__ = [
     "CriterionDay", "CriterionPairDay", "CriterionPairWeek", "CriterionWeek", "DeviationDay", "DeviationWeek",
-    "ScorecardDay", "ScorecardWeek",
+    "RollupClock", "ScorecardDay", "ScorecardWeek",
     "SelfReview", "SelfReviewValue",
 ]  # fmt: skip

@@ -376,6 +376,9 @@ QA_LLM_TOKENS_PER_MINUTE = env.int("QA_LLM_TOKENS_PER_MINUTE", default=0)
 QA_LLM_RATE_LIMIT_MAX_WAIT = env.float("QA_LLM_RATE_LIMIT_MAX_WAIT", default=10.0)
 # The sweep re-enqueues runs left pending (broker down at ingest) or stuck running.
 QA_JUDGE_SWEEP_INTERVAL = env.int("QA_JUDGE_SWEEP_INTERVAL", default=60)
+# How often Celery beat brings the figures' rollups up to date (s). Pages read them as of its last pass, saying
+# so, as long as that pass started within three intervals; else they bring them up to date themselves.
+QA_ROLLUP_REFRESH_INTERVAL = env.int("QA_ROLLUP_REFRESH_INTERVAL", default=60)
 # The bundled local model's loopback server.
 QA_LOCAL_MODEL_PORT = env.int("QA_LOCAL_MODEL_PORT", default=8737)
 QA_LOCAL_MODEL_CONTEXT = env.int("QA_LOCAL_MODEL_CONTEXT", default=8192)
@@ -403,8 +406,9 @@ CELERY_BEAT_SCHEDULE = {
     "experiments-sweep": {"task": "experiments.sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
     # The job executor's one sweep, for every kind registered with it (core.jobs.jobs_sweep): webhook deliveries.
     "jobs-sweep": {"task": "core.jobs_sweep", "schedule": float(QA_JUDGE_SWEEP_INTERVAL)},
-    # The scorecards' weekly rollup, brought up to date every minute (the pages also do it before reading).
-    "scorecards-refresh": {"task": "scorecards.refresh", "schedule": 60.0},
+    # The rollups the scorecards, reports and dashboard read, brought up to date; while this runs, pages read
+    # them as of its last pass (insights.scorecards.services.rollups_readable).
+    "scorecards-refresh": {"task": "scorecards.refresh", "schedule": float(QA_ROLLUP_REFRESH_INTERVAL)},
     # The routing thresholds the random audit certifies (routing.services): computed once a day and frozen, so
     # an hourly beat only fills a day the first pass missed (the workers were down at midnight).
     "routing-certify": {"task": "routing.certify", "schedule": 3600.0},

@@ -27,6 +27,7 @@ from insights.scorecards.cells import CellWords, cell_view, why_figures_are_miss
 from insights.selfreview.forms import SelfReviewForm
 from insights.selfreview.selectors import calls_still_blind, own_agreement, self_review_lines, self_review_of, self_review_offered
 from insights.selfreview.services import self_review_skip, self_review_submit
+from insights.scorecards.freshness import rollups_as_of
 from reviews.transcript import transcript_turns
 
 agent_page = page_requires(Capability.DISPUTE)
@@ -168,7 +169,9 @@ def scorecard(request: HttpRequest) -> HttpResponse:
                 blind = calls_still_blind(user=request.user, recording_ids=ids)
                 criteria = [_criterion(item, card, words, blind) for item in card.criteria]
                 cards.append({"card": card, "criteria": criteria})
-    return render(request, "agents/scorecard.html", {"form": form, "cards": cards, "self_agreement": own_agreement(user=request.user)})
+    as_of = rollups_as_of(rubric=form.filters().rubric) if form.is_valid() else None
+    context = {"form": form, "cards": cards, "self_agreement": own_agreement(user=request.user), "as_of": as_of}
+    return render(request, "agents/scorecard.html", context)
 
 
 def _criterion(item, card, words: CellWords, blind: set[int]) -> dict:

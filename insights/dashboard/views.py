@@ -16,6 +16,7 @@ from django.utils.html import format_html
 from access import Capability, may
 
 from insights.dashboard.selectors import dashboard
+from insights.scorecards.freshness import rollups_as_of
 from qa.selectors import judge_default_model
 from reviews.figures.charts import Series, bar_chart, interval_chart
 from reviews.figures.formatting import number, percent
@@ -95,6 +96,7 @@ class DashboardView(ReportView):
             "no_review_target": round(board.no_review.target * 100),
             "no_review_confidence": round((1 - board.no_review.risk) * 100),
             "judge_model": judge_default_model(),
+            "as_of": rollups_as_of(rubric=filters.rubric),
             # Most quotes unverified: say why and what to do, on the tile that shows it.
             "evidence_mostly_unverified": board.evidence.rate is not None and board.evidence.rate > 0.5,
             "links": {

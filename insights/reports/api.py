@@ -22,6 +22,7 @@ from core.api.schema import BAD_REQUEST
 from reviews.figures.api import RubricSerializer, query_parameter
 from reviews.report_page import ReportFilterForm
 from insights.reports.forms import VersionsFilterForm
+from insights.scorecards.api import AS_OF_FIELD, AsOfSerializer, as_of_data
 from reviews.filters import ReportFilters
 from insights.reports.selectors import (
     DeviationReport,
@@ -127,6 +128,7 @@ class CriterionDisputesSerializer(serializers.Serializer):
 
 class DeviationReportSerializer(serializers.Serializer):
     rubric = RubricSerializer()
+    as_of = AsOfSerializer(**AS_OF_FIELD)
     groups = DeviationGroupsSerializer()
     disputes = CriterionDisputesSerializer(
         source="criteria_disputes", many=True, help_text="Agents' disputes per criterion."
@@ -166,6 +168,7 @@ class ModelEvidenceSerializer(TallySerializer):
 
 class EvidenceReportSerializer(serializers.Serializer):
     rubric = RubricSerializer()
+    as_of = AsOfSerializer(**AS_OF_FIELD)
     overall = TallySerializer(source="*")
     criteria = CriterionEvidenceSerializer(many=True)
     models = ModelEvidenceSerializer(many=True)
@@ -191,8 +194,8 @@ class ReportAPIView(APIView):
     serializer_class: type[serializers.Serializer]
 
     def get(self, request: Request) -> Response:
-        form = _valid(ReportFilterForm(request.query_params, scope=scope_for_request(request)))
-        return Response(self.serializer_class(self.report(form.filters())).data)
+        filters = _valid(ReportFilterForm(request.query_params, scope=scope_for_request(request))).filters()
+        return Response({**self.serializer_class(self.report(filters)).data, "as_of": as_of_data(filters)})
 
     def report(self, filters: ReportFilters) -> DeviationReport | EvidenceReport:
         raise NotImplementedError

@@ -46,6 +46,7 @@ from insights.reports.selectors import (
     previous_reviewed_version,
     versions_report,
 )
+from insights.scorecards.freshness import rollups_as_of
 from reviews.figures.stats import MIN_N, Agreement, Tally  # MIN_N: too few pairs, greyed and left out of the charts
 from reviews.periods import week_of
 from reviews.selectors import blind_recordings_for, review_qualities
@@ -126,6 +127,7 @@ class DeviationView(ReportView):
         previous = previous_reviewed_version(filters.rubric) if not report.groups[Group.ALL].recordings else None
         return {
             "report": report,
+            "as_of": rollups_as_of(rubric=filters.rubric),
             "columns": DEVIATION_COLUMNS,
             "min_n": MIN_N,
             "previous": previous and _url("reports:deviation", replace(filters, rubric=previous)),
@@ -265,6 +267,7 @@ class EvidenceView(ReportView):
         scores = "reports:evidence-scores"
         return {
             "report": report,
+            "as_of": rollups_as_of(rubric=filters.rubric),
             "costs": judge_costs(filters),
             "columns": TALLY_COLUMNS,
             "overall": _tally_cells(report.tally, _url(scores, filters)),

@@ -22,7 +22,9 @@ from access.scope import scope_for_request
 from core.api.schema import BAD_REQUEST
 from reviews.figures.api import RubricSerializer, query_parameter
 from reviews.figures.stats import CorrectionLevel, Estimate
+from reviews.filters import ReportFilters
 from insights.scorecards.forms import ScorecardAPIForm
+from insights.scorecards.freshness import rollups_as_of
 from insights.scorecards.selectors import OVERALL, scorecard
 
 
@@ -88,9 +90,29 @@ class PeriodSerializer(serializers.Serializer):
     until = serializers.DateField(allow_null=True)
 
 
+class AsOfSerializer(serializers.Serializer):
+    """Figures read from rollups that Celery beat brings up to date every minute (`insights.scorecards.freshness`)."""
+
+    at = serializers.DateTimeField(help_text="Every change committed before this time is in the figures.")
+    behind = serializers.IntegerField(help_text="Calls judged or reviewed since, counted at the next refresh.")
+
+
+# Null when the figures hold every change. The views fill it in (`as_of_data`): a report has no such field.
+AS_OF_FIELD = {"allow_null": True, "read_only": True, "default": None, "help_text": "How fresh the figures are."}
+
+
+def as_of_data(filters: ReportFilters) -> dict[str, Any] | None:
+    # A source-bound key's figures are read from its calls, never from the rollups (reports.selectors.rollups_for).
+    if filters.scope is not None and filters.scope.by_source:
+        return None
+    as_of = rollups_as_of(rubric=filters.rubric)
+    return AsOfSerializer(as_of).data if as_of is not None else None
+
+
 class ScorecardSerializer(serializers.Serializer):
     rubric = RubricSerializer()
     period = PeriodSerializer()
+    as_of = AsOfSerializer(**AS_OF_FIELD)
     rows = RowSerializer(many=True)
 
 
@@ -131,7 +153,8 @@ class ScorecardView(APIView):
             if (row.agent_id is None) == team_rows
         ]
         period = PeriodSerializer({"since": filters.date_from, "until": filters.date_to}).data
-        return Response({"rubric": RubricSerializer(filters.rubric).data, "period": period, "rows": rows})
+        rubric = RubricSerializer(filters.rubric).data
+        return Response({"rubric": rubric, "period": period, "as_of": as_of_data(filters), "rows": rows})
 
 
 # The cells' fields as the schema states them. The cells are JSON-ready already (numbers, booleans, a

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
 from django.db import models
 
 from rubrics.models import Rubric
@@ -74,3 +77,20 @@ class ScorecardDay(ScorecardSums):
                 fields=["rubric", "day", "agent_id", "team", "column_key", "flagged"], name="scorecard_day_once"
             )
         ]
+
+
+class RollupClock(models.Model):
+    """When Celery beat last brought every rubric's rollups up to date (`scorecard_weeks_refresh_all`): one row.
+    While it keeps doing so, a page reads the rollups as of that moment instead of refreshing them itself
+    (`insights.scorecards.services.rollups_readable`); the embedded first run, with no beat, has no row."""
+
+    started_at = models.DateTimeField()  # every change committed before it is in the rollups
+    finished_at = models.DateTimeField()
+
+    ONE = 1  # the row's id
+
+    def keeping_up(self, *, now) -> bool:
+        """Whether beat's refreshes are recent enough for a page to read the rollups as they are: its last whole
+        pass started within three of its intervals (one missed tick and a slow pass tolerated). Past that the
+        beat is stopped or far behind, and pages bring the rollups up to date themselves again."""
+        return now - self.started_at <= timedelta(seconds=3 * settings.QA_ROLLUP_REFRESH_INTERVAL)

@@ -5,10 +5,11 @@ values corrected by the random audit, by stratum (`reviews.figures.stats.scoreca
 Constant cost in the number of agents, and nearly in the number of calls: the
 moments of a period's whole weeks come from the weekly rollup, those of the
 days at either end from the daily one (`insights.scorecards.moments`, which also
-says which calls count and what the overall is). Every read first brings the
-rollup up to date with the calls (`scorecard_weeks_refresh`), or reads the
-calls themselves while too many are marked (`REFRESH_IN_READ_MAX`), so no page
-is ever older than the data.
+says which calls count and what the overall is). While Celery beat refreshes
+the rollups every minute a read takes them as they are, and the page says as of
+when (`insights.scorecards.freshness`); without a beat every read first brings
+them up to date with the calls (`scorecard_weeks_refresh`), or reads the calls
+themselves while too many are marked (`REFRESH_IN_READ_MAX`).
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from qa.models import Recording
-from insights.models import ScorecardDay, ScorecardWeek
+from insights.models import RollupClock, ScorecardDay, ScorecardWeek
 from reviews.figures.stats import CellSample, Stratum, StratumSample
+from insights.scorecards import freshness
 from insights.reports.rollup import as_date, criterion_weeks_delete, criterion_weeks_write
 from reviews.periods import week_of
 from insights.scorecards.moments import Calls, by_agent_day, call_samples, judged_calls, sample_fields
@@ -133,25 +134,34 @@ def scorecard_weeks_refresh(*, rubric: Rubric) -> int:
     return len(stale)
 
 
-# A read brings the rollups up to date first if at most this many calls changed since (a minute of judging
-# is about 1,500 at 25/s). More (the first read after the migration, a bulk load, a stopped beat) is for
-# the beat to read: a page would wait for it (16 s for 100,000 calls), and so reads the calls themselves.
-REFRESH_IN_READ_MAX = 5_000
-
-
 def rollups_readable(*, rubric: Rubric) -> bool:
-    """Whether a page may read the rubric's weekly rollups: brought up to date now if a few calls changed,
-    or False while too many are marked (the page then reads the calls)."""
-    changed = Recording.objects.filter(rubric=rubric, rollup_stale=True)[: REFRESH_IN_READ_MAX + 1].count()
-    if changed > REFRESH_IN_READ_MAX:
+    """Whether a page may read the rubric's rollups: as they are while the beat refreshes them every minute
+    (`rollups_as_of` says how fresh), else brought up to date now if a few calls changed; False while too
+    many are marked (the page then reads the calls).
+
+    At ten million calls a month about 240 calls change a minute, and a refresh of a day's 437 changed calls
+    costs 3.6 CPU-seconds (bench/reports/README.md): pages that each did it would pay the beat's work over and
+    over, so with a beat they read the last pass's rollups and say so, as BI tools show data as of a refresh."""
+    changed = freshness.rollups_changed(rubric)
+    if changed > freshness.REFRESH_IN_READ_MAX:
         return False
-    if changed:  # else the refresh would only take the rubric's lock, which every other read waits for
+    if changed and freshness.beat_clock() is None:  # with no change, the refresh would only take the rubric's lock
         scorecard_weeks_refresh(rubric=rubric)
     return True
 
 
 def scorecard_weeks_refresh_all() -> int:
     """Refresh the rollup of every rubric with changed calls; returns how many calls were read again. Run by
-    Celery beat (`scorecards.refresh`), so that a page seldom finds more than a minute's changes to read."""
+    Celery beat (`scorecards.refresh`) every QA_ROLLUP_REFRESH_INTERVAL; its start is recorded once every rubric
+    is done, as the moment the pages' figures are as of."""
+    started = timezone.now()
     rubrics = Rubric.objects.filter(pk__in=Recording.objects.filter(rollup_stale=True).values("rubric_id"))
-    return sum(scorecard_weeks_refresh(rubric=rubric) for rubric in rubrics)
+    refreshed = sum(scorecard_weeks_refresh(rubric=rubric) for rubric in rubrics)
+    # A later pass may have finished first (one slow pass overlapping the next tick): the clock only moves on.
+    finished = timezone.now()
+    if not RollupClock.objects.filter(pk=RollupClock.ONE, started_at__lt=started).update(
+        started_at=started, finished_at=finished
+    ):
+        clock = RollupClock(pk=RollupClock.ONE, started_at=started, finished_at=finished)
+        RollupClock.objects.bulk_create([clock], ignore_conflicts=True)
+    return refreshed

@@ -24,6 +24,7 @@ from insights.scorecards.forms import AgentForm, ScorecardFilterForm, ScorecardF
 from insights.scorecards.cells import CellWords, cell_format, cell_view, why_figures_are_missing
 from insights.scorecards.selectors import OVERALL, AgentCriterion, agent_card, scorecard
 from insights.selfreview.selectors import agent_agreement
+from insights.scorecards.freshness import rollups_as_of
 
 ESTIMATE_FIELDS = (
     "judged_n", "unverified_n", "known_n", "estimated_n", "waiting_n", "audited_n", "judge_mean",
@@ -108,6 +109,7 @@ def scorecard_page(request: HttpRequest) -> HttpResponse:
             "sort_urls": {column.key: f"?{_query(filters, sort=column.key)}" for column in card.columns},
             "rows": rows,
             "may_coach_any": any(url for item in rows for _, url in item["cells"]),
+            "as_of": rollups_as_of(rubric=filters.rubric),
             "totals": [
                 {
                     "column": column,
@@ -187,6 +189,7 @@ def agent_page(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "card": card,
+            "as_of": rollups_as_of(rubric=filters.rubric),
             "agent_label": agent_label,
             "team_label": team_label,
             "criteria": [

@@ -60,6 +60,7 @@ def test_uncorrected_cells_have_no_interval(api, teams_data):
     assert body == {
         "rubric": {"slug": "care", "version": 1, "name": "Care"},
         "period": {"since": "2026-03-03", "until": None},
+        "as_of": None,  # nothing changed since the figures were written
         "rows": [],
     }
 
@@ -99,7 +100,9 @@ def test_the_schema_describes_the_endpoint(db):
     assert {parameter["name"] for parameter in operation["parameters"]} >= {"rubric", "group", "since", "until"}
     reference = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     body = schema["components"]["schemas"][reference.rsplit("/", 1)[1]]
-    assert set(body["properties"]) == {"rubric", "period", "rows"}
+    assert set(body["properties"]) == {"rubric", "period", "as_of", "rows"}
+    assert body["properties"]["as_of"]["nullable"] is True
+    assert set(schema["components"]["schemas"]["AsOf"]["properties"]) == {"at", "behind"}
     row = schema["components"]["schemas"]["Row"]["properties"]
     assert set(row) == {"team", "agent_id", "agent_name", "criteria"}
     cell = schema["components"]["schemas"]["Cell"]["properties"]

@@ -35,7 +35,7 @@ from insights.scorecards.moments import (
     rollup_samples,
 )
 from insights.scorecards.selectors import period_samples, scorecard
-from insights.scorecards import services
+from insights.scorecards import freshness
 from insights.scorecards.services import scorecard_weeks_refresh
 from reviews.services import CriterionAdjustment, review_create
 from tests.factories import JudgeRunFactory, RecordingFactory, ScoreFactory, judged_recording, published_rubric
@@ -315,12 +315,12 @@ def test_with_too_many_changed_calls_a_read_reads_the_calls_and_leaves_the_rollu
     filters = ReportFilters(rubric=rubric, date_from=date(2026, 3, 2), date_to=date(2026, 3, 15))
     from_calls = call_samples(rubric, judged_calls(rubric, filters.date_from, filters.date_to), by_agent)
 
-    assert services.REFRESH_IN_READ_MAX == 5_000  # the scorecards page's figure; here, fewer calls do
-    monkeypatch.setattr(services, "REFRESH_IN_READ_MAX", 2)
+    assert freshness.REFRESH_IN_READ_MAX == 5_000  # the scorecards page's figure; here, fewer calls do
+    monkeypatch.setattr(freshness, "REFRESH_IN_READ_MAX", 2)
     assert_same_samples(period_samples(filters, by_agent), from_calls)
     assert Recording.objects.filter(rollup_stale=True).count() == 3 and not ScorecardWeek.objects.exists()
 
-    monkeypatch.setattr(services, "REFRESH_IN_READ_MAX", 3)
+    monkeypatch.setattr(freshness, "REFRESH_IN_READ_MAX", 3)
     assert_same_samples(period_samples(filters, by_agent), from_calls)
     assert not Recording.objects.filter(rollup_stale=True).exists() and ScorecardWeek.objects.exists()
 

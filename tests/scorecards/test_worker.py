@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 from django.conf import settings
+from django.utils import timezone
 
 from config.celery import app
-from insights.models import ScorecardWeek
+from insights.models import RollupClock, ScorecardWeek
 from qa.models import Recording
 from tests.factories import judged_recording, published_rubric
 from tests.judge.conftest import fake_llm  # noqa: F401 (a fixture)
@@ -38,3 +39,7 @@ def test_the_beat_entry_brings_every_rubrics_rollup_up_to_date(worker):
         time.sleep(0.2)
     for rubric in rubrics:  # two weeks × (2 criteria and the overall)
         assert ScorecardWeek.objects.filter(rubric=rubric, agent_id="a1", judged_n=1).count() == 6
+    while not RollupClock.objects.exists():  # the pass's start, recorded once every rubric is done
+        assert time.monotonic() < deadline, "the refresh recorded no clock"
+        time.sleep(0.2)
+    assert RollupClock.objects.get().keeping_up(now=timezone.now())
