@@ -9,12 +9,14 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.test import Client
 from rest_framework.test import APIClient
 
 from insights.models import RollupClock
 from insights.scorecards import freshness
 from insights.scorecards.services import scorecard_weeks_refresh_all
 from qa.models import Recording
+from tests.disputes.conftest import agent_user
 from tests.scorecards.conftest import call
 
 pytestmark = pytest.mark.django_db
@@ -58,6 +60,10 @@ def test_while_the_beat_keeps_up_every_page_reads_its_last_pass_and_says_so(clie
     at = timezone.localtime(clock.started_at).strftime("%H:%M")
     for url in PAGES:
         assert note_of(client.get(url, HTTP_ACCEPT_LANGUAGE=language)) == NOTE[language].format(at=at), url
+    agent = Client()
+    agent.force_login(agent_user("agent-a1", "a1"))
+    mine = agent.get(reverse("agents:scorecard") + "?rubric=care", HTTP_ACCEPT_LANGUAGE=language)
+    assert note_of(mine) == NOTE[language].format(at=at)
     # Read as they were: the late call is not counted yet and stays marked for the beat.
     assert a1_judged(client) == before
     assert Recording.objects.get(pk=late.pk).rollup_stale
