@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from qa.models import Score, judge_value_exists
 from rubrics.models import Rubric
-from rubrics.quality import NOT_APPLICABLE, Quality, Value, quality_score
+from rubrics.quality import NOT_APPLICABLE, Quality, QualityPolicy, Value, quality_score
 from rubrics.selectors import rubric_quality_policy
 
 
@@ -31,4 +31,9 @@ def judge_values(scores: Iterable[Score]) -> dict[str, Value]:
 def judge_quality(*, rubric: Rubric, scores: Iterable[Score]) -> Quality:
     """The call's quality score over the judge's values that exist (partial: `missing` names the criteria
     whose value does not exist, which the pages show beside the score)."""
-    return quality_score(rubric_quality_policy(rubric), judge_values(scores), partial=True)
+    return judge_values_quality(policy=rubric_quality_policy(rubric), values=judge_values(scores))
+
+
+def judge_values_quality(*, policy: QualityPolicy, values: dict[str, Value]) -> Quality:
+    """`judge_quality` for values already read (`judge_value`) and a policy already built: many calls at once."""
+    return quality_score(policy, values, partial=True)

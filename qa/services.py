@@ -27,9 +27,9 @@ from qa.audio import audio_inspect, channel_map_check, channel_name_check
 from qa.evidence import parse_turns
 from qa.judging import judge_run_publish
 from qa.models import Judge, JudgeRun, Recording, Score, Transcription, audio_folder
-from qa.quality import judge_value
+from qa.quality import judge_value, judge_values_quality
 from rubrics.models import Rubric
-from rubrics.quality import QualityPolicy, quality_score
+from rubrics.quality import QualityPolicy
 from rubrics.quality import Value as QualityValue
 from rubrics.selectors import rubric_quality_policy
 
@@ -666,7 +666,7 @@ def recordings_quality_store(*, recordings: QuerySet[Recording], batch_size: int
         for pk, run_id, rubric_id in batch:
             if rubric_id not in policies:
                 policies[rubric_id] = rubric_quality_policy(Rubric.objects.get(pk=rubric_id))
-            quality = quality_score(policies[rubric_id], values[run_id], partial=True)  # as `judge_quality`
+            quality = judge_values_quality(policy=policies[rubric_id], values=values[run_id])
             updates.append(Recording(pk=pk, quality_score=quality.score, auto_failed=quality.auto_failed,
                                      quality_missing=len(quality.missing)))  # fmt: skip
         fields = ["quality_score", "auto_failed", *(["quality_missing"] if coverage else [])]
