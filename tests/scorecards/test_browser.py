@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Permission
 
+from insights.scorecards.services import scorecard_weeks_refresh_all
+from tests.scorecards.conftest import call
+
 from tests.review.test_browser import (  # noqa: F401 (fixtures)
     SCREENSHOTS,
     accessibility_violations,
@@ -31,10 +34,16 @@ def test_a_scorecard_and_an_agents_page(  # noqa: F811 (pytest fixtures imported
     supervisor_with_password.groups.get().permissions.add(
         Permission.objects.get(content_type__app_label="qa", codename="view_score")
     )
+    scorecard_weeks_refresh_all()  # Celery beat's pass; then one call judged after it
+    call(teams_data, "a3", "south", {"c1": 3})
     page = browser.new_page(locale=locale, viewport={"width": width, "height": 900})
     url = f"{live_server.url}/scorecards/?rubric=care"
     log_in(page, url)
     english = locale == "en-US"
+    as_of = page.locator("#figures-as-of")
+    assert as_of.is_visible()
+    said = "1 call judged or reviewed since then is counted" if english else "1 llamada evaluada o revisada desde"
+    assert said in as_of.inner_text()
 
     rows = page.locator("table.scorecard tbody tr")
     assert rows.count() == 5  # north, its two agents, south, its agent
