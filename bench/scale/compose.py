@@ -33,6 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # The services brought up: podman-compose adds what they depend on (db, redis, migrate).
 SERVICES = ("web", "worker", "beat")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+# The app image from this checkout, under a tag of the bench's own: the suite's container test tags
+# localhost/veredicto-test:latest from whatever checkout runs it, possibly while a load test runs.
+APP_IMAGE = "localhost/veredicto-scale:latest"
 
 
 def override_yaml(database_port: int, redis_port: int) -> str:
@@ -168,12 +171,10 @@ def unavailable(reason: str) -> None:
 @contextmanager
 def compose_stack(args, shape_env: dict[str, str], logs: Path) -> Iterator[Stack]:
     """Images built (layer-cache hits after the first time), the project up and healthy, torn down after."""
-    from tests.containers.stack import (
-        APP_IMAGE, POSTGRES_IMAGE, REDIS_IMAGE, Project, build_images, podman_for_tests,
-    )  # fmt: skip
+    from tests.containers.stack import POSTGRES_IMAGE, REDIS_IMAGE, Project, build_images, podman_for_tests
 
     with podman_for_tests(unavailable) as podman:
-        build_images(podman)
+        build_images(podman, APP_IMAGE)
         directory = Path(tempfile.mkdtemp(prefix="veredicto-scale-stack-", dir=logs))
         shutil.copy(ROOT / "compose.yaml", directory / "compose.yaml")
         database_port, redis_port = free_port(), free_port()
@@ -246,15 +247,21 @@ def migrations_wait(project, logs: Path, timeout: float = 600, tries: int = 3) -
 def versions(podman, images: dict[str, str]) -> dict[str, str]:
     found = {
         "podman": podman("version", "--format", "{{.Client.Version}}", check=False).stdout.strip(),
-        "podman-compose": _first_line(["podman-compose", "version"], podman.env, "podman-compose version"),
-        "runc": _first_line(["runc", "--version"], podman.env, "runc version"),
+        # Debian's 1.0.3 says "podman-composer version  1.0.3".
+        "podman-compose": _version(["podman-compose", "version"], podman.env, "podman-compose"),
+        "runc": _version(["runc", "--version"], podman.env, "runc version"),
     }
     for role, image in images.items():
         found[f"image {role}"] = f"{image} {podman.image_id(image)[:12]}"
     return found
 
 
-def _first_line(command: list[str], env: dict[str, str], prefix: str) -> str:
+def _version(command: list[str], env: dict[str, str], prefix: str) -> str:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
-    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.startswith(prefix)]
-    return lines[-1].removeprefix(prefix).strip() if lines else ""
+    return version_in(done.stdout + done.stderr, prefix)
+
+
+def version_in(output: str, prefix: str) -> str:
+    """The last word of the last line that starts with `prefix` (a tool's version line)."""
+    lines = [line for line in output.splitlines() if line.startswith(prefix) and line.split()]
+    return lines[-1].split()[-1] if lines else ""

@@ -14,6 +14,7 @@ import yaml
 
 from bench.scale.compose import (
     cgroup_cpu_seconds, cgroup_path, container_in, env_file, namespace_pid, override_yaml, role_of, stack_env,
+    version_in,
 )  # fmt: skip
 from bench.scale.run import BACKENDS, CONMON, SHAPE_ENV, Cpu, judge_command, parse_args
 
@@ -167,3 +168,10 @@ def test_a_backend_seen_once_stays_a_backend_when_the_last_sample_is_read_withou
     cpu.sample({57})
     cpu.sample(set())
     assert cpu.by_role() == {BACKENDS: 6.0}
+
+
+def test_the_tools_versions_are_read_from_their_own_version_lines():
+    compose = "['podman', '--version', '']\nusing podman version: 4.3.1\npodman-composer version  1.0.3\npodman --version \npodman version 4.3.1\nexit code: 0\n"
+    assert version_in(compose, "podman-compose") == "1.0.3"
+    assert version_in("runc version 1.1.5+ds1\ncommit: v1.1.5\nspec: 1.0.2-dev\n", "runc version") == "1.1.5+ds1"
+    assert version_in("nothing here\n", "runc version") == ""
