@@ -494,8 +494,9 @@ def measure_shape(args: argparse.Namespace, logs: Path, stack: Any) -> dict[str,
                 raise SystemExit("the warm-up calls were not judged in time")
             time.sleep(1)
         # A shape that cannot judge (a judge it cannot reach) is said now, not after the whole load.
-        if failed := list(JudgeRun.objects.filter(recording_id__in=warm, status="failed").values_list("error", flat=True)[:3]):
-            raise SystemExit(f"warm-up calls failed: {failed}")
+        failed = JudgeRun.objects.filter(recording_id__in=warm, status="failed").values_list("error", flat=True)
+        if failed.exists():
+            raise SystemExit(f"warm-up calls failed: {list(failed[:3])}")
         sizes_before = table_sizes()
         cpu = Cpu(processes, stack.roles if stack else None)
         cgroup_before = stack.cgroup_seconds() if stack else {}
