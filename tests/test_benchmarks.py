@@ -324,6 +324,7 @@ def test_scale(bench_env, tmp_path, mode):
     figures = json.loads(figures_path.read_text())
     assert set(figures) >= {"shape", "machine", "times", "posts", "judged", "queue", "cpu_ms_per_call",
                             "db_bytes_per_call", "db_gb_per_million_calls", "samples"}  # fmt: skip
+    assert figures["stack"] == "native"  # the default; --stack compose is measured in bench/scale/README.md
     assert figures["posts"]["count"] == 6 and figures["posts"]["statuses"] == {"201": 6}
     judged = figures["judged"]
     assert judged["all_judged"] and judged["runs"] == {"succeeded": 6} and judged["judgments_per_call"] == {"1": 6}

@@ -5,6 +5,10 @@ this file.
 
     python -m bench.scale.run --rate 4 --minutes 15 --mode sync [--fresh] [--json scale.json]
     python -m bench.scale.run --rate 12 --minutes 2 --mode batch [--fresh]
+    python -m bench.scale.run --rate 4 --minutes 15 --mode sync --stack compose
+
+`--stack native` (the default) starts the processes on this machine; `--stack compose` brings up the
+project's compose.yaml with podman-compose instead (compose.py beside this file).
 
 An open-loop generator: each call is posted at its time on the schedule (rate per second), whatever
 the judging is doing. Every few seconds it samples the queue depth (the Celery queue's length in
@@ -54,6 +58,8 @@ SHAPE_ENV = {
     "QA_LLM_REQUESTS_PER_MINUTE": "100000",
 }
 SOURCE = "scale"
+BACKENDS = "postgresql (this database's backends)"
+CONMON = "conmon (podman's monitor, one a container)"
 RUBRIC = "soporte-cobranzas"
 JUDGE = "scale-judge"
 # The bench judge's prices per million tokens (input, cached input, output; batch discount %): the
@@ -66,6 +72,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, required=True, help="calls posted per second")
     parser.add_argument("--minutes", type=float, required=True, help="how long calls are posted")
     parser.add_argument("--mode", choices=["sync", "batch"], required=True, help="the judge's mode")
+    parser.add_argument(
+        "--stack", choices=["native", "compose"], default="native",
+        help="native: the shape's processes on this machine; compose: compose.yaml under podman-compose (root)",
+    )  # fmt: skip
     parser.add_argument("--latency", type=float, default=2.0, help="the scripted judge's seconds per answer (sync)")
     parser.add_argument("--jitter", type=float, default=0.5, help="± seconds on each answer, uniformly (sync)")
     parser.add_argument("--web-concurrency", type=int, default=int(os.environ.get("WEB_CONCURRENCY", 3)))
@@ -88,7 +98,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--drain-timeout", type=float, default=600.0, help="seconds to wait for the last judgments")
     parser.add_argument("--web-port", type=int, default=8095)
     parser.add_argument("--judge-port", type=int, default=8096)
-    parser.add_argument("--fresh", action="store_true", help="drop and recreate the bench's database first")
+    parser.add_argument(
+        "--fresh", action="store_true", help="drop and recreate the bench's database first (compose: always fresh)"
+    )
     parser.add_argument("--json", type=Path, help="where to write the figures (default: the temp folder)")
     return parser.parse_args(argv)
 
@@ -164,13 +176,7 @@ def processes_start(args: argparse.Namespace, logs: Path) -> dict[str, subproces
         env |= {"QA_BATCH_COLLECT_INTERVAL": str(args.collect_interval), "QA_BATCH_POLL_INTERVAL": str(args.poll_interval)}
     python = sys.executable
     commands = {
-        "scripted judge": (
-            [python, "-m", "tests.support.fake_openai", "--port", str(args.judge_port), "--latency", str(args.latency),
-             "--jitter", str(args.jitter)]
-            if args.mode == "sync"
-            else [python, "-m", "tests.support.fake_batches", "--port", str(args.judge_port),
-                  "--polls-in-progress", str(args.polls_in_progress)]
-        ),  # fmt: skip
+        "scripted judge": judge_command(args, "127.0.0.1"),
         "web": [python, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{args.web_port}",
                 "--workers", str(args.web_concurrency), "--access-logfile", "-"],  # fmt: skip
         **{
@@ -183,6 +189,20 @@ def processes_start(args: argparse.Namespace, logs: Path) -> dict[str, subproces
         "beat": [python, "-m", "celery", "-A", "config", "beat", "--schedule", str(logs / "celerybeat-schedule"),
                  "--loglevel", "INFO"],  # fmt: skip
     }
+    return commands_start(commands, env, logs)
+
+
+def judge_command(args: argparse.Namespace, host: str) -> list[str]:
+    """The scripted judge, bound to `host` (loopback natively, the project network's gateway for compose)."""
+    python = sys.executable
+    if args.mode == "sync":
+        return [python, "-m", "tests.support.fake_openai", "--host", host, "--port", str(args.judge_port),
+                "--latency", str(args.latency), "--jitter", str(args.jitter)]  # fmt: skip
+    return [python, "-m", "tests.support.fake_batches", "--host", host, "--port", str(args.judge_port),
+            "--polls-in-progress", str(args.polls_in_progress)]  # fmt: skip
+
+
+def commands_start(commands: dict[str, list[str]], env: dict[str, str], logs: Path) -> dict[str, subprocess.Popen]:
     started = {}
     for role, command in commands.items():
         log = open(logs / f"{role.replace(' ', '-')}.log", "w")
@@ -228,10 +248,16 @@ class Cpu:
     """CPU seconds (user + system) per process type, from /proc: each process's time since the first
     sample it was seen in (0 for one started later), its last sample kept after it exits. PostgreSQL's
     backends are those connected to this database (pg_stat_activity); Redis is the one server, shared
-    with whatever else uses it."""
+    with whatever else uses it.
 
-    def __init__(self, processes: dict[str, subprocess.Popen]) -> None:
+    With a compose stack, a process is its container's role (its /proc/PID/cgroup names the container's
+    id): PostgreSQL's backends for this database are those of the db container whose pid there (NSpid)
+    pg_stat_activity lists, its other processes (WAL writer, checkpointer, autovacuum...) a role of their
+    own; conmon, podman's monitor of each container, another; Redis is the redis container's alone."""
+
+    def __init__(self, processes: dict[str, subprocess.Popen], containers: dict[str, str] | None = None) -> None:
         self.groups = {process.pid: role for role, process in processes.items()}
+        self.containers = containers or {}
         self.ticks = os.sysconf("SC_CLK_TCK")
         self.first: dict[int, float] = {}
         self.last: dict[int, float] = {}
@@ -252,8 +278,11 @@ class Cpu:
                 role = "bench driver"
             elif group in self.groups:
                 role = self.groups[group]
+            elif self.containers:
+                if (role := self.container_role(proc, command, backends)) is None:
+                    continue
             elif pid in backends:
-                role = "postgresql (this database's backends)"
+                role = BACKENDS
             elif command.startswith(b"redis-server") or b"/redis-server" in command.split(b"\0")[0]:
                 role = "redis (shared)"
             else:
@@ -263,8 +292,28 @@ class Cpu:
             for pid, (role, used) in seen.items():
                 if pid not in self.first:
                     self.first[pid] = used if not self.started else 0.0
-                self.last[pid], self.role[pid] = used, role
+                # A backend stays one when the last sample is read without the backends (compose: the db
+                # container's processes are seen whatever the backends, which are all known by then).
+                self.last[pid] = used
+                self.role[pid] = BACKENDS if self.role.get(pid) == BACKENDS else role
             self.started = True
+
+    def container_role(self, proc: Path, command: bytes, backends: set[int]) -> str | None:
+        from bench.scale.compose import container_in, namespace_pid
+
+        program = Path(command.split(b"\0")[0].decode(errors="replace")).name
+        if program == "conmon":
+            return CONMON if any(container_id.encode() in command for container_id in self.containers) else None
+        if program == "aardvark-dns":
+            return "aardvark-dns (the networks' name server, shared)"
+        try:
+            role = container_in((proc / "cgroup").read_text(), self.containers)
+            if role == "db container":
+                backend = namespace_pid((proc / "status").read_text()) in backends
+                return BACKENDS if backend else "db container: PostgreSQL's other processes"
+        except OSError:
+            return None
+        return role
 
     def by_role(self) -> dict[str, float]:
         totals: dict[str, float] = defaultdict(float)
@@ -393,24 +442,43 @@ def judged_times(ids: list[int]) -> dict[str, Any]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
+    logs = Path(tempfile.mkdtemp(prefix="veredicto-scale-"))
+    if args.stack == "compose":
+        from bench.scale.compose import compose_stack
+
+        with compose_stack(args, SHAPE_ENV, logs) as stack:
+            # The driver reads the stack's database and Redis through the ports published for it.
+            os.environ["DATABASE_URL"], os.environ["CELERY_BROKER_URL"] = stack.database_url, stack.broker_url
+            return measure_shape(args, logs, stack)
     from bench.database import database_create
 
     if args.fresh:
         database_fresh()
     database_create()
+    return measure_shape(args, logs, None)
+
+
+def measure_shape(args: argparse.Namespace, logs: Path, stack: Any) -> dict[str, Any]:
+    """The load and the figures, on the processes started here (stack None) or on a compose stack."""
     os.environ.update(SHAPE_ENV)
     import django
 
     django.setup()
     from django.db import connection
 
-    logs = Path(tempfile.mkdtemp(prefix="veredicto-scale-"))
-    judge_url = f"http://127.0.0.1:{args.judge_port}/v1"
+    # The containers reach this machine's scripted judge as host.containers.internal.
+    judge_host = "127.0.0.1" if stack is None else "host.containers.internal"
+    judge_url = f"http://{judge_host}:{args.judge_port}/v1"
     key, transcripts = data_prepare(args, judge_url)
     connection.close()
     load_before = os.getloadavg()
-    processes = processes_start(args, logs)
+    if stack is None:
+        processes = processes_start(args, logs)
+    else:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        processes = commands_start({"scripted judge": judge_command(args, stack.gateway)}, env, logs)
     samples: list[dict[str, Any]] = []
+    cgroup_before: dict[str, float] = {}
     stop = threading.Event()
     try:
         ready_wait(args, processes)
@@ -425,8 +493,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             if time.monotonic() > deadline:
                 raise SystemExit("the warm-up calls were not judged in time")
             time.sleep(1)
+        # A shape that cannot judge (a judge it cannot reach) is said now, not after the whole load.
+        failed = JudgeRun.objects.filter(recording_id__in=warm, status="failed").values_list("error", flat=True)
+        if failed.exists():
+            raise SystemExit(f"warm-up calls failed: {list(failed[:3])}")
         sizes_before = table_sizes()
-        cpu = Cpu(processes)
+        cpu = Cpu(processes, stack.roles if stack else None)
+        cgroup_before = stack.cgroup_seconds() if stack else {}
         started = time.monotonic()
         thread = threading.Thread(target=sampler, args=(stop, cpu, samples, args.sample_every, started), daemon=True)
         thread.start()
@@ -442,16 +515,29 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         stop.set()
         thread.join()
         cpu.sample(set())  # backends are already counted up to the last sample
+        cgroup_after = stack.cgroup_seconds() if stack else {}
         sizes_after = table_sizes()
         judged = judged_times(ids)
     finally:
         stop.set()
         processes_stop(processes)
     load_after = os.getloadavg()
-    return results(args, posts, judged, samples, cpu.by_role(), sizes_before, sizes_after, {
+    figures = results(args, posts, judged, samples, cpu.by_role(), sizes_before, sizes_after, {
         "posted_at": posted_at.isoformat(timespec="seconds"), "posting_s": round(posting, 1),
         "until_all_judged_s": round(drained, 1), "load_before": load_before, "load_after": load_after,
         "logs": str(logs)})  # fmt: skip
+    figures["stack"] = args.stack
+    if stack is not None:
+        figures["versions"] = stack.versions
+        # Each container's whole cgroup over the same span: a check on the per-process figures above,
+        # which include what the samples saw (a process born and gone between two samples is not).
+        used = {role: after - cgroup_before[role] for role, after in cgroup_after.items() if role in cgroup_before}
+        succeeded = figures["judged"]["runs"].get("succeeded", 0)
+        figures["cpu_s_cgroup"] = {role: round(seconds, 2) for role, seconds in sorted(used.items())}
+        figures["cpu_ms_per_call_cgroup"] = {
+            role: round(seconds * 1000 / succeeded, 2) if succeeded else None for role, seconds in sorted(used.items())
+        }
+    return figures
 
 
 def results(
@@ -518,7 +604,8 @@ def table_print(figures: dict[str, Any]) -> None:
         return "-" if value is None else f"{value:.2f} s"
 
     rows = [
-        ("mode, rate, time", f"{shape['mode']}, {shape['rate']:g}/s for {shape['minutes']:g} min"),
+        ("mode, rate, time", f"{shape['mode']}, {shape['rate']:g}/s for {shape['minutes']:g} min, "
+                             f"{figures.get('stack', 'native')} stack"),
         ("posted (statuses)", f"{posts['count']} {posts['statuses']}, sent at {posts['sent_rate']}/s, "
                               f"answered at {posts['answered_rate']}/s"),
         ("post's answer p50 / p95", f"{seconds(posts['seconds_p50'])} / {seconds(posts['seconds_p95'])}"),
@@ -534,6 +621,8 @@ def table_print(figures: dict[str, Any]) -> None:
         *((f"CPU ms per call: {role}", "-" if ms is None else f"{ms:.2f}")
           for role, ms in figures["cpu_ms_per_call"].items()),
         ("CPU s in all", str(figures["cpu_s_total"])),
+        *((f"CPU ms per call, whole cgroup: {role}", "-" if ms is None else f"{ms:.2f}")
+          for role, ms in figures.get("cpu_ms_per_call_cgroup", {}).items()),
         ("database growth per call", f"{figures['db_bytes_per_call'].get('(whole database)') or 0:,} bytes"),
         ("database per million calls", f"{figures['db_gb_per_million_calls']} GB"),
         *((f"  {table}", f"{grown or 0:,} bytes a call") for table, grown in sorted(
@@ -553,7 +642,8 @@ def main(argv: list[str] | None = None) -> None:
     # Stopped with SIGTERM, the shape's processes are stopped too (measure's `finally`).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     figures = measure(args)
-    path = args.json or Path(tempfile.gettempdir()) / f"veredicto-scale-{args.mode}-{args.rate:g}.json"
+    name = f"veredicto-scale-{args.mode}-{args.rate:g}{'' if args.stack == 'native' else '-' + args.stack}.json"
+    path = args.json or Path(tempfile.gettempdir()) / name
     path.write_text(json.dumps(figures, indent=2, default=str))
     table_print(figures)
     print(f"figures: {path}")

@@ -52,8 +52,9 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def install_tools() -> None:
-    """Debian's podman, podman-compose, runc and debootstrap, installed when missing and root."""
+def install_tools(unavailable=unavailable) -> None:
+    """Debian's podman, podman-compose, runc and debootstrap, installed when missing and root. Outside the
+    suite (bench/scale's compose stack) `unavailable` says why it cannot instead of skipping."""
     if os.geteuid() != 0:
         unavailable("The container test needs root (debootstrap and rootful podman)")
     missing = [package for package, command in DEBIAN_PACKAGES.items() if shutil.which(command) is None]
@@ -104,8 +105,8 @@ class Podman:
 
 
 @contextmanager
-def podman_for_tests() -> Iterator[Podman]:
-    install_tools()
+def podman_for_tests(unavailable=unavailable) -> Iterator[Podman]:
+    install_tools(unavailable)
     with tempfile.TemporaryDirectory(prefix="veredicto-containers-") as directory:
         conf = Path(directory) / "containers.conf"
         conf.write_text(CONTAINERS_CONF)
@@ -160,8 +161,10 @@ def build(podman: Podman, image: str, context: Path, containerfile: Path) -> Non
         podman("rmi", previous, check=False)
 
 
-def build_images(podman: Podman) -> dict[str, float]:
-    """The base, the two service stand-ins and the app image; seconds each took."""
+def build_images(podman: Podman, app_image: str = APP_IMAGE) -> dict[str, float]:
+    """The base, the two service stand-ins and the app image (tagged `app_image`: bench/scale tags its
+    own, so that the suite's container test, rebuilding APP_IMAGE from another checkout meanwhile,
+    never swaps the code under a load test); seconds each took."""
     seconds = {}
     started = time.monotonic()
     build_base(podman)
@@ -172,23 +175,25 @@ def build_images(podman: Podman) -> dict[str, float]:
         seconds[name] = time.monotonic() - started
     started = time.monotonic()
     # The project's Containerfile and the project as context, exactly as a user builds it; only BASE differs.
-    build(podman, APP_IMAGE, ROOT, ROOT / "Containerfile")
+    build(podman, app_image, ROOT, ROOT / "Containerfile")
     seconds["app"] = time.monotonic() - started
     return seconds
 
 
 @dataclass
 class Project:
-    """A compose project started from a copy of compose.yaml with the test's .env beside it."""
+    """A compose project started from a copy of compose.yaml with the test's .env beside it (and any
+    override files after it in `files`, e.g. bench/scale's ports for the database and Redis)."""
 
     podman: Podman
     name: str
     directory: Path
+    files: tuple[str, ...] = ("compose.yaml",)
 
     def compose(self, *arguments: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess[str]:
+        files = [option for name in self.files for option in ("-f", str(self.directory / name))]
         return self.podman.run(
-            "podman-compose", "-p", self.name, "-f", str(self.directory / "compose.yaml"), *arguments,
-            cwd=self.directory, timeout=timeout, check=check,
+            "podman-compose", "-p", self.name, *files, *arguments, cwd=self.directory, timeout=timeout, check=check,
         )
 
     def container(self, service: str, number: int = 1) -> str:

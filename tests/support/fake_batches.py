@@ -149,13 +149,14 @@ class FakeBatches(FakeOpenAI):
 def main() -> None:
     parser = argparse.ArgumentParser(description="A local OpenAI Files and Batches server (tests/support/fake_batches.py).")
     parser.add_argument("--port", type=int, default=8094)
+    parser.add_argument("--host", default="127.0.0.1", help="the address to bind (a container network's gateway)")
     parser.add_argument(
         "--polls-in-progress", type=int, default=0, help="retrieves a batch answers in_progress before it is worked on"
     )
     args = parser.parse_args()
     server = FakeBatches(default=estimated_reply, keep_requests=False)
     server.polls_in_progress = args.polls_in_progress
-    server.start(port=args.port)
+    server.start(port=args.port, host=args.host)
     print(server.base_url, flush=True)
     try:
         threading.Event().wait()

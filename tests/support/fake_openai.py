@@ -302,11 +302,12 @@ class FakeOpenAI:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8090)
+    parser.add_argument("--host", default="127.0.0.1", help="the address to bind (a container network's gateway)")
     parser.add_argument("--latency", type=float, default=0.3, help="seconds before each reply")
     parser.add_argument("--jitter", type=float, default=0.0, help="± this many seconds, uniformly, on each reply")
     args = parser.parse_args()
     server = FakeOpenAI(latency=args.latency, jitter=args.jitter, default=estimated_reply, keep_requests=False)
-    server.start(port=args.port)
+    server.start(port=args.port, host=args.host)
     print(server.base_url, flush=True)
     try:
         threading.Event().wait()
