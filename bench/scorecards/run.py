@@ -112,7 +112,7 @@ def marking(recordings, *, beat: bool = False) -> Callable[[], None]:
         recordings.update(rollup_stale=True)
         RollupClock.objects.all().delete()
         if beat:
-            RollupClock.objects.create(pk=RollupClock.ONE, started_at=timezone.now(), finished_at=timezone.now())
+            RollupClock.objects.create(pk=RollupClock.ONE, started_at=timezone.now())
 
     return before
 

@@ -157,6 +157,7 @@ def scorecard(request: HttpRequest) -> HttpResponse:
         query["rubric"], query["version"] = latest.rubric.slug, str(latest.rubric.version)
     form = ScorecardFilterForm(query, scope=scope_for(request.user))
     cards = []
+    as_of = None
     if form.is_valid():
         filters = form.filters()
         words = CellWords.current()
@@ -169,7 +170,7 @@ def scorecard(request: HttpRequest) -> HttpResponse:
                 blind = calls_still_blind(user=request.user, recording_ids=ids)
                 criteria = [_criterion(item, card, words, blind) for item in card.criteria]
                 cards.append({"card": card, "criteria": criteria})
-    as_of = rollups_as_of(rubric=form.filters().rubric) if form.is_valid() else None
+        as_of = rollups_as_of(rubric=filters.rubric)
     context = {"form": form, "cards": cards, "self_agreement": own_agreement(user=request.user), "as_of": as_of}
     return render(request, "agents/scorecard.html", context)
 

@@ -15,7 +15,6 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('started_at', models.DateTimeField()),
-                ('finished_at', models.DateTimeField()),
             ],
         ),
     ]

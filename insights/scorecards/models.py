@@ -85,7 +85,6 @@ class RollupClock(models.Model):
     (`insights.scorecards.services.rollups_readable`); the embedded first run, with no beat, has no row."""
 
     started_at = models.DateTimeField()  # every change committed before it is in the rollups
-    finished_at = models.DateTimeField()
 
     ONE = 1  # the row's id
 

@@ -158,10 +158,6 @@ def scorecard_weeks_refresh_all() -> int:
     rubrics = Rubric.objects.filter(pk__in=Recording.objects.filter(rollup_stale=True).values("rubric_id"))
     refreshed = sum(scorecard_weeks_refresh(rubric=rubric) for rubric in rubrics)
     # A later pass may have finished first (one slow pass overlapping the next tick): the clock only moves on.
-    finished = timezone.now()
-    if not RollupClock.objects.filter(pk=RollupClock.ONE, started_at__lt=started).update(
-        started_at=started, finished_at=finished
-    ):
-        clock = RollupClock(pk=RollupClock.ONE, started_at=started, finished_at=finished)
-        RollupClock.objects.bulk_create([clock], ignore_conflicts=True)
+    if not RollupClock.objects.filter(pk=RollupClock.ONE, started_at__lt=started).update(started_at=started):
+        RollupClock.objects.bulk_create([RollupClock(pk=RollupClock.ONE, started_at=started)], ignore_conflicts=True)
     return refreshed
